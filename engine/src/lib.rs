@@ -1,0 +1,1 @@
+//! Translation engines (see the contract in the crate docs once written).
