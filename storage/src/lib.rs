@@ -1,1 +1,16 @@
-//! tolk-storage
+//! Tolk's storage layer: the PostgreSQL pool and migrations, one repository
+//! module per table group, the job queue (payloads and enqueue inside a
+//! transaction, on apalis-postgres) and the object store.
+//!
+//! storage knows no HTTP and no job handler; api, worker and scheduler call it.
+
+pub mod db;
+pub mod documents;
+pub mod error;
+pub mod keys;
+pub mod objects;
+pub mod queue;
+pub mod usage;
+
+pub use error::StorageError;
+pub use sqlx::PgPool;

@@ -1,0 +1,101 @@
+//! The object store: a local folder by default, any S3-compatible store by
+//! configuration (`s3://bucket` plus the usual `AWS_*` variables).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::StorageError;
+
+/// Default folder of the local object store.
+pub const DEFAULT_LOCAL_DIR: &str = "./data/objects";
+
+/// A handle on the configured store.
+#[derive(Clone, Debug)]
+pub struct Objects {
+    store: Arc<dyn ObjectStore>,
+    description: String,
+}
+
+impl Objects {
+    /// Opens the store named by `spec`: `s3://bucket[/prefix]` (credentials, region
+    /// and endpoint from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ENDPOINT_URL`/`AWS_ENDPOINT`, `AWS_ALLOW_HTTP`), `file:///path`, or a
+    /// plain folder path (created when missing).
+    pub fn open(spec: &str) -> Result<Self, StorageError> {
+        if let Some(rest) = spec.strip_prefix("s3://") {
+            let bucket = rest.split('/').next().unwrap_or_default();
+            if bucket.is_empty() {
+                return Err(StorageError::ObjectConfig(format!("no bucket in {spec}")));
+            }
+            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
+            if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
+                builder = builder.with_endpoint(endpoint);
+            }
+            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
+                builder = builder.with_region("us-east-1");
+            }
+            let store = builder.build()?;
+            return Ok(Self {
+                store: Arc::new(store),
+                description: spec.to_owned(),
+            });
+        }
+        let dir = PathBuf::from(spec.strip_prefix("file://").unwrap_or(spec));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| StorageError::ObjectConfig(format!("cannot create {}: {e}", dir.display())))?;
+        let store = LocalFileSystem::new_with_prefix(&dir)?;
+        Ok(Self {
+            store: Arc::new(store),
+            description: format!("local folder {}", dir.display()),
+        })
+    }
+
+    /// Wraps any store (tests, custom set-ups).
+    pub fn from_store(store: Arc<dyn ObjectStore>, description: impl Into<String>) -> Self {
+        Self {
+            store,
+            description: description.into(),
+        }
+    }
+
+    /// What the store is, for logs.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Writes an object.
+    pub async fn put(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
+        self.store.put(&Path::from(key), PutPayload::from(data)).await?;
+        Ok(())
+    }
+
+    /// Reads a whole object.
+    pub async fn get(&self, key: &str) -> Result<Bytes, StorageError> {
+        Ok(self.store.get(&Path::from(key)).await?.bytes().await?)
+    }
+
+    /// Streams an object.
+    pub async fn stream(
+        &self,
+        key: &str,
+    ) -> Result<BoxStream<'static, Result<Bytes, StorageError>>, StorageError> {
+        let res = self.store.get(&Path::from(key)).await?;
+        Ok(res.into_stream().map(|r| r.map_err(StorageError::from)).boxed())
+    }
+
+    /// Deletes an object; a missing object is not an error.
+    pub async fn delete(&self, key: &str) -> Result<(), StorageError> {
+        match self.store.delete(&Path::from(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}

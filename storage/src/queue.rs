@@ -1,0 +1,169 @@
+//! The job queue: payload types, queue names and enqueue inside a caller's
+//! transaction, on apalis-postgres (table `apalis.jobs`).
+//!
+//! apalis-postgres brings fetching with `FOR UPDATE SKIP LOCKED`, NOTIFY on insert,
+//! heartbeats and re-enqueue of jobs held by dead workers. What it lacks, and this
+//! module adds for the worker and scheduler:
+//! - a persisted backoff before a retry ([`schedule_retry`]): apalis re-fetches a
+//!   `Failed` row at once, so the worker moves its `run_at` before failing;
+//! - a sweep of rows locked by workers that stopped heartbeating
+//!   ([`release_dead_workers`]), independent of a live worker of the same queue;
+//! - retention of finished rows ([`prune_finished`]).
+
+use std::time::Duration;
+
+use apalis::prelude::{TaskBuilder, TaskId};
+use serde::{Deserialize, Serialize};
+use sqlx::postgres::types::PgInterval;
+use sqlx::{PgConnection, PgPool};
+use ulid::Ulid;
+
+use crate::StorageError;
+
+/// Queue of document translation jobs.
+pub const TRANSLATE_DOCUMENT: &str = "translate-document";
+
+/// How many times a document job runs at most (first run included).
+pub const TRANSLATE_DOCUMENT_MAX_ATTEMPTS: i32 = 5;
+
+/// Payload of a document translation job. The document row holds everything else.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TranslateDocument {
+    /// `documents.id`.
+    pub document_id: String,
+    /// The trace id of the request that enqueued the job.
+    pub trace_id: String,
+}
+
+/// A fresh job id (a ULID, as apalis-postgres uses).
+pub fn new_job_id() -> String {
+    Ulid::generate().to_string()
+}
+
+/// Enqueues `job` on `queue` with the given id, inside the caller's transaction
+/// (the NOTIFY that wakes workers goes out at commit).
+pub async fn enqueue<T: Serialize>(
+    conn: &mut PgConnection,
+    queue: &str,
+    job_id: &str,
+    job: &T,
+    max_attempts: i32,
+) -> Result<(), StorageError> {
+    let ulid = Ulid::from_string(job_id)
+        .map_err(|e| StorageError::ObjectConfig(format!("bad job id {job_id}: {e}")))?;
+    let task = TaskBuilder::new(serde_json::to_vec(job)?)
+        .task_id(TaskId::from_ulid(ulid))
+        .max_attempts(max_attempts.max(1) as usize)
+        .build();
+    apalis_postgres::queries::push_tasks(conn, queue, vec![task]).await?;
+    Ok(())
+}
+
+/// Moves a job's next run time `delay` into the future; called by a handler just
+/// before it returns a transient error, so the retry waits (apalis-postgres would
+/// otherwise fetch the `Failed` row again at once).
+pub async fn schedule_retry(pool: &PgPool, job_id: &str, delay: Duration) -> Result<(), StorageError> {
+    let delay = interval(delay);
+    sqlx::query!(
+        "UPDATE apalis.jobs SET run_at = now() + $2 WHERE id = $1",
+        job_id,
+        delay
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Exponential backoff for attempt `attempt` (1-based): 2 s, 4 s, 8 s … capped at 5 minutes.
+pub fn backoff(attempt: u32) -> Duration {
+    let secs = 2u64.saturating_pow(attempt.clamp(1, 16));
+    Duration::from_secs(secs.min(300))
+}
+
+/// Puts back to `Pending` every job still `Queued`/`Running` under a worker that has
+/// not been seen for `dead_after` (a killed process). Returns how many rows moved.
+/// Worker names are unique per process start, so a dead name never comes back.
+pub async fn release_dead_workers(pool: &PgPool, dead_after: Duration) -> Result<u64, StorageError> {
+    let dead_after = interval(dead_after);
+    let res = sqlx::query!(
+        r#"WITH stale AS (
+               SELECT j.id FROM apalis.jobs j
+               JOIN apalis.workers w ON w.id = j.lock_by
+               WHERE j.status IN ('Queued', 'Running') AND now() - w.last_seen >= $1
+               FOR UPDATE OF j SKIP LOCKED)
+           UPDATE apalis.jobs j
+           SET status = 'Pending', lock_by = NULL, lock_at = NULL, done_at = NULL,
+               attempts = j.attempts + 1,
+               last_result = '{"Err": "Re-enqueued: its worker stopped heartbeating."}'
+           FROM stale WHERE j.id = stale.id"#,
+        dead_after
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected())
+}
+
+/// Deletes worker rows not seen for `older_than` that hold no job.
+pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<u64, StorageError> {
+    let older_than = interval(older_than);
+    let res = sqlx::query!(
+        r#"DELETE FROM apalis.workers w
+           WHERE now() - w.last_seen >= $1
+             AND NOT EXISTS (SELECT 1 FROM apalis.jobs j WHERE j.lock_by = w.id)"#,
+        older_than
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected())
+}
+
+/// Deletes finished queue rows (done, killed, or failed with no attempt left) older
+/// than `older_than`. The platform's own state tables remain the durable record.
+pub async fn prune_finished(pool: &PgPool, older_than: Duration) -> Result<u64, StorageError> {
+    let older_than = interval(older_than);
+    let res = sqlx::query!(
+        r#"DELETE FROM apalis.jobs
+           WHERE done_at < now() - $1::interval
+             AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))"#,
+        older_than
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected())
+}
+
+/// Queue rows by queue and status, for metrics.
+pub async fn counts(pool: &PgPool) -> Result<Vec<(String, String, i64)>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT job_type, status, count(*) AS "n!" FROM apalis.jobs GROUP BY job_type, status"#
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.job_type, r.status, r.n)).collect())
+}
+
+fn interval(d: Duration) -> PgInterval {
+    PgInterval {
+        months: 0,
+        days: 0,
+        microseconds: i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_caps() {
+        assert_eq!(backoff(1), Duration::from_secs(2));
+        assert_eq!(backoff(2), Duration::from_secs(4));
+        assert_eq!(backoff(10), Duration::from_secs(300));
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn job_ids_are_ulids() {
+        assert!(Ulid::from_string(&new_job_id()).is_ok());
+    }
+}
