@@ -1,1 +1,204 @@
-fn main() {}
+//! `tolk`: one binary with subcommands api, worker, scheduler, up, migrate, admin.
+
+mod cli;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Parser;
+use tokio::sync::watch;
+
+use cli::{AdminCommand, ApiArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
+use tolk_engine::{ApertiumConfig, Translator};
+use tolk_storage::db::{self, DatabaseSettings};
+use tolk_storage::objects::Objects;
+use tolk_storage::{PgPool, keys};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_tracing(&cli.common.log_format);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run(cli))
+}
+
+fn init_tracing(format: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,apalis=warn,apalis_core=warn,apalis_postgres=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let common = cli.common;
+    match cli.command {
+        Command::Migrate => {
+            let pool = connect(&common).await?;
+            db::migrate(&pool).await.context("running migrations")?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Admin { command: AdminCommand::CreateKey { label, admin, organization } } => {
+            let pool = connect(&common).await?;
+            db::migrate(&pool).await.context("running migrations")?;
+            let org = keys::ensure_organization(&pool, &organization).await?;
+            let key = keys::create(&pool, org, &label, admin).await?;
+            println!("{}", key.secret);
+            Ok(())
+        }
+        Command::Api(api) => {
+            let pool = connect(&common).await?;
+            if !api.no_migrate {
+                db::migrate(&pool).await.context("running migrations")?;
+            }
+            let stop = shutdown_channel();
+            let services = Services::open(&common, pool)?;
+            serve_api(api, services, stop).await
+        }
+        Command::Worker(worker) => {
+            let pool = connect(&common).await?;
+            let stop = shutdown_channel();
+            let services = Services::open(&common, pool)?;
+            run_worker(worker, services, stop).await
+        }
+        Command::Scheduler(args) => {
+            let pool = connect(&common).await?;
+            let stop = shutdown_channel();
+            let services = Services::open(&common, pool)?;
+            run_scheduler(args, services, stop).await;
+            Ok(())
+        }
+        Command::Up { api, worker, scheduler } => {
+            let pool = connect(&common).await?;
+            if !api.no_migrate {
+                db::migrate(&pool).await.context("running migrations")?;
+            }
+            let stop = shutdown_channel();
+            let services = Services::open(&common, pool)?;
+            let api_task = serve_api(api, services.clone(), stop.clone());
+            let worker_task = run_worker(worker, services.clone(), stop.clone());
+            let scheduler_task = run_scheduler(scheduler, services, stop.clone());
+            let (a, w, ()) = tokio::join!(api_task, worker_task, scheduler_task);
+            a.and(w)
+        }
+    }
+}
+
+/// What the three roles share.
+#[derive(Clone)]
+struct Services {
+    db: PgPool,
+    objects: Objects,
+    translator: Arc<Translator>,
+}
+
+impl Services {
+    fn open(common: &Common, db: PgPool) -> anyhow::Result<Self> {
+        let objects = Objects::open(&common.object_store).context("opening the object store")?;
+        tracing::info!(store = objects.description(), "object store");
+        let mut config = ApertiumConfig {
+            modes_dir: common.apertium_modes.clone(),
+            ..ApertiumConfig::default()
+        };
+        if let Some(n) = common.apertium_pipelines {
+            config.pipelines_per_pair = n.max(1);
+        }
+        let translator = Translator::apertium(config).context("loading the Apertium engine")?;
+        if common.redis_url.is_none() {
+            tracing::warn!("REDIS_URL is not set: limits that need sharing between replicas stay in-process");
+        }
+        Ok(Self { db, objects, translator: Arc::new(translator) })
+    }
+}
+
+async fn connect(common: &Common) -> anyhow::Result<PgPool> {
+    let settings = DatabaseSettings {
+        database_url: common.database_url.clone(),
+        pg_database_url: common.pg_database_url.clone(),
+        host: common.pg_host.clone(),
+        port: common.pg_port,
+        db: common.pg_db.clone(),
+        user: common.pg_user.clone(),
+        password: common.pg_password.clone(),
+    };
+    let options = settings.connect_options().context("reading the database settings")?;
+    db::connect(options, common.db_connections)
+        .await
+        .context("connecting to PostgreSQL")
+}
+
+/// A channel that flips to true on SIGINT or SIGTERM.
+fn shutdown_channel() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot listen for SIGTERM");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            _ = ctrl_c => {}
+            () = term => {}
+        }
+        tracing::info!("shutting down");
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+async fn stopped(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|v| *v).await;
+}
+
+async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("binding {}", args.listen))?;
+    tracing::info!(listen = %args.listen, "API listening");
+    let state = tolk_api::AppState {
+        db: s.db,
+        objects: s.objects,
+        translator: s.translator,
+        max_upload_bytes: args.max_upload_bytes,
+    };
+    tolk_api::serve(listener, state, stopped(stop)).await.context("serving HTTP")
+}
+
+async fn run_worker(args: WorkerArgs, s: Services, stop: watch::Receiver<bool>) -> anyhow::Result<()> {
+    let config = tolk_worker::WorkerConfig {
+        concurrency: args.concurrency.max(1),
+        heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+        ..Default::default()
+    };
+    let state = tolk_worker::WorkerState { db: s.db, objects: s.objects, translator: s.translator };
+    tolk_worker::run(config, state, stopped(stop))
+        .await
+        .map_err(|e| anyhow::anyhow!("worker: {e}"))
+}
+
+async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<bool>) {
+    let config = tolk_scheduler::SchedulerConfig {
+        tick: Duration::from_secs(args.tick_secs.max(1)),
+        keep_documents: Duration::from_secs(args.retention_days.max(1) * 24 * 3600),
+        ..Default::default()
+    };
+    tolk_scheduler::run(config, s.db, s.objects, stopped(stop)).await;
+}

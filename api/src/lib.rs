@@ -1,1 +1,45 @@
-//! tolk-api
+//! Tolk's HTTP API (DeepL-compatible wire format).
+//!
+//! The API authenticates, validates, stores uploads in the object store and
+//! enqueues jobs in the same transaction that records their public state. It
+//! never runs a job: workers do.
+
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod routes;
+pub mod state;
+pub mod trace_id;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use tower_http::trace::TraceLayer;
+
+pub use error::ApiError;
+pub use state::AppState;
+
+/// The whole HTTP application.
+pub fn router(state: AppState) -> Router {
+    let upload_limit = state.max_upload_bytes;
+    Router::new()
+        .merge(routes::documents::router())
+        .merge(routes::health::router())
+        .merge(routes::metrics::router())
+        .fallback(routes::not_found)
+        .layer(DefaultBodyLimit::max(upload_limit))
+        .layer(TraceLayer::new_for_http().make_span_with(trace_id::make_span))
+        .layer(axum::middleware::from_fn(trace_id::trace_id))
+        .with_state(state)
+}
+
+/// Serves `router(state)` on `listener` until `shutdown` resolves; in-flight
+/// requests are finished first.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

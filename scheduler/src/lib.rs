@@ -1,1 +1,67 @@
-//! tolk-scheduler
+//! Tolk's scheduler: periodic maintenance, run by one leader at a time.
+//!
+//! Any number of scheduler processes may run: each tries to take a session-level
+//! PostgreSQL advisory lock on a dedicated connection; the holder runs the tasks,
+//! the others wait and take over when the leader's connection goes away.
+
+pub mod leader;
+pub mod tasks;
+
+use std::future::Future;
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tolk_storage::objects::Objects;
+
+/// Settings of the scheduler.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// Period of the maintenance round.
+    pub tick: Duration,
+    /// A worker not seen for this long is dead; its jobs go back to the queue.
+    pub dead_worker_after: Duration,
+    /// Finished queue rows are deleted after this long.
+    pub keep_finished_jobs: Duration,
+    /// Downloaded results are deleted after this long.
+    pub keep_downloaded: Duration,
+    /// Documents (and their files) are deleted this long after upload.
+    pub keep_documents: Duration,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            tick: Duration::from_secs(5),
+            dead_worker_after: Duration::from_secs(30),
+            keep_finished_jobs: Duration::from_secs(3600),
+            keep_downloaded: Duration::from_secs(60),
+            keep_documents: Duration::from_secs(7 * 24 * 3600),
+        }
+    }
+}
+
+/// Runs until `shutdown` resolves.
+pub async fn run(
+    config: SchedulerConfig,
+    db: PgPool,
+    objects: Objects,
+    shutdown: impl Future<Output = ()> + Send,
+) {
+    tokio::pin!(shutdown);
+    let mut leader = leader::Leader::new(db.clone());
+    let mut tick = tokio::time::interval(config.tick);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = tick.tick() => {}
+        }
+        match leader.ensure().await {
+            Ok(true) => tasks::round(&config, &db, &objects).await,
+            Ok(false) => tracing::trace!("not the leader"),
+            Err(e) => tracing::warn!(error = %e, "leader election failed"),
+        }
+    }
+    leader.release().await;
+    tracing::info!("scheduler stopped");
+}

@@ -355,3 +355,20 @@ mod tests {
         assert!(id.chars().all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c)));
     }
 }
+
+/// Ends in error every unfinished document whose queue job is over (killed, or
+/// failed with no attempt left): a safety net so no client polls forever.
+pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
+    let res = sqlx::query!(
+        r#"UPDATE documents d
+           SET status = 'error', finished_at = now(),
+               error_message = 'The translation job ended without finishing the document: '
+                   || COALESCE(j.last_result ->> 'Err', 'unknown error')
+           FROM apalis.jobs j
+           WHERE j.id = d.job_id AND d.status IN ('queued', 'translating')
+             AND (j.status = 'Killed' OR (j.status = 'Failed' AND j.attempts >= j.max_attempts))"#
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected())
+}

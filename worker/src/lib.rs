@@ -1,1 +1,11 @@
-//! tolk-worker
+//! Tolk's workers: one handler per job kind, run on the apalis-postgres queue.
+//!
+//! Every process start registers its workers under a unique name
+//! (`{queue}-{host}-{pid}-{ulid}`), so a worker killed with `kill -9` never shares
+//! a name with its replacement and its jobs are re-enqueued once its heartbeat is
+//! stale (by any live worker of the queue, and by the scheduler's sweep).
+
+pub mod documents;
+pub mod run;
+
+pub use run::{WorkerConfig, WorkerState, run};

@@ -1,0 +1,74 @@
+//! The API error type: every error is JSON `{"message": …}` with the spec's status code.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+/// An error answered to the client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: a parameter is missing or wrong; the message names it.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 403: no valid key.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404.
+    #[error("{0}")]
+    NotFound(String),
+    /// 413.
+    #[error("{0}")]
+    TooLarge(String),
+    /// 503: not ready yet.
+    #[error("{0}")]
+    NotReady(String),
+    /// 500: logged with details, answered generically.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// The status code of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
+            Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<tolk_storage::StorageError> for ApiError {
+    fn from(e: tolk_storage::StorageError) -> Self {
+        Self::Internal(e.to_string())
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Internal(e.to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let message = match &self {
+            Self::Internal(detail) => {
+                tracing::error!(error = %detail, "internal error");
+                "Internal server error.".to_owned()
+            }
+            other => other.to_string(),
+        };
+        (status, Json(json!({ "message": message }))).into_response()
+    }
+}
+
+/// A JSON `{"message": …}` response with any status.
+pub fn message(status: StatusCode, text: impl Into<String>) -> Response {
+    (status, Json(json!({ "message": text.into() }))).into_response()
+}

@@ -1,0 +1,337 @@
+//! Document translation: upload (`POST /v2/document`), status
+//! (`POST /v2/document/{document_id}`) and download
+//! (`POST /v2/document/{document_id}/result`), in the DeepL wire format.
+
+use axum::body::Body;
+use axum::extract::{Multipart, Path, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use bytes::Bytes;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use tolk_formats::DocumentFormat;
+use tolk_storage::documents::{self, NewDocument, random_upper_hex, status};
+use tolk_storage::queue;
+
+use crate::auth::AuthKey;
+use crate::body::JsonOrForm;
+use crate::trace_id::TraceId;
+use crate::{ApiError, AppState};
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v2/document", post(upload))
+        .route("/v2/document/{document_id}", post(status))
+        .route("/v2/document/{document_id}/result", post(result))
+}
+
+/// The fields of an upload.
+#[derive(Debug, Default)]
+struct Upload {
+    file: Option<(Option<String>, Bytes)>,
+    filename: Option<String>,
+    target_lang: Option<String>,
+    source_lang: Option<String>,
+    output_format: Option<String>,
+    formality: Option<String>,
+}
+
+/// Options this server cannot honour yet are refused rather than silently ignored.
+const NOT_SUPPORTED_YET: [&str; 6] = [
+    "glossary_id",
+    "glossary_ids",
+    "style_id",
+    "translation_memory_id",
+    "translation_memory_threshold",
+    "input_conversion_options",
+];
+
+async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, ApiError> {
+    let mut up = Upload::default();
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => return Err(multipart_error(e, limit)),
+        };
+        let name = field.name().unwrap_or_default().to_owned();
+        if name == "file" {
+            let file_name = field.file_name().map(str::to_owned);
+            let data = field.bytes().await.map_err(|e| multipart_error(e, limit))?;
+            up.file = Some((file_name, data));
+            continue;
+        }
+        let value = field.text().await.map_err(|e| multipart_error(e, limit))?;
+        let value = value.trim().to_owned();
+        match name.as_str() {
+            "filename" => up.filename = Some(value),
+            "target_lang" => up.target_lang = Some(value),
+            "source_lang" => up.source_lang = Some(value).filter(|v| !v.is_empty()),
+            "output_format" => up.output_format = Some(value).filter(|v| !v.is_empty()),
+            "formality" => up.formality = Some(value),
+            "enable_beta_languages" | "auth_key" => {}
+            "enable_watermark" => {
+                if value.eq_ignore_ascii_case("true") || value == "1" {
+                    return Err(ApiError::BadRequest(
+                        "Parameter 'enable_watermark' is not supported by this server.".to_owned(),
+                    ));
+                }
+            }
+            "enable_quality_evaluation" => {
+                if value.eq_ignore_ascii_case("true") || value == "1" {
+                    return Err(ApiError::BadRequest(
+                        "Parameter 'enable_quality_evaluation' is not supported by this server yet.".to_owned(),
+                    ));
+                }
+            }
+            n if NOT_SUPPORTED_YET.contains(&n) => {
+                if !value.is_empty() {
+                    return Err(ApiError::BadRequest(format!(
+                        "Parameter '{n}' is not supported by this server yet."
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(up)
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError, limit: usize) -> ApiError {
+    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::TooLarge(format!("The document is too large: at most {limit} bytes are accepted."))
+    } else {
+        ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
+    }
+}
+
+#[derive(Serialize)]
+struct UploadResponse {
+    document_id: String,
+    document_key: String,
+}
+
+async fn upload(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Extension(TraceId(trace_id)): Extension<TraceId>,
+    multipart: Multipart,
+) -> Result<Response, ApiError> {
+    let up = read_upload(multipart, state.max_upload_bytes).await?;
+    let (part_name, data) = up
+        .file
+        .ok_or_else(|| ApiError::BadRequest("Parameter 'file' is required.".to_owned()))?;
+    let target_lang = up
+        .target_lang
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| ApiError::BadRequest("Parameter 'target_lang' is required.".to_owned()))?;
+    let filename = up
+        .filename
+        .filter(|f| !f.is_empty())
+        .or(part_name)
+        .ok_or_else(|| {
+            ApiError::BadRequest("Invalid file data: the file name is missing (send it in the file part or as 'filename').".to_owned())
+        })?;
+    let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx)."
+        ))
+    })?;
+    let output = match up.output_format.as_deref() {
+        None => format,
+        Some(out) => {
+            let wanted = DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
+                ApiError::BadRequest(format!("Value for 'output_format' not supported: '{out}'."))
+            })?;
+            if wanted != format {
+                return Err(ApiError::BadRequest(format!(
+                    "Conversion from {} to {} is not supported.",
+                    format.extension(),
+                    wanted.extension()
+                )));
+            }
+            wanted
+        }
+    };
+    if data.is_empty() {
+        return Err(ApiError::BadRequest("Invalid file data: the file is empty.".to_owned()));
+    }
+    crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, up.formality.as_deref())?;
+
+    let id = random_upper_hex(16);
+    let doc_key = random_upper_hex(32);
+    let source_object = format!("uploads/{id}/source.{}", format.extension());
+    state.objects.put(&source_object, data).await?;
+    let job_id = queue::new_job_id();
+    let doc = NewDocument {
+        id: id.clone(),
+        key: doc_key.clone(),
+        organization_id: key.organization_id,
+        api_key_id: key.key_id.clone(),
+        filename,
+        input_format: format.extension().to_owned(),
+        output_format: output.extension().to_owned(),
+        source_lang: up.source_lang.map(|s| s.to_ascii_uppercase()),
+        target_lang: target_lang.to_ascii_uppercase(),
+        source_object: source_object.clone(),
+        job_id: job_id.clone(),
+        trace_id: trace_id.clone(),
+    };
+    let job = queue::TranslateDocument { document_id: id.clone(), trace_id };
+    let stored = async {
+        let mut tx = state.db.begin().await?;
+        documents::insert(&mut tx, &doc).await?;
+        queue::enqueue(
+            &mut tx,
+            queue::TRANSLATE_DOCUMENT,
+            &job_id,
+            &job,
+            queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok::<_, tolk_storage::StorageError>(())
+    }
+    .await;
+    if let Err(e) = stored {
+        if let Err(del) = state.objects.delete(&source_object).await {
+            tracing::warn!(error = %del, "could not delete the upload of a failed enqueue");
+        }
+        return Err(e.into());
+    }
+    tracing::info!(document_id = %id, job_id = %job_id, "document queued");
+    Ok(Json(UploadResponse { document_id: id, document_key: doc_key }).into_response())
+}
+
+/// Body of status and download requests.
+#[derive(Debug, Deserialize)]
+struct DocumentKey {
+    document_key: Option<String>,
+}
+
+#[derive(Serialize)]
+struct StatusResponse {
+    document_id: String,
+    status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seconds_remaining: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    billed_characters: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<String>,
+}
+
+const NOT_FOUND: &str = "Document not found.";
+
+async fn load(
+    state: &AppState,
+    key: &tolk_storage::keys::ApiKey,
+    document_id: &str,
+    body: DocumentKey,
+) -> Result<documents::Document, ApiError> {
+    let doc_key = body
+        .document_key
+        .filter(|k| !k.is_empty())
+        .ok_or_else(|| ApiError::BadRequest("Parameter 'document_key' is required.".to_owned()))?;
+    let well_formed = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !well_formed(document_id, 32) || !well_formed(&doc_key, 64) {
+        return Err(ApiError::NotFound(NOT_FOUND.to_owned()));
+    }
+    documents::get_for_client(
+        &state.db,
+        &document_id.to_ascii_uppercase(),
+        &doc_key.to_ascii_uppercase(),
+        key.organization_id,
+    )
+    .await?
+    .ok_or_else(|| ApiError::NotFound(NOT_FOUND.to_owned()))
+}
+
+async fn status(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(document_id): Path<String>,
+    JsonOrForm(body): JsonOrForm<DocumentKey>,
+) -> Result<Json<StatusResponse>, ApiError> {
+    let doc = load(&state, &key, &document_id, body).await?;
+    let seconds_remaining = doc.seconds_remaining(chrono::Utc::now());
+    let done = doc.status == status::DONE;
+    let error = doc.status == status::ERROR;
+    Ok(Json(StatusResponse {
+        document_id: doc.id,
+        status: doc.status,
+        seconds_remaining,
+        billed_characters: doc.billed_characters.filter(|_| done),
+        error_message: doc.error_message.filter(|_| error),
+    }))
+}
+
+async fn result(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(document_id): Path<String>,
+    JsonOrForm(body): JsonOrForm<DocumentKey>,
+) -> Result<Response, ApiError> {
+    let doc = load(&state, &key, &document_id, body).await?;
+    match doc.status.as_str() {
+        status::DONE => {}
+        status::ERROR => {
+            return Err(ApiError::BadRequest(format!(
+                "The document could not be translated: {}",
+                doc.error_message.unwrap_or_default()
+            )));
+        }
+        _ => return Err(ApiError::NotReady("Document translation is not done yet.".to_owned())),
+    }
+    let object = documents::take_result(&state.db, &doc.id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(NOT_FOUND.to_owned()))?;
+    let stream = state.objects.stream(&object).await?;
+    let format = DocumentFormat::from_extension(&doc.output_format)
+        .ok_or_else(|| ApiError::Internal(format!("unknown stored format {}", doc.output_format)))?;
+    let body = Body::from_stream(stream.map(|r| r.map_err(std::io::Error::other)));
+    Ok((
+        [
+            (CONTENT_TYPE, format.content_type().to_owned()),
+            (CONTENT_DISPOSITION, content_disposition(&doc.filename)),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// `attachment; filename="…"; filename*=UTF-8''…` for any file name.
+fn content_disposition(name: &str) -> String {
+    let ascii: String = name
+        .chars()
+        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' })
+        .collect();
+    let mut encoded = String::new();
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_disposition_escapes() {
+        assert_eq!(
+            content_disposition("a b.docx"),
+            "attachment; filename=\"a b.docx\"; filename*=UTF-8''a%20b.docx"
+        );
+        let v = content_disposition("über\"x.txt");
+        assert!(v.starts_with("attachment; filename=\"_ber_x.txt\""));
+        assert!(v.ends_with("%C3%BCber%22x.txt"));
+    }
+}

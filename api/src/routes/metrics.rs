@@ -1,0 +1,96 @@
+//! `GET /metrics`: Prometheus text format.
+//!
+//! Figures come from PostgreSQL (the queue and the documents table), so any API
+//! replica reports the same cluster-wide numbers, whichever process ran the jobs.
+
+use std::fmt::Write as _;
+
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tolk_storage::{documents, queue};
+
+use crate::{ApiError, AppState};
+
+/// Upper bounds (seconds) of the job duration histogram.
+const BUCKETS: [f64; 10] = [0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 900.0];
+/// Window of the duration histogram.
+const WINDOW_SECS: f64 = 3600.0;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/metrics", get(metrics))
+}
+
+async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let jobs = queue::counts(&state.db).await?;
+    let docs = documents::counts_by_status(&state.db).await?;
+    let durations = documents::recent_durations(&state.db, WINDOW_SECS).await?;
+    let body = render(&jobs, &docs, &durations);
+    Ok(([(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response())
+}
+
+fn render(jobs: &[(String, String, i64)], docs: &[(String, i64)], durations: &[(String, f64)]) -> String {
+    let mut out = String::new();
+    out.push_str("# HELP tolk_queue_jobs Queue rows by queue and state.\n# TYPE tolk_queue_jobs gauge\n");
+    for (q, s, n) in jobs {
+        let _ = writeln!(out, "tolk_queue_jobs{{queue=\"{q}\",state=\"{s}\"}} {n}");
+    }
+    out.push_str("# HELP tolk_queue_depth Jobs waiting to run (pending or retrying) by queue.\n# TYPE tolk_queue_depth gauge\n");
+    let mut depth: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+    for (q, s, n) in jobs {
+        let e = depth.entry(q.as_str()).or_default();
+        if s == "Pending" || s == "Failed" || s == "Queued" {
+            *e += n;
+        }
+    }
+    for (q, n) in depth {
+        let _ = writeln!(out, "tolk_queue_depth{{queue=\"{q}\"}} {n}");
+    }
+    out.push_str("# HELP tolk_documents Documents by state.\n# TYPE tolk_documents gauge\n");
+    for state in ["queued", "translating", "done", "error"] {
+        let n = docs.iter().find(|(s, _)| s == state).map(|(_, n)| *n).unwrap_or(0);
+        let _ = writeln!(out, "tolk_documents{{state=\"{state}\"}} {n}");
+    }
+    out.push_str(
+        "# HELP tolk_job_duration_seconds Duration of document jobs finished in the last hour.\n# TYPE tolk_job_duration_seconds histogram\n",
+    );
+    for outcome in ["done", "error"] {
+        let secs: Vec<f64> = durations.iter().filter(|(s, _)| s == outcome).map(|(_, d)| *d).collect();
+        for b in BUCKETS {
+            let n = secs.iter().filter(|d| **d <= b).count();
+            let _ = writeln!(out, "tolk_job_duration_seconds_bucket{{kind=\"translate-document\",outcome=\"{outcome}\",le=\"{b}\"}} {n}");
+        }
+        let _ = writeln!(
+            out,
+            "tolk_job_duration_seconds_bucket{{kind=\"translate-document\",outcome=\"{outcome}\",le=\"+Inf\"}} {}",
+            secs.len()
+        );
+        let _ = writeln!(out, "tolk_job_duration_seconds_sum{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}", secs.iter().sum::<f64>());
+        let _ = writeln!(out, "tolk_job_duration_seconds_count{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}", secs.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_depth_states_and_histogram() {
+        let jobs = vec![
+            ("translate-document".to_owned(), "Pending".to_owned(), 3),
+            ("translate-document".to_owned(), "Done".to_owned(), 7),
+        ];
+        let docs = vec![("done".to_owned(), 7)];
+        let durations = vec![("done".to_owned(), 0.7), ("done".to_owned(), 20.0)];
+        let text = render(&jobs, &docs, &durations);
+        assert!(text.contains("tolk_queue_depth{queue=\"translate-document\"} 3"));
+        assert!(text.contains("tolk_documents{state=\"done\"} 7"));
+        assert!(text.contains("tolk_documents{state=\"error\"} 0"));
+        assert!(text.contains("outcome=\"done\",le=\"1\"} 1"));
+        assert!(text.contains("outcome=\"done\",le=\"+Inf\"} 2"));
+    }
+}

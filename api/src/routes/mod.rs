@@ -1,0 +1,14 @@
+//! One module per area of the API.
+
+pub mod documents;
+pub mod languages;
+pub mod health;
+pub mod metrics;
+
+use axum::http::StatusCode;
+use axum::response::Response;
+
+/// Any unknown path: 404 with a JSON message.
+pub async fn not_found() -> Response {
+    crate::error::message(StatusCode::NOT_FOUND, "Not found.")
+}

@@ -1,0 +1,45 @@
+//! The maintenance tasks of one scheduler round.
+
+use sqlx::PgPool;
+use tolk_storage::objects::Objects;
+use tolk_storage::{documents, queue};
+
+use crate::SchedulerConfig;
+
+/// Runs every task once; failures are logged and retried next round.
+pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
+    match queue::release_dead_workers(db, config.dead_worker_after).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(jobs = n, "re-enqueued jobs of dead workers"),
+        Err(e) => tracing::warn!(error = %e, "sweeping dead workers failed"),
+    }
+    match documents::fail_lost_jobs(db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(documents = n, "documents whose job ended without finishing them"),
+        Err(e) => tracing::warn!(error = %e, "checking lost jobs failed"),
+    }
+    if let Err(e) = queue::prune_finished(db, config.keep_finished_jobs).await {
+        tracing::warn!(error = %e, "pruning finished jobs failed");
+    }
+    if let Err(e) = queue::forget_dead_workers(db, config.keep_finished_jobs).await {
+        tracing::warn!(error = %e, "forgetting dead workers failed");
+    }
+    match documents::expire(
+        db,
+        config.keep_downloaded.as_secs_f64(),
+        config.keep_documents.as_secs_f64(),
+    )
+    .await
+    {
+        Ok(expired) => {
+            for (id, keys) in expired {
+                for key in keys {
+                    if let Err(e) = objects.delete(&key).await {
+                        tracing::warn!(document_id = %id, object = %key, error = %e, "object delete failed");
+                    }
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "expiring documents failed"),
+    }
+}

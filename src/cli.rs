@@ -1,0 +1,140 @@
+//! Command line and environment configuration of the `tolk` binary.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Tolk: self-hosted translation and voice job platform.
+#[derive(Debug, Parser)]
+#[command(name = "tolk", version, about)]
+pub struct Cli {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Settings every subcommand shares.
+#[derive(Debug, Args, Clone)]
+pub struct Common {
+    /// PostgreSQL URL (default postgres://postgres@127.0.0.1:5432/tolk).
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Alternative name of DATABASE_URL (as the auth service names it).
+    #[arg(long, env = "PG_DATABASE_URL", global = true, hide_env_values = true)]
+    pub pg_database_url: Option<String>,
+    /// PostgreSQL host, when no URL is given.
+    #[arg(long, env = "PG_HOST", global = true)]
+    pub pg_host: Option<String>,
+    /// PostgreSQL port, when no URL is given.
+    #[arg(long, env = "PG_PORT", global = true)]
+    pub pg_port: Option<u16>,
+    /// PostgreSQL database, when no URL is given.
+    #[arg(long, env = "PG_DB", global = true)]
+    pub pg_db: Option<String>,
+    /// PostgreSQL user, when no URL is given.
+    #[arg(long, env = "PG_USER", global = true)]
+    pub pg_user: Option<String>,
+    /// PostgreSQL password, when no URL is given.
+    #[arg(long, env = "PG_PASSWORD", global = true, hide_env_values = true)]
+    pub pg_password: Option<String>,
+    /// Database connections per process.
+    #[arg(long, env = "TOLK_DB_CONNECTIONS", default_value_t = 10, global = true)]
+    pub db_connections: u32,
+    /// Object store: a folder path, file:///path, or s3://bucket (with AWS_* variables).
+    #[arg(long, env = "TOLK_OBJECT_STORE", default_value = "./data/objects", global = true)]
+    pub object_store: String,
+    /// Redis URL (shared rate limits and login events; optional for the document spine).
+    #[arg(long, env = "REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
+    /// Folder of Apertium mode files.
+    #[arg(long, env = "TOLK_APERTIUM_MODES", default_value = "/usr/share/apertium/modes", global = true)]
+    pub apertium_modes: PathBuf,
+    /// Apertium pipelines kept per language pair (default: the number of CPUs).
+    #[arg(long, env = "TOLK_APERTIUM_PIPELINES", global = true)]
+    pub apertium_pipelines: Option<usize>,
+    /// Log format: text or json.
+    #[arg(long, env = "TOLK_LOG_FORMAT", default_value = "text", global = true)]
+    pub log_format: String,
+}
+
+/// API settings.
+#[derive(Debug, Args, Clone)]
+pub struct ApiArgs {
+    /// Address the HTTP API listens on.
+    #[arg(long, env = "TOLK_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Largest document upload, in bytes.
+    #[arg(long, env = "TOLK_MAX_UPLOAD_BYTES", default_value_t = 30 * 1024 * 1024)]
+    pub max_upload_bytes: usize,
+    /// Do not run pending migrations at start.
+    #[arg(long, env = "TOLK_NO_MIGRATE")]
+    pub no_migrate: bool,
+}
+
+/// Worker settings.
+#[derive(Debug, Args, Clone)]
+pub struct WorkerArgs {
+    /// Jobs run at once by this process.
+    #[arg(long, env = "TOLK_WORKER_CONCURRENCY", default_value_t = 2)]
+    pub concurrency: usize,
+    /// Heartbeat period in seconds; a worker missing 3 is dead and its jobs run again elsewhere.
+    #[arg(long, env = "TOLK_WORKER_HEARTBEAT_SECS", default_value_t = 5)]
+    pub heartbeat_secs: u64,
+}
+
+/// Scheduler settings.
+#[derive(Debug, Args, Clone)]
+pub struct SchedulerArgs {
+    /// Seconds between maintenance rounds.
+    #[arg(long, env = "TOLK_SCHEDULER_TICK_SECS", default_value_t = 5)]
+    pub tick_secs: u64,
+    /// Days a document and its files are kept after upload.
+    #[arg(long, env = "TOLK_DOCUMENT_RETENTION_DAYS", default_value_t = 7)]
+    pub retention_days: u64,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the HTTP API.
+    Api(ApiArgs),
+    /// Run job workers.
+    Worker(WorkerArgs),
+    /// Run periodic maintenance (leader-elected; run any number).
+    Scheduler(SchedulerArgs),
+    /// API, worker and scheduler in one process (the single-machine default).
+    Up {
+        #[command(flatten)]
+        api: ApiArgs,
+        #[command(flatten)]
+        worker: WorkerArgs,
+        #[command(flatten)]
+        scheduler: SchedulerArgs,
+    },
+    /// Run pending database migrations and exit.
+    Migrate,
+    /// Administration.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+/// Administration subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create an API key and print it (only the key) on stdout, once.
+    CreateKey {
+        /// Label of the key.
+        #[arg(long)]
+        label: String,
+        /// The key may use the admin API.
+        #[arg(long)]
+        admin: bool,
+        /// Organization name (created when missing).
+        #[arg(long, default_value = "default")]
+        organization: String,
+    },
+}

@@ -1,0 +1,277 @@
+//! Handler of `translate-document` jobs: source object → formats::extract →
+//! engine → formats::merge → result object, then one transaction marks the
+//! document done and appends the usage entry.
+
+use std::time::Instant;
+
+use apalis::prelude::*;
+use futures::{StreamExt, TryStreamExt};
+use tolk_engine::{EngineError, TagHandling, TranslateRequest};
+use tolk_formats::{DocumentFormat, FormatError, inline};
+use tolk_storage::documents::{self, Document};
+use tolk_storage::queue::{self, TranslateDocument};
+use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::StorageError;
+use tracing::Instrument;
+
+use crate::WorkerState;
+
+/// Segments per engine call: large enough to batch, small enough to report progress.
+const CHUNK_SEGMENTS: usize = 200;
+/// Characters per engine call at most.
+const CHUNK_CHARS: usize = 40_000;
+/// Chunks of one document in flight at once.
+const CHUNKS_IN_FLIGHT: usize = 2;
+/// Characters sampled for language detection.
+const DETECT_SAMPLE_CHARS: usize = 4_000;
+
+/// Why a run of the job failed.
+#[derive(Debug, thiserror::Error)]
+enum JobError {
+    /// The input or request can never succeed: the document ends in error.
+    #[error("{0}")]
+    Permanent(String),
+    /// Worth retrying (database, object store, engine restart).
+    #[error("{0}")]
+    Transient(String),
+}
+
+impl From<StorageError> for JobError {
+    fn from(e: StorageError) -> Self {
+        Self::Transient(e.to_string())
+    }
+}
+
+impl From<FormatError> for JobError {
+    fn from(e: FormatError) -> Self {
+        Self::Permanent(e.to_string())
+    }
+}
+
+impl From<EngineError> for JobError {
+    fn from(e: EngineError) -> Self {
+        if e.is_transient() {
+            Self::Transient(e.to_string())
+        } else {
+            Self::Permanent(e.to_string())
+        }
+    }
+}
+
+/// The job handler registered with apalis.
+pub async fn translate_document(
+    job: TranslateDocument,
+    state: Data<WorkerState>,
+    task_id: TaskId,
+    attempt: Attempt,
+) -> Result<(), BoxDynError> {
+    let span = tracing::info_span!(
+        "translate_document",
+        document_id = %job.document_id,
+        trace_id = %job.trace_id,
+        job_id = %task_id,
+        attempt = attempt.current()
+    );
+    let started = Instant::now();
+    let outcome = run(&job, &state).instrument(span.clone()).await;
+    let _enter = span.enter();
+    match outcome {
+        Ok(()) => {
+            tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "document done");
+            Ok(())
+        }
+        Err(JobError::Permanent(msg)) => {
+            tracing::warn!(error = %msg, "document failed");
+            documents::fail(&state.db, &job.document_id, &msg).await?;
+            Err(AbortError::new(msg).into())
+        }
+        Err(JobError::Transient(msg)) => {
+            let doc_attempts = documents::get(&state.db, &job.document_id)
+                .await?
+                .map(|d| d.attempts)
+                .unwrap_or(0);
+            let runs = doc_attempts.max(attempt.current() as i32);
+            if runs >= queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS {
+                tracing::error!(error = %msg, runs, "document failed after retries");
+                let text = format!("The document could not be translated after {runs} attempts: {msg}");
+                documents::fail(&state.db, &job.document_id, &text).await?;
+                return Err(AbortError::new(text).into());
+            }
+            let delay = queue::backoff(runs.max(1) as u32);
+            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
+            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
+            documents::requeue(&state.db, &job.document_id, &format!("Retrying after: {msg}")).await?;
+            Err(msg.into())
+        }
+    }
+}
+
+async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobError> {
+    if !documents::start(&state.db, &job.document_id).await? {
+        tracing::info!("document already finished; nothing to do");
+        return Ok(());
+    }
+    let doc = documents::get(&state.db, &job.document_id)
+        .await?
+        .ok_or_else(|| JobError::Permanent("The document no longer exists.".to_owned()))?;
+    let format = DocumentFormat::from_extension(&doc.input_format)
+        .ok_or_else(|| JobError::Permanent(format!("Unsupported format {}", doc.input_format)))?;
+    let source = state.objects.get(&doc.source_object).await?;
+
+    let extracted = tokio::task::spawn_blocking(move || tolk_formats::extract(format, &source))
+        .await
+        .map_err(|e| JobError::Transient(format!("extraction task failed: {e}")))??;
+    let segments = extracted.segments().to_vec();
+    let billed: i64 = segments
+        .iter()
+        .map(|s| inline::plain_text(s).chars().count() as i64)
+        .sum();
+
+    let source_lang = source_language(state, &doc, &segments).await?;
+    let translated = translate_segments(state, &doc, &source_lang, segments).await?;
+
+    let output = tokio::task::spawn_blocking(move || extracted.merge(&translated))
+        .await
+        .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;
+    let result_object = format!("results/{}/translated.{}", doc.id, doc.output_format);
+    state.objects.put(&result_object, output.into()).await?;
+
+    let mut tx = state.db.begin().await.map_err(StorageError::from)?;
+    if documents::complete(&mut tx, &doc.id, &result_object, billed).await? {
+        usage::record(
+            &mut tx,
+            &UsageEvent {
+                organization_id: doc.organization_id,
+                api_key_id: &doc.api_key_id,
+                kind: usage::kind::DOCUMENT_TRANSLATION,
+                amount: billed,
+                custom_tag: None,
+                document_id: Some(&doc.id),
+            },
+        )
+        .await?;
+    }
+    tx.commit().await.map_err(StorageError::from)?;
+    Ok(())
+}
+
+/// The given source language, or the detected one; refuses source == target.
+async fn source_language(
+    state: &WorkerState,
+    doc: &Document,
+    segments: &[String],
+) -> Result<String, JobError> {
+    let lang = match &doc.source_lang {
+        Some(l) => l.clone(),
+        None => {
+            let mut sample = String::new();
+            for s in segments {
+                if sample.len() >= DETECT_SAMPLE_CHARS {
+                    break;
+                }
+                sample.push_str(&inline::plain_text(s));
+                sample.push('\n');
+            }
+            let lang = state.translator.detect(&sample).ok_or_else(|| {
+                JobError::Permanent(
+                    "The source language of the document could not be detected; set source_lang.".to_owned(),
+                )
+            })?;
+            documents::set_detected_source(&state.db, &doc.id, &lang).await?;
+            lang
+        }
+    };
+    if base(&lang) == base(&doc.target_lang) {
+        return Err(JobError::Permanent(format!(
+            "Source and target language are the same ({}); choose a different target_lang.",
+            base(&lang)
+        )));
+    }
+    Ok(lang)
+}
+
+fn base(code: &str) -> String {
+    code.split('-').next().unwrap_or(code).to_ascii_uppercase()
+}
+
+/// Translates all segments in chunks, a few chunks in flight, recording progress.
+async fn translate_segments(
+    state: &WorkerState,
+    doc: &Document,
+    source_lang: &str,
+    segments: Vec<String>,
+) -> Result<Vec<String>, JobError> {
+    let total = segments.len();
+    if total == 0 {
+        return Ok(Vec::new());
+    }
+    let chunks = chunk(segments);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<Vec<String>> = futures::stream::iter(chunks)
+        .map(|texts| {
+            let n = texts.len();
+            let req = TranslateRequest {
+                source_lang: Some(source_lang.to_owned()),
+                target_lang: doc.target_lang.clone(),
+                texts,
+                tag_handling: TagHandling::Xml,
+            };
+            let done = &done;
+            async move {
+                let res = state.translator.translate(req).await.map_err(JobError::from)?;
+                if res.texts.len() != n {
+                    return Err(JobError::Transient(format!(
+                        "the engine returned {} texts for {n}",
+                        res.texts.len()
+                    )));
+                }
+                let finished = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+                documents::set_progress(&state.db, &doc.id, finished as f32 / total as f32).await?;
+                Ok(res.texts)
+            }
+        })
+        .buffered(CHUNKS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    Ok(results.into_iter().flatten().collect())
+}
+
+fn chunk(segments: Vec<String>) -> Vec<Vec<String>> {
+    let mut chunks = Vec::new();
+    let mut current = Vec::new();
+    let mut chars = 0;
+    for s in segments {
+        if !current.is_empty() && (current.len() >= CHUNK_SEGMENTS || chars + s.len() > CHUNK_CHARS) {
+            chunks.push(std::mem::take(&mut current));
+            chars = 0;
+        }
+        chars += s.len();
+        current.push(s);
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_order_and_bounds() {
+        let segs: Vec<String> = (0..450).map(|i| format!("segment {i}")).collect();
+        let chunks = chunk(segs.clone());
+        assert_eq!(chunks.len(), 3);
+        assert!(chunks.iter().all(|c| c.len() <= CHUNK_SEGMENTS));
+        assert_eq!(chunks.concat(), segs);
+        let big = vec!["x".repeat(CHUNK_CHARS); 3];
+        assert_eq!(chunk(big).len(), 3);
+    }
+
+    #[test]
+    fn base_language() {
+        assert_eq!(base("en-gb"), "EN");
+        assert_eq!(base("PT-BR"), "PT");
+    }
+}
