@@ -1,1 +1,10 @@
+//! End-to-end tests: the real `tolk` binary as API and worker processes, a real
+//! PostgreSQL (one database per test), real Apertium, a real S3-compatible
+//! server, spoken to over HTTP. One test binary (see Cargo.toml `[[test]] e2e`).
 
+mod support;
+
+mod auth_and_errors;
+mod documents;
+mod recovery;
+mod s3;

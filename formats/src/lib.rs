@@ -1,18 +1,201 @@
-//! Document filters for Tolk.
+//! Document filters for Tolk: bytes in, segments out, translated bytes back.
 //!
-//! CONTRACT (implemented by the formats work; the worker codes against it):
+//! [`extract`] splits a document into translatable **segments** (strings in
+//! the [`inline`] markup: XML-escaped text with `<g id="N">…</g>` spans and
+//! `<x id="N"/>` placeholders) and a private **skeleton** holding everything
+//! else. [`Extracted::merge`] puts translated segments back into the skeleton
+//! and returns the translated document. The crate is pure: no I/O, no async.
 //!
-//! ```ignore
-//! pub enum DocumentFormat { Txt, Html, Docx }
-//! impl DocumentFormat {
-//!     pub fn from_extension(ext: &str) -> Option<Self>;   // "txt", "html"/"htm", "docx" (case-insensitive)
-//!     pub fn extension(&self) -> &'static str;
-//!     pub fn content_type(&self) -> &'static str;
-//! }
-//! pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, FormatError>;
-//! impl Extracted {
-//!     pub fn segments(&self) -> &[String];          // inline markup, see `inline`
-//!     pub fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError>;
-//! }
-//! pub mod inline { pub fn plain_text(segment: &str) -> String; }
+//! Supported formats:
+//!
+//! * **txt** — UTF-8 text; one segment per non-blank line (see [`txt`](crate::DocumentFormat::Txt));
+//! * **html** — one segment per block of text with its inline elements as
+//!   tags, plus translatable attributes (`alt`, `title`…);
+//! * **docx** — one segment per Word paragraph with its runs, hyperlinks and
+//!   fields as tags; body, headers, footers, footnotes and endnotes.
+//!
 //! ```
+//! use tolk_formats::{extract, DocumentFormat};
+//!
+//! let doc = extract(DocumentFormat::Txt, b"Hello\n\nWorld\n").unwrap();
+//! assert_eq!(doc.segments(), ["Hello", "World"]);
+//! let out = doc.merge(&["Hallo".into(), "Welt".into()]).unwrap();
+//! assert_eq!(out, b"Hallo\n\nWelt\n");
+//! ```
+
+mod docx;
+mod error;
+mod html;
+pub mod inline;
+mod slots;
+mod txt;
+
+pub use error::FormatError;
+
+/// A document format handled by [`extract`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentFormat {
+    /// Plain UTF-8 text (`.txt`).
+    Txt,
+    /// HTML (`.html`, `.htm`), UTF-8.
+    Html,
+    /// Word Office Open XML (`.docx`).
+    Docx,
+}
+
+impl DocumentFormat {
+    /// The format of a file extension (`"txt"`, `"html"`, `"htm"`, `"docx"`),
+    /// case-insensitive; a leading dot is tolerated.
+    pub fn from_extension(ext: &str) -> Option<Self> {
+        let ext = ext.strip_prefix('.').unwrap_or(ext);
+        match ext.to_ascii_lowercase().as_str() {
+            "txt" => Some(Self::Txt),
+            "html" | "htm" => Some(Self::Html),
+            "docx" => Some(Self::Docx),
+            _ => None,
+        }
+    }
+
+    /// The format of a file name, by its extension (`"report.DOCX"` → `Docx`).
+    pub fn from_filename(name: &str) -> Option<Self> {
+        let (_, ext) = name.rsplit_once('.')?;
+        Self::from_extension(ext)
+    }
+
+    /// The canonical file extension, without dot.
+    pub fn extension(&self) -> &'static str {
+        match self {
+            Self::Txt => "txt",
+            Self::Html => "html",
+            Self::Docx => "docx",
+        }
+    }
+
+    /// The MIME type of a document of this format (as produced by `merge`).
+    pub fn content_type(&self) -> &'static str {
+        match self {
+            Self::Txt => "text/plain; charset=utf-8",
+            Self::Html => "text/html; charset=utf-8",
+            Self::Docx => {
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+            }
+        }
+    }
+}
+
+/// Splits a document into segments and a skeleton.
+///
+/// Fails with [`FormatError::Corrupt`] when `input` is not a readable
+/// document of `format`, or [`FormatError::Unsupported`] for valid files
+/// using an unsupported variant (e.g. a password-protected Word file).
+pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, FormatError> {
+    let (segments, skeleton) = match format {
+        DocumentFormat::Txt => {
+            let (segments, skeleton) = txt::extract(input)?;
+            (segments, Skeleton::Txt(skeleton))
+        }
+        DocumentFormat::Html => {
+            let (segments, skeleton) = html::extract(input)?;
+            (segments, Skeleton::Html(skeleton))
+        }
+        DocumentFormat::Docx => {
+            let (segments, skeleton) = docx::extract(input)?;
+            (segments, Skeleton::Docx(skeleton))
+        }
+    };
+    Ok(Extracted {
+        format,
+        segments,
+        skeleton,
+    })
+}
+
+/// An extracted document: its segments and the skeleton to merge them into.
+pub struct Extracted {
+    format: DocumentFormat,
+    segments: Vec<String>,
+    skeleton: Skeleton,
+}
+
+enum Skeleton {
+    Txt(txt::Skeleton),
+    Html(html::Skeleton),
+    Docx(docx::Skeleton),
+}
+
+impl Extracted {
+    /// The format of the document.
+    pub fn format(&self) -> DocumentFormat {
+        self.format
+    }
+
+    /// The translatable segments, in document order, in [`inline`] markup.
+    ///
+    /// Only segments holding some non-whitespace text are listed.
+    pub fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// Builds the translated document from one translation per segment (same
+    /// order and count as [`segments`](Self::segments)).
+    ///
+    /// Translations may move, drop or duplicate tags, or be malformed: the
+    /// merge never fails because of their content (see [`inline::parse`]).
+    /// A translation identical to its source segment reproduces the original
+    /// bytes of that unit.
+    pub fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError> {
+        if translated.len() != self.segments.len() {
+            return Err(FormatError::Mismatch {
+                expected: self.segments.len(),
+                got: translated.len(),
+            });
+        }
+        match &self.skeleton {
+            Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Docx(skeleton) => skeleton.merge(&self.segments, translated),
+        }
+    }
+}
+
+impl std::fmt::Debug for Extracted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Extracted")
+            .field("format", &self.format)
+            .field("segments", &self.segments.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_extension_and_name() {
+        assert_eq!(DocumentFormat::from_extension("DOCX"), Some(DocumentFormat::Docx));
+        assert_eq!(DocumentFormat::from_extension("htm"), Some(DocumentFormat::Html));
+        assert_eq!(DocumentFormat::from_extension("Html"), Some(DocumentFormat::Html));
+        assert_eq!(DocumentFormat::from_extension("txt"), Some(DocumentFormat::Txt));
+        assert_eq!(DocumentFormat::from_extension(".txt"), Some(DocumentFormat::Txt));
+        assert_eq!(DocumentFormat::from_extension(""), None);
+        assert_eq!(DocumentFormat::from_extension("pdf"), None);
+        assert_eq!(DocumentFormat::from_filename("a.b.Report.DocX"), Some(DocumentFormat::Docx));
+        assert_eq!(DocumentFormat::from_filename("index.htm"), Some(DocumentFormat::Html));
+        assert_eq!(DocumentFormat::from_filename("README"), None);
+        for format in [DocumentFormat::Txt, DocumentFormat::Html, DocumentFormat::Docx] {
+            assert_eq!(DocumentFormat::from_extension(format.extension()), Some(format));
+            assert!(!format.content_type().is_empty());
+        }
+        assert_eq!(DocumentFormat::Html.content_type(), "text/html; charset=utf-8");
+    }
+
+    #[test]
+    fn merge_checks_the_segment_count() {
+        let doc = extract(DocumentFormat::Txt, b"one\ntwo\n").unwrap();
+        assert_eq!(doc.format(), DocumentFormat::Txt);
+        let err = doc.merge(&["eins".into()]).unwrap_err();
+        assert_eq!(err, FormatError::Mismatch { expected: 2, got: 1 });
+        assert!(err.to_string().contains("expected 2"));
+    }
+}

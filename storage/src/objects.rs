@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
@@ -25,22 +25,38 @@ pub struct Objects {
 }
 
 impl Objects {
-    /// Opens the store named by `spec`: `s3://bucket[/prefix]` (credentials, region
-    /// and endpoint from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
-    /// `AWS_ENDPOINT_URL`/`AWS_ENDPOINT`, `AWS_ALLOW_HTTP`), `file:///path`, or a
-    /// plain folder path (created when missing).
+    /// Opens the store named by `spec`: `s3://bucket` (credentials, region and
+    /// endpoint from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+    /// `AWS_ENDPOINT_URL`/`AWS_ENDPOINT`, `AWS_ALLOW_HTTP` in the environment),
+    /// `file:///path`, or a plain folder path (created when missing).
     pub fn open(spec: &str) -> Result<Self, StorageError> {
+        Self::open_with(spec, std::env::vars())
+    }
+
+    /// Like [`Objects::open`], with the `AWS_*` settings taken from `vars` instead
+    /// of the process environment.
+    pub fn open_with(
+        spec: &str,
+        vars: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Self, StorageError> {
         if let Some(rest) = spec.strip_prefix("s3://") {
             let bucket = rest.split('/').next().unwrap_or_default();
             if bucket.is_empty() {
                 return Err(StorageError::ObjectConfig(format!("no bucket in {spec}")));
             }
-            let mut builder = AmazonS3Builder::from_env().with_bucket_name(bucket);
-            if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
-                builder = builder.with_endpoint(endpoint);
-            }
-            if std::env::var("AWS_REGION").is_err() && std::env::var("AWS_DEFAULT_REGION").is_err() {
-                builder = builder.with_region("us-east-1");
+            let mut builder = AmazonS3Builder::new()
+                .with_bucket_name(bucket)
+                .with_region("us-east-1");
+            for (key, value) in vars {
+                if key == "AWS_ENDPOINT_URL" {
+                    builder = builder.with_endpoint(value);
+                } else if key == "AWS_DEFAULT_REGION" {
+                    builder = builder.with_region(value);
+                } else if key.starts_with("AWS_")
+                    && let Ok(config_key) = key.to_ascii_lowercase().parse::<AmazonS3ConfigKey>()
+                {
+                    builder = builder.with_config(config_key, value);
+                }
             }
             let store = builder.build()?;
             return Ok(Self {
@@ -49,8 +65,9 @@ impl Objects {
             });
         }
         let dir = PathBuf::from(spec.strip_prefix("file://").unwrap_or(spec));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| StorageError::ObjectConfig(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            StorageError::ObjectConfig(format!("cannot create {}: {e}", dir.display()))
+        })?;
         let store = LocalFileSystem::new_with_prefix(&dir)?;
         Ok(Self {
             store: Arc::new(store),

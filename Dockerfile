@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+#
+# Tolk: one image, one binary (`tolk api | worker | scheduler | up | migrate | admin`).
+#   docker build -t tolk:local .
+#   docker run --rm -e DATABASE_URL=... -p 8080:8080 tolk:local tolk api
+# compose.yaml runs it as separate services.
+
+# ---- build ----------------------------------------------------------------
+FROM rust:1.95-bookworm AS builder
+WORKDIR /src
+# sqlx's query macros read the committed .sqlx/ cache instead of a live database.
+ENV SQLX_OFFLINE=true \
+    CARGO_TERM_COLOR=never \
+    CARGO_INCREMENTAL=0
+COPY . .
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/usr/local/cargo/git \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked --bin tolk \
+ && install -D -m 0755 target/release/tolk /out/tolk
+
+# ---- runtime --------------------------------------------------------------
+FROM debian:bookworm-slim
+# Apertium and the language pairs the engine discovers in /usr/share/apertium/modes.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        ca-certificates \
+        apertium \
+        apertium-eng-spa \
+        apertium-es-pt \
+        apertium-fr-es \
+        apertium-eng-cat \
+ && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system --gid 10001 tolk \
+ && useradd --system --uid 10001 --gid tolk --home-dir /var/lib/tolk --create-home --shell /usr/sbin/nologin tolk
+COPY --from=builder /out/tolk /usr/local/bin/tolk
+USER tolk:tolk
+WORKDIR /var/lib/tolk
+# Defaults for a container; any of them can be overridden (see docs/operations.md).
+ENV TOLK_LISTEN=0.0.0.0:8080 \
+    TOLK_OBJECT_STORE=/var/lib/tolk/objects \
+    TOLK_APERTIUM_MODES=/usr/share/apertium/modes \
+    TOLK_LOG_FORMAT=json
+EXPOSE 8080
+STOPSIGNAL SIGTERM
+CMD ["tolk", "up"]

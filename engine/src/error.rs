@@ -1,0 +1,68 @@
+//! The error type of every engine and of the router.
+
+/// Why a translation (or a routing question) could not be answered.
+///
+/// The `Display` texts are written to be shown to API clients as they are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// A language code is not known at all (e.g. `XX`), or not valid in that
+    /// field (e.g. a target-only variant where none exists).
+    #[error("Value for '{field}' not supported.")]
+    UnknownLanguage {
+        /// The request field that held the code: `source_lang` or `target_lang`.
+        field: &'static str,
+        /// The code as given.
+        code: String,
+    },
+    /// Both languages are known, but no engine (directly or through pivot
+    /// languages) translates between them.
+    #[error("No translation route from {source} to {target} is available")]
+    UnsupportedPair {
+        /// DeepL code of the source language, e.g. `EN`.
+        source: String,
+        /// DeepL code of the target language, e.g. `JA`.
+        target: String,
+    },
+    /// Source and target are the same language (variants ignored: `EN` → `EN-GB`).
+    #[error("Source and target language are the same ({lang})")]
+    SameLanguage {
+        /// DeepL code of the language.
+        lang: String,
+    },
+    /// No `source_lang` was given and the language of the text could not be
+    /// detected among the supported source languages.
+    #[error("The source language could not be detected; please specify source_lang")]
+    DetectionFailed,
+    /// Transient failure: an engine process died, timed out or is overloaded.
+    /// The same request may succeed when retried.
+    #[error("Translation engine unavailable: {0}")]
+    Unavailable(String),
+    /// Permanent failure of this request.
+    #[error("Translation failed: {0}")]
+    Failed(String),
+}
+
+impl EngineError {
+    /// Whether retrying the same request later may succeed.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_problem() {
+        let e = EngineError::UnsupportedPair { source: "EN".into(), target: "JA".into() };
+        assert_eq!(e.to_string(), "No translation route from EN to JA is available");
+        let e = EngineError::UnknownLanguage { field: "target_lang", code: "XX".into() };
+        assert_eq!(e.to_string(), "Value for 'target_lang' not supported.");
+        let e = EngineError::SameLanguage { lang: "ES".into() };
+        assert_eq!(e.to_string(), "Source and target language are the same (ES)");
+        assert!(EngineError::Unavailable("x".into()).is_transient());
+        assert!(!EngineError::Failed("x".into()).is_transient());
+        assert!(!EngineError::DetectionFailed.is_transient());
+    }
+}

@@ -1,0 +1,235 @@
+//! Document translation end to end: upload → poll → download, per format.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::support::{World, python};
+
+const MAKE_DOCX: &str = r#"
+import sys, docx
+from docx.oxml.shared import OxmlElement, qn
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+d = docx.Document()
+d.sections[0].header.paragraphs[0].text = "The annual report of the company"
+p = d.add_paragraph("The dog runs in the park. ")
+p.add_run("The cat sleeps").bold = True
+p.add_run(" and ")
+p.add_run("the bird sings").italic = True
+p.add_run(".")
+q = d.add_paragraph("Read more on ")
+r_id = q.part.relate_to("http://example.com/", RT.HYPERLINK, is_external=True)
+h = OxmlElement("w:hyperlink"); h.set(qn("r:id"), r_id)
+r = OxmlElement("w:r"); t = OxmlElement("w:t"); t.text = "the website"; r.append(t); h.append(r)
+q._p.append(h)
+t = d.add_table(rows=2, cols=2)
+t.cell(0, 0).text = "The house is big."
+t.cell(0, 1).text = "The water is cold."
+t.cell(1, 0).text = "The city has many people."
+t.cell(1, 1).text = "The tree is green."
+d.save(sys.argv[1])
+"#;
+
+const READ_DOCX: &str = r#"
+import sys, json, docx
+d = docx.Document(sys.argv[1])
+out = {
+  "paragraphs": [p.text for p in d.paragraphs],
+  "bold": [r.text for p in d.paragraphs for r in p.runs if r.bold],
+  "italic": [r.text for p in d.paragraphs for r in p.runs if r.italic],
+  "cells": [c.text for t in d.tables for row in t.rows for c in row.cells],
+  "header": [p.text for p in d.sections[0].header.paragraphs],
+  "hyperlinks": len(d.element.body.findall(".//{http://schemas.openxmlformats.org/wordprocessingml/2006/main}hyperlink")),
+  "hyperlink_text": ["".join(t.text or "" for t in h.iter("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}t")) for h in d.element.body.iter("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}hyperlink")],
+}
+print(json.dumps(out))
+"#;
+
+/// Builds the test docx and returns its bytes.
+pub async fn make_docx(world: &World, name: &str) -> Result<Vec<u8>> {
+    let path = world.path(name);
+    python(MAKE_DOCX, &[&path]).await?;
+    Ok(std::fs::read(path)?)
+}
+
+async fn read_docx(world: &World, bytes: &[u8]) -> Result<Value> {
+    let path = world.path("result.docx");
+    std::fs::write(&path, bytes)?;
+    Ok(serde_json::from_str(&python(READ_DOCX, &[&path]).await?)?)
+}
+
+fn joined(v: &Value) -> String {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" | "))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()> {
+    let mut world = World::new("docx").await?;
+    let key = world.create_key("docx", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let docx = make_docx(&world, "source.docx").await?;
+    let before = read_docx(&world, &docx).await?;
+    assert_eq!(before["bold"][0], "The cat sleeps");
+
+    let (id, doc_key) = api
+        .upload_ok(&key, "report.docx", docx, &[("target_lang", "ES"), ("source_lang", "EN")])
+        .await?;
+    assert_eq!(id.len(), 32);
+    assert_eq!(doc_key.len(), 64);
+    assert!(id.chars().chain(doc_key.chars()).all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
+
+    let st = api.wait(&key, &id, &doc_key, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let billed = st.body["billed_characters"].as_i64().unwrap_or(0);
+    assert!(billed > 100, "billed_characters {billed}");
+
+    let (code, headers, bytes) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    assert_eq!(
+        headers["content-type"],
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    );
+    assert!(headers["content-disposition"].to_str()?.contains("report.docx"));
+    let after = read_docx(&world, &bytes).await?;
+    let text = joined(&after["paragraphs"]).to_lowercase();
+    assert!(text.contains("perro"), "no Spanish in {text}");
+    assert!(!text.contains("the dog runs"), "English left in {text}");
+    // Formatting runs survived, now around Spanish words.
+    let bold = joined(&after["bold"]).to_lowercase();
+    assert!(bold.contains("gato"), "bold run lost or not translated: {after}");
+    let italic = joined(&after["italic"]).to_lowercase();
+    assert!(!italic.is_empty() && !italic.contains("bird"), "italic run: {after}");
+    // Table, header and hyperlink are still there, translated.
+    let cells = joined(&after["cells"]).to_lowercase();
+    assert_eq!(after["cells"].as_array().map(Vec::len), Some(4));
+    assert!(cells.contains("casa"), "table not translated: {cells}");
+    let header = joined(&after["header"]).to_lowercase();
+    assert!(header.contains("informe") || header.contains("compañía") || header.contains("empresa"), "header: {header}");
+    assert_eq!(after["hyperlinks"], 1, "{after}");
+    assert!(!joined(&after["hyperlink_text"]).is_empty());
+
+    // Downloadable once only.
+    let (again, _, _) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(again, 404);
+
+    // Usage recorded once, as document_translation_characters.
+    let db = world.db().await?;
+    let (kind, amount): (String, i64) =
+        sqlx::query_as("SELECT kind, amount FROM usage_events WHERE document_id = $1")
+            .bind(&id)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(kind, "document_translation_characters");
+    assert_eq!(amount, billed);
+    Ok(())
+}
+
+#[tokio::test]
+async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
+    let mut world = World::new("html").await?;
+    let key = world.create_key("html", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+
+    let html = r#"<!DOCTYPE html><html><head><title>The house</title></head><body>
+<h1>The big dog</h1><p>The cat <b>sleeps</b> in the house.</p>
+<img src="a.png" alt="The green tree"><script>var x = "The dog";</script></body></html>"#;
+    let (id, dk) = api
+        .upload_ok(&key, "page.html", html.as_bytes().to_vec(), &[("target_lang", "ES"), ("source_lang", "EN")])
+        .await?;
+    let txt = "The dog runs in the park.\n\nThe cat sleeps in the house.\n";
+    let (tid, tdk) = api
+        .upload_ok(&key, "notes.txt", txt.as_bytes().to_vec(), &[("target_lang", "ES")])
+        .await?;
+
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, headers, bytes) = api.download(&key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    assert!(headers["content-type"].to_str()?.starts_with("text/html"));
+    let out = String::from_utf8(bytes)?;
+    let lower = out.to_lowercase();
+    assert!(lower.contains("perro"), "{out}");
+    assert!(lower.contains("<b>"), "inline markup lost: {out}");
+    assert!(lower.contains("<h1>") && lower.contains("<img"), "{out}");
+    assert!(out.contains(r#"var x = "The dog";"#), "script must stay untouched: {out}");
+    assert!(!out.contains(r#"alt="The green tree""#), "alt not translated: {out}");
+
+    // txt without source_lang: the source language is detected.
+    let st = api.wait(&key, &tid, &tdk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (_, headers, bytes) = api.download(&key, &tid, &tdk).await?;
+    assert!(headers["content-type"].to_str()?.starts_with("text/plain"));
+    let out = String::from_utf8(bytes)?;
+    assert!(out.to_lowercase().contains("perro"), "{out}");
+    assert_eq!(out.matches('\n').count(), txt.matches('\n').count(), "line structure: {out:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn english_to_portuguese_goes_through_the_spanish_pivot() -> Result<()> {
+    let mut world = World::new("pivot").await?;
+    let key = world.create_key("pivot", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "a.txt",
+            b"The dog runs in the park. The house is big.".to_vec(),
+            &[("target_lang", "PT-PT"), ("source_lang", "EN")],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (_, _, bytes) = api.download(&key, &id, &dk).await?;
+    let out = String::from_utf8(bytes)?.to_lowercase();
+    // Portuguese, not Spanish: "cão" (dog) / "casa é grande"; Spanish would say "perro"/"es".
+    assert!(out.contains("cão") || out.contains("parque"), "{out}");
+    assert!(!out.contains("perro") && !out.contains(" es "), "still Spanish: {out}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn corrupt_documents_end_in_error_and_the_worker_goes_on() -> Result<()> {
+    let mut world = World::new("corrupt").await?;
+    let key = world.create_key("corrupt", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let good = super::documents::make_docx(&world, "good.docx").await?;
+    let truncated = good[..good.len() / 2].to_vec();
+    let not_docx = {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        zip.start_file("hello.txt", zip::write::SimpleFileOptions::default())?;
+        std::io::Write::write_all(&mut zip, b"not a word document")?;
+        zip.finish()?;
+        buf.into_inner()
+    };
+    let (t_id, t_key) = api.upload_ok(&key, "broken.docx", truncated, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
+    let (z_id, z_key) = api.upload_ok(&key, "other.docx", not_docx, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
+    let (g_id, g_key) = api.upload_ok(&key, "good.docx", good, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
+
+    for (id, dk) in [(&t_id, &t_key), (&z_id, &z_key)] {
+        let st = api.wait(&key, id, dk, Duration::from_secs(60)).await?;
+        assert_eq!(st.status, "error", "{}", st.body);
+        let msg = st.body["error_message"].as_str().unwrap_or_default().to_lowercase();
+        assert!(msg.contains("docx") || msg.contains("zip"), "unclear message: {msg}");
+        // The result of a failed document is not downloadable.
+        let (code, _, _) = api.download(&key, id, dk).await?;
+        assert_ne!(code, 200);
+    }
+    let st = api.wait(&key, &g_id, &g_key, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+
+    // Same source and target: an error that says so.
+    let (s_id, s_key) = api.upload_ok(&key, "same.txt", b"The dog runs.".to_vec(), &[("target_lang", "EN-GB"), ("source_lang", "EN")]).await?;
+    let st = api.wait(&key, &s_id, &s_key, Duration::from_secs(60)).await?;
+    assert_eq!(st.status, "error");
+    assert!(st.body["error_message"].as_str().unwrap_or_default().contains("same"), "{}", st.body);
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! A worker killed with SIGKILL in the middle of a long document loses nothing:
+//! another worker picks the job up and finishes it, once.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+
+use crate::support::World;
+
+/// About 60,000 words of English in many paragraphs.
+fn long_text() -> String {
+    let sentences = [
+        "The dog runs in the park with the children.",
+        "The cat sleeps in the house near the window.",
+        "The city has many people and the streets are busy.",
+        "The water of the river is cold in the winter.",
+        "The teacher reads a book to the students every morning.",
+    ];
+    let mut text = String::new();
+    for i in 0..1_200 {
+        for s in sentences {
+            text.push_str(s);
+            text.push(' ');
+        }
+        text.push_str(&format!("Paragraph {i}.\n\n"));
+    }
+    text
+}
+
+#[tokio::test]
+async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
+    let mut world = World::new("kill").await?;
+    world.extra_env.push(("TOLK_WORKER_HEARTBEAT_SECS".into(), "1".into()));
+    let key = world.create_key("kill", false).await?;
+    let api = world.start_api().await?;
+    // The scheduler sweeps jobs of dead workers too.
+    world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler")?;
+    let victim = world.start_worker("victim")?;
+    let (id, dk) = api
+        .upload_ok(&key, "long.txt", long_text().into_bytes(), &[("target_lang", "ES"), ("source_lang", "EN")])
+        .await?;
+
+    // Wait until the victim is translating (progress between 0 and 1), then SIGKILL it.
+    let db = world.db().await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, progress): (String, f32) =
+            sqlx::query_as("SELECT status, progress FROM documents WHERE id = $1")
+                .bind(&id)
+                .fetch_one(&db)
+                .await?;
+        if status == "translating" && progress > 0.0 {
+            break;
+        }
+        if status == "done" {
+            bail!("the document finished before the worker could be killed; make it longer");
+        }
+        if Instant::now() > deadline {
+            bail!("the worker never started translating: {}", world.log("worker-victim"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rc = std::process::Command::new("kill").args(["-9", &victim.to_string()]).status()?;
+    assert!(rc.success());
+    let locked_by: Option<String> = sqlx::query_scalar(
+        "SELECT j.lock_by FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
+    )
+    .bind(&id)
+    .fetch_one(&db)
+    .await?;
+    assert!(locked_by.is_some(), "the job was locked by the killed worker");
+
+    // A new worker (with a new, unique name) takes over.
+    world.start_worker("rescuer")?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(300)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (_, _, bytes) = api.download(&key, &id, &dk).await?;
+    let out = String::from_utf8(bytes)?;
+    assert!(out.contains("perro"));
+    assert_eq!(out.matches("\n\n").count(), 1_200, "every paragraph is in the result");
+
+    // Ran to completion once: one usage entry, two runs recorded (killed + rescued).
+    let (entries, attempts): (i64, i32) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM usage_events WHERE document_id = $1), attempts FROM documents WHERE id = $1",
+    )
+    .bind(&id)
+    .fetch_one(&db)
+    .await?;
+    assert_eq!(entries, 1);
+    assert_eq!(attempts, 2, "one killed run and one complete run");
+    let job_status: String = sqlx::query_scalar(
+        "SELECT j.status FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
+    )
+    .bind(&id)
+    .fetch_one(&db)
+    .await?;
+    assert_eq!(job_status, "Done");
+    Ok(())
+}

@@ -1,0 +1,300 @@
+//! Test harness: a fresh database per test, `tolk` processes, an HTTP client.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use reqwest::multipart;
+use serde_json::Value;
+use tokio::process::{Child, Command};
+
+/// Admin URL of the test PostgreSQL server (a database to connect to for CREATE DATABASE).
+pub fn admin_url() -> String {
+    std::env::var("TOLK_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned())
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("no free port on loopback")
+}
+
+/// One test's world: its own database and object folder.
+pub struct World {
+    pub name: String,
+    pub database_url: String,
+    pub dir: PathBuf,
+    pub object_store: String,
+    pub extra_env: Vec<(String, String)>,
+    children: Vec<Child>,
+}
+
+impl World {
+    /// Creates the database, migrates it, and sets up a temp folder.
+    pub async fn new(tag: &str) -> Result<Self> {
+        let name = format!("tolk_e2e_{tag}_{}", uuid::Uuid::new_v4().simple());
+        let admin = admin_url();
+        let pool = sqlx::PgPool::connect(&admin)
+            .await
+            .with_context(|| format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)"))?;
+        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await?;
+        pool.close().await;
+        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin.clone());
+        let database_url = format!("{base}/{name}?sslmode=disable");
+        let dir = std::env::temp_dir().join(&name);
+        std::fs::create_dir_all(&dir)?;
+        let object_store = dir.join("objects").display().to_string();
+        let world = Self {
+            name,
+            database_url,
+            object_store,
+            dir,
+            extra_env: Vec::new(),
+            children: Vec::new(),
+        };
+        let out = world.tolk(&["migrate"]).output().await?;
+        if !out.status.success() {
+            bail!("tolk migrate failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(world)
+    }
+
+    /// A `tolk` command with this world's environment.
+    pub fn tolk(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_tolk"));
+        cmd.args(args)
+            .env("DATABASE_URL", &self.database_url)
+            .env("TOLK_OBJECT_STORE", &self.object_store)
+            .env("TOLK_APERTIUM_PIPELINES", "1")
+            .env("RUST_LOG", "info,sqlx=warn")
+            .env_remove("PG_DATABASE_URL")
+            .kill_on_drop(true)
+            .stdin(Stdio::null());
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Creates an API key and returns it.
+    pub async fn create_key(&self, label: &str, admin: bool) -> Result<String> {
+        let mut args = vec!["admin", "create-key", "--label", label];
+        if admin {
+            args.push("--admin");
+        }
+        let out = self.tolk(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).output().await?;
+        if !out.status.success() {
+            bail!("create-key failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        let key = String::from_utf8(out.stdout)?.trim().to_owned();
+        Ok(key)
+    }
+
+    /// Starts a process (`tolk <args>`) whose log goes to a file in the world's folder.
+    pub fn spawn(&mut self, args: &[&str], log_name: &str) -> Result<u32> {
+        let log = std::fs::File::create(self.dir.join(format!("{log_name}.log")))?;
+        let child = self
+            .tolk(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .context("spawning tolk")?;
+        let pid = child.id().context("child has no pid")?;
+        self.children.push(child);
+        Ok(pid)
+    }
+
+    /// Starts an API process and waits until /healthz answers.
+    pub async fn start_api(&mut self) -> Result<Api> {
+        let port = free_port();
+        let listen = format!("127.0.0.1:{port}");
+        self.spawn(&["api", "--listen", &listen, "--no-migrate"], &format!("api-{port}"))?;
+        let api = Api::new(format!("http://{listen}"));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = api.http.get(api.url("/healthz")).send().await
+                && r.status().is_success()
+            {
+                return Ok(api);
+            }
+            if Instant::now() > deadline {
+                bail!("API did not come up; see {}", self.dir.display());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Starts a worker process; returns its pid.
+    pub fn start_worker(&mut self, tag: &str) -> Result<u32> {
+        self.spawn(&["worker", "--concurrency", "2"], &format!("worker-{tag}"))
+    }
+
+    /// The log of a process started with `spawn`.
+    pub fn log(&self, log_name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(format!("{log_name}.log"))).unwrap_or_default()
+    }
+
+    /// A connection pool on this world's database.
+    pub async fn db(&self) -> Result<sqlx::PgPool> {
+        Ok(sqlx::PgPool::connect(&self.database_url).await?)
+    }
+
+    /// Path of a file in the world's folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.start_kill();
+        }
+    }
+}
+
+/// An HTTP client for one API process.
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+/// Status of a document as the API reports it.
+#[derive(Debug, Clone)]
+pub struct DocStatus {
+    pub status: String,
+    pub body: Value,
+}
+
+impl Api {
+    pub fn new(base: String) -> Self {
+        Self {
+            base,
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .expect("http client"),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Uploads a document; returns (status code, body).
+    pub async fn upload(
+        &self,
+        key: &str,
+        filename: &str,
+        data: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> Result<(u16, Value)> {
+        let mut form = multipart::Form::new().part(
+            "file",
+            multipart::Part::bytes(data).file_name(filename.to_owned()),
+        );
+        for (k, v) in fields {
+            form = form.text(k.to_string(), v.to_string());
+        }
+        let res = self
+            .http
+            .post(self.url("/v2/document"))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .multipart(form)
+            .send()
+            .await?;
+        let code = res.status().as_u16();
+        let body: Value = res.json().await.unwrap_or(Value::Null);
+        Ok((code, body))
+    }
+
+    /// Uploads and returns (document_id, document_key), failing on a non-200.
+    pub async fn upload_ok(
+        &self,
+        key: &str,
+        filename: &str,
+        data: Vec<u8>,
+        fields: &[(&str, &str)],
+    ) -> Result<(String, String)> {
+        let (code, body) = self.upload(key, filename, data, fields).await?;
+        if code != 200 {
+            bail!("upload answered {code}: {body}");
+        }
+        Ok((
+            body["document_id"].as_str().context("document_id")?.to_owned(),
+            body["document_key"].as_str().context("document_key")?.to_owned(),
+        ))
+    }
+
+    pub async fn status(&self, key: &str, id: &str, doc_key: &str) -> Result<(u16, Value)> {
+        let res = self
+            .http
+            .post(self.url(&format!("/v2/document/{id}")))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .json(&serde_json::json!({ "document_key": doc_key }))
+            .send()
+            .await?;
+        let code = res.status().as_u16();
+        Ok((code, res.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// Polls until done or error (or the deadline).
+    pub async fn wait(&self, key: &str, id: &str, doc_key: &str, timeout: Duration) -> Result<DocStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let (code, body) = self.status(key, id, doc_key).await?;
+            if code != 200 {
+                bail!("status answered {code}: {body}");
+            }
+            let status = body["status"].as_str().unwrap_or_default().to_owned();
+            if status == "done" || status == "error" {
+                return Ok(DocStatus { status, body });
+            }
+            if Instant::now() > deadline {
+                bail!("document {id} still {status} after {timeout:?}: {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Downloads the result: (status, headers, bytes).
+    pub async fn download(
+        &self,
+        key: &str,
+        id: &str,
+        doc_key: &str,
+    ) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>)> {
+        let res = self
+            .http
+            .post(self.url(&format!("/v2/document/{id}/result")))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .form(&[("document_key", doc_key)])
+            .send()
+            .await?;
+        let code = res.status().as_u16();
+        let headers = res.headers().clone();
+        Ok((code, headers, res.bytes().await?.to_vec()))
+    }
+}
+
+/// Runs a Python snippet with `args`, returning its stdout (python3-docx is used to
+/// build and check real Word files).
+pub async fn python(script: &str, args: &[&Path]) -> Result<String> {
+    let python = std::env::var("TOLK_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .await
+        .context("python3 must be installed (scripts/setup.sh installs it with python3-docx)")?;
+    if !out.status.success() {
+        bail!("python failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8(out.stdout)?)
+}
