@@ -366,7 +366,7 @@ mod tests {
         assert!(b.has_text());
         let s = b.finish();
         assert_eq!(s, r#"a&lt;b &amp; c&gt;<g id="1">d</g><x id="2"/>"#);
-        assert_eq!(plain_text(&s), "a<b & cd");
+        assert_eq!(plain_text(&s), "a<b & c>d");
     }
 
     #[test]

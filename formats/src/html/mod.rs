@@ -521,21 +521,19 @@ fn add_text(builder: &mut SegmentBuilder, tags: &mut Vec<Tag>, src: &str, range:
     let raw = &src[range.clone()];
     let mut text = String::with_capacity(raw.len());
     let mut last_space = false;
-    let mut push = |text: &mut String, c: char| {
-        if is_ascii_space(c) {
-            if !last_space {
-                text.push(' ');
-            }
-            last_space = true;
-        } else {
+    let push = |text: &mut String, last_space: &mut bool, c: char| {
+        let space = is_ascii_space(c);
+        if !space {
             text.push(c);
-            last_space = false;
+        } else if !*last_space {
+            text.push(' ');
         }
+        *last_space = space;
     };
     let mut pos = 0;
     while let Some(c) = raw[pos..].chars().next() {
         if c != '&' {
-            push(&mut text, c);
+            push(&mut text, &mut last_space, c);
             pos += c.len_utf8();
             continue;
         }
@@ -552,12 +550,13 @@ fn add_text(builder: &mut SegmentBuilder, tags: &mut Vec<Tag>, src: &str, range:
         });
         match entity {
             Some((Some(ch), len)) => {
-                push(&mut text, ch);
+                push(&mut text, &mut last_space, ch);
                 pos += len;
             }
             Some((None, len)) => {
                 builder.text(&std::mem::take(&mut text));
                 builder.placeholder();
+                last_space = false;
                 let start = range.start + pos;
                 tags.push(Tag::Placeholder {
                     nodes: vec![Node::Raw(start..start + len)],
@@ -566,7 +565,7 @@ fn add_text(builder: &mut SegmentBuilder, tags: &mut Vec<Tag>, src: &str, range:
                 pos += len;
             }
             None => {
-                push(&mut text, '&');
+                push(&mut text, &mut last_space, '&');
                 pos += 1;
             }
         }
