@@ -221,7 +221,11 @@ fn parse_tag(s: &str) -> Option<(Tag, usize)> {
         if bytes.get(i) != Some(&b'>') {
             return None;
         }
-        let tag = if name == b'g' { Tag::Close } else { Tag::Ignored };
+        let tag = if name == b'g' {
+            Tag::Close
+        } else {
+            Tag::Ignored
+        };
         return Some((tag, i + 1));
     }
     if !bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
@@ -344,15 +348,27 @@ mod tests {
                 Piece::Close(1),
             ]
         );
-        assert_eq!(parse("<g id=\"\">z"), vec![Piece::Text("<g id=\"\">z".into())]);
-        assert_eq!(parse("&bogus; &#0; &#xZZ;"), vec![Piece::Text("&bogus; &#0; &#xZZ;".into())]);
-        assert_eq!(parse("<b>bold</b>"), vec![Piece::Text("<b>bold</b>".into())]);
+        assert_eq!(
+            parse("<g id=\"\">z"),
+            vec![Piece::Text("<g id=\"\">z".into())]
+        );
+        assert_eq!(
+            parse("&bogus; &#0; &#xZZ;"),
+            vec![Piece::Text("&bogus; &#0; &#xZZ;".into())]
+        );
+        assert_eq!(
+            parse("<b>bold</b>"),
+            vec![Piece::Text("<b>bold</b>".into())]
+        );
         assert!(parse("").is_empty());
     }
 
     #[test]
     fn plain_text_strips_tags() {
-        assert_eq!(plain_text(r#"<g id="1">Tom &amp; Jerry</g><x id="2"/>!"#), "Tom & Jerry!");
+        assert_eq!(
+            plain_text(r#"<g id="1">Tom &amp; Jerry</g><x id="2"/>!"#),
+            "Tom & Jerry!"
+        );
     }
 
     #[test]

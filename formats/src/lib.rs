@@ -23,6 +23,8 @@
 //! assert_eq!(out, b"Hallo\n\nWelt\n");
 //! ```
 
+#![warn(missing_docs)]
+
 mod docx;
 mod error;
 mod html;
@@ -76,9 +78,7 @@ impl DocumentFormat {
         match self {
             Self::Txt => "text/plain; charset=utf-8",
             Self::Html => "text/html; charset=utf-8",
-            Self::Docx => {
-                "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
-            }
+            Self::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         }
     }
 }
@@ -173,21 +173,59 @@ mod tests {
 
     #[test]
     fn formats_by_extension_and_name() {
-        assert_eq!(DocumentFormat::from_extension("DOCX"), Some(DocumentFormat::Docx));
-        assert_eq!(DocumentFormat::from_extension("htm"), Some(DocumentFormat::Html));
-        assert_eq!(DocumentFormat::from_extension("Html"), Some(DocumentFormat::Html));
-        assert_eq!(DocumentFormat::from_extension("txt"), Some(DocumentFormat::Txt));
-        assert_eq!(DocumentFormat::from_extension(".txt"), Some(DocumentFormat::Txt));
+        assert_eq!(
+            DocumentFormat::from_extension("DOCX"),
+            Some(DocumentFormat::Docx)
+        );
+        assert_eq!(
+            DocumentFormat::from_extension("htm"),
+            Some(DocumentFormat::Html)
+        );
+        assert_eq!(
+            DocumentFormat::from_extension("Html"),
+            Some(DocumentFormat::Html)
+        );
+        assert_eq!(
+            DocumentFormat::from_extension("txt"),
+            Some(DocumentFormat::Txt)
+        );
+        assert_eq!(
+            DocumentFormat::from_extension(".txt"),
+            Some(DocumentFormat::Txt)
+        );
         assert_eq!(DocumentFormat::from_extension(""), None);
         assert_eq!(DocumentFormat::from_extension("pdf"), None);
-        assert_eq!(DocumentFormat::from_filename("a.b.Report.DocX"), Some(DocumentFormat::Docx));
-        assert_eq!(DocumentFormat::from_filename("index.htm"), Some(DocumentFormat::Html));
+        assert_eq!(
+            DocumentFormat::from_filename("a.b.Report.DocX"),
+            Some(DocumentFormat::Docx)
+        );
+        assert_eq!(
+            DocumentFormat::from_filename("index.htm"),
+            Some(DocumentFormat::Html)
+        );
         assert_eq!(DocumentFormat::from_filename("README"), None);
-        for format in [DocumentFormat::Txt, DocumentFormat::Html, DocumentFormat::Docx] {
-            assert_eq!(DocumentFormat::from_extension(format.extension()), Some(format));
+        for format in [
+            DocumentFormat::Txt,
+            DocumentFormat::Html,
+            DocumentFormat::Docx,
+        ] {
+            assert_eq!(
+                DocumentFormat::from_extension(format.extension()),
+                Some(format)
+            );
             assert!(!format.content_type().is_empty());
         }
-        assert_eq!(DocumentFormat::Html.content_type(), "text/html; charset=utf-8");
+        assert_eq!(
+            DocumentFormat::Html.content_type(),
+            "text/html; charset=utf-8"
+        );
+    }
+
+    #[test]
+    fn extracted_can_move_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Extracted>();
+        assert_send_sync::<FormatError>();
     }
 
     #[test]
@@ -195,7 +233,13 @@ mod tests {
         let doc = extract(DocumentFormat::Txt, b"one\ntwo\n").unwrap();
         assert_eq!(doc.format(), DocumentFormat::Txt);
         let err = doc.merge(&["eins".into()]).unwrap_err();
-        assert_eq!(err, FormatError::Mismatch { expected: 2, got: 1 });
+        assert_eq!(
+            err,
+            FormatError::Mismatch {
+                expected: 2,
+                got: 1
+            }
+        );
         assert!(err.to_string().contains("expected 2"));
     }
 }

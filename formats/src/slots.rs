@@ -18,6 +18,11 @@ impl Slots {
         self.filled.len() - 1
     }
 
+    /// How many slots were reserved so far.
+    pub(crate) fn reserved(&self) -> usize {
+        self.filled.len()
+    }
+
     /// Sets the segment of a reserved slot.
     pub(crate) fn fill(&mut self, slot: usize, segment: String) {
         if let Some(entry) = self.filled.get_mut(slot) {
@@ -56,7 +61,11 @@ pub(crate) struct Texts<'a> {
 
 impl<'a> Texts<'a> {
     pub(crate) fn new(map: &'a SlotMap, source: &'a [String], translated: &'a [String]) -> Self {
-        Texts { map, source, translated }
+        Texts {
+            map,
+            source,
+            translated,
+        }
     }
 
     /// `(source, translation)` of a slot; empty strings for an unknown slot.

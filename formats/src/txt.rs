@@ -63,7 +63,9 @@ impl Skeleton {
             match part {
                 Part::Raw(range) => out.push_str(self.source.get(range.clone()).unwrap_or("")),
                 Part::Segment(index) => {
-                    let text = translated.get(*index).map_or(String::new(), |t| inline::plain_text(t));
+                    let text = translated
+                        .get(*index)
+                        .map_or(String::new(), |t| inline::plain_text(t));
                     out.push_str(&text);
                 }
             }
@@ -97,9 +99,15 @@ mod tests {
         let input = "  Hello\r\n\r\n\tWorld & co\n";
         let doc = extract(DocumentFormat::Txt, input.as_bytes()).unwrap();
         let out = doc
-            .merge(&["Hallo".into(), r#"<g id="1">Welt</g> &amp; Co<x id="2"/>"#.into()])
+            .merge(&[
+                "Hallo".into(),
+                r#"<g id="1">Welt</g> &amp; Co<x id="2"/>"#.into(),
+            ])
             .unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "  Hallo\r\n\r\n\tWelt & Co\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "  Hallo\r\n\r\n\tWelt & Co\n"
+        );
     }
 
     #[test]

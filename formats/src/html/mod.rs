@@ -139,14 +139,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     extractor.run();
     let nodes = extractor.out.0;
     let (segments, map) = extractor.slots.finish();
-    Ok((
-        segments,
-        Skeleton {
-            source,
-            nodes,
-            map,
-        },
-    ))
+    Ok((segments, Skeleton { source, nodes, map }))
 }
 
 /// For each start tag token, the index of its end tag (same-name nesting).
@@ -345,9 +338,7 @@ impl Extractor<'_> {
             while hi > lo && edge(hi - 1) {
                 hi -= 1;
             }
-            if lo + 1 < hi
-                && matches!(items[lo], Item::Open { .. })
-                && partner[lo] == Some(hi - 1)
+            if lo + 1 < hi && matches!(items[lo], Item::Open { .. }) && partner[lo] == Some(hi - 1)
             {
                 lo += 1;
                 hi -= 1;
@@ -494,10 +485,13 @@ fn translatable_attr(src: &str, tag: &StartTag, name: &str) -> bool {
         "label" => matches!(tag.name.as_str(), "option" | "optgroup" | "track"),
         "value" => {
             tag.name == "input"
-                && value("type").is_some_and(|t| matches!(t.as_str(), "button" | "submit" | "reset"))
+                && value("type")
+                    .is_some_and(|t| matches!(t.as_str(), "button" | "submit" | "reset"))
         }
         "content" if tag.name == "meta" => {
-            let key = value("name").or_else(|| value("property")).unwrap_or_default();
+            let key = value("name")
+                .or_else(|| value("property"))
+                .unwrap_or_default();
             matches!(
                 key.as_str(),
                 "description"
@@ -538,16 +532,20 @@ fn add_text(builder: &mut SegmentBuilder, tags: &mut Vec<Tag>, src: &str, range:
             continue;
         }
         let rest = &raw[pos..];
-        let entity = rest.bytes().take(40).position(|b| b == b';').and_then(|end| {
-            let name = &rest[1..end];
-            let valid_name =
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'#');
-            let known = match name.strip_prefix('#') {
-                Some(_) => inline::decode_char_ref(name),
-                None => entities::lookup(name),
-            };
-            valid_name.then_some((known, end + 1))
-        });
+        let entity = rest
+            .bytes()
+            .take(40)
+            .position(|b| b == b';')
+            .and_then(|end| {
+                let name = &rest[1..end];
+                let valid_name = !name.is_empty()
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'#');
+                let known = match name.strip_prefix('#') {
+                    Some(_) => inline::decode_char_ref(name),
+                    None => entities::lookup(name),
+                };
+                valid_name.then_some((known, end + 1))
+            });
         match entity {
             Some((Some(ch), len)) => {
                 push(&mut text, &mut last_space, ch);

@@ -84,7 +84,10 @@ fn translation_changes_text_and_keeps_markup() {
     assert!(out.contains(
         r#"<p>SEE <a href="x.html" title="LINK TITLE">THIS LINK</a> AND <img src="a.png" alt="A CAT"> HERE.<br>NEXT LINE</p>"#
     ));
-    assert!(out.contains("<p>USE <code>ls -l</code> NOW&nbsp;© 2024 &weird; X</p>"), "{out}");
+    assert!(
+        out.contains("<p>USE <code>ls -l</code> NOW&nbsp;© 2024 &weird; X</p>"),
+        "{out}"
+    );
     assert!(out.contains("<p><strong>ALL BOLD</strong></p>"));
     assert!(out.contains(r#"<input type="submit" value="SEND">"#));
     assert!(out.contains(r#"placeholder="YOUR &quot;NAME&quot;""#));
@@ -103,8 +106,14 @@ fn translation_changes_text_and_keeps_markup() {
 #[test]
 fn reordered_tags_move_their_markup() {
     let doc = doc(r#"<p>The <b>red</b> <i>car</i>.</p>"#);
-    assert_eq!(doc.segments(), [r#"The <g id="1">red</g> <g id="2">car</g>."#]);
-    let out = merged(&doc, &[r#"La <g id="2">voiture</g> <g id="1">rouge</g>."#.into()]);
+    assert_eq!(
+        doc.segments(),
+        [r#"The <g id="1">red</g> <g id="2">car</g>."#]
+    );
+    let out = merged(
+        &doc,
+        &[r#"La <g id="2">voiture</g> <g id="1">rouge</g>."#.into()],
+    );
     assert_eq!(out, "<p>La <i>voiture</i> <b>rouge</b>.</p>");
 }
 
@@ -117,10 +126,19 @@ fn robust_to_broken_translations() {
     );
     // Tags dropped: the image is kept (appended), the break and the link are lost.
     let out = merged(&doc, &["Ein Link, ein und ein Umbruch".into()]);
-    assert_eq!(out, r#"<p>Ein Link, ein und ein Umbruch<img src="i.png"></p>"#);
+    assert_eq!(
+        out,
+        r#"<p>Ein Link, ein und ein Umbruch<img src="i.png"></p>"#
+    );
     // Malformed markup and raw special characters are text; unknown ids ignored.
-    let out = merged(&doc, &[r#"x < y & <g id="9">z</g> <g id="1">w<x id="2"/><x id="2"/>"#.into()]);
-    assert_eq!(out, r#"<p>x &lt; y &amp; z <a href="u">w<img src="i.png"></a></p>"#);
+    let out = merged(
+        &doc,
+        &[r#"x < y & <g id="9">z</g> <g id="1">w<x id="2"/><x id="2"/>"#.into()],
+    );
+    assert_eq!(
+        out,
+        r#"<p>x &lt; y &amp; z <a href="u">w<img src="i.png"></a></p>"#
+    );
 }
 
 #[test]
@@ -128,13 +146,19 @@ fn entities_and_whitespace() {
     let doc = doc("<p>\n   Fish &amp; chips\n   &lt;cheap&gt; &#8364;5 &#x263A;\n</p>");
     assert_eq!(doc.segments(), ["Fish &amp; chips &lt;cheap&gt; €5 ☺"]);
     let out = merged(&doc, &["Poisson &amp; frites &lt;pas cher&gt; 5 €".into()]);
-    assert_eq!(out, "<p>\n   Poisson &amp; frites &lt;pas cher&gt; 5 €\n</p>");
+    assert_eq!(
+        out,
+        "<p>\n   Poisson &amp; frites &lt;pas cher&gt; 5 €\n</p>"
+    );
 }
 
 #[test]
 fn nested_blocks_split_segments() {
     let doc = doc("<div>Intro <p>Para <em>one</em></p> outro</div><span>loose</span>");
-    assert_eq!(doc.segments(), ["Intro", "Para <g id=\"1\">one</g>", "outro", "loose"]);
+    assert_eq!(
+        doc.segments(),
+        ["Intro", "Para <g id=\"1\">one</g>", "outro", "loose"]
+    );
 }
 
 #[test]

@@ -174,7 +174,13 @@ fn markup_at(src: &str, lt: usize) -> Option<(Token, usize)> {
         let name_end = scan(bytes, lt + 2, |b| !is_space(b) && b != b'/' && b != b'>');
         let end = until(name_end, b">");
         let name = src[lt + 2..name_end].to_ascii_lowercase();
-        return Some((Token::End { name, range: lt..end }, end));
+        return Some((
+            Token::End {
+                name,
+                range: lt..end,
+            },
+            end,
+        ));
     }
     if !rest.get(1).is_some_and(u8::is_ascii_alphabetic) {
         return None;

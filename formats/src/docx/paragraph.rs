@@ -1,0 +1,762 @@
+//! Turns a WordprocessingML part into a skeleton with one segment per
+//! paragraph (`w:p`).
+//!
+//! A paragraph's content is first read into *atoms*:
+//!
+//! * text of a run (`w:t`), with the run's properties (`w:rPr`);
+//! * placeholders: anything that is not text — a run's `w:tab`, `w:br`,
+//!   `w:drawing`, `w:footnoteReference`…, bookmarks, comment ranges, math,
+//!   deleted text, field codes. A run's child is kept inside a copy of its
+//!   run, so a placeholder is self-contained markup;
+//! * containers holding atoms: `w:hyperlink`, `w:ins`, `w:moveTo`,
+//!   `w:smartTag`, `w:customXml`, `w:fldSimple`, `w:sdt`, `w:dir`, `w:bdo`
+//!   and complex fields (`fldChar begin … separate` + result + `end`, when
+//!   they stay inside the paragraph).
+//!
+//! Then the segment is built: text in the paragraph's most used run style is
+//! bare; runs of another style become `<g>` spans (consecutive runs with the
+//! same properties are merged; `w:lang` and `w:noProof` are ignored when
+//! comparing); containers become `<g>` spans; placeholders become `<x/>`.
+//! Placeholders and wrapping containers at either end of the paragraph stay
+//! in the skeleton, so most paragraphs have few or no tags. Spell-check marks
+//! (`w:proofErr`) and `w:lastRenderedPageBreak` are dropped from translated
+//! paragraphs. Paragraphs nested in placeholders (text boxes) are segments
+//! of their own.
+
+use std::collections::HashMap;
+
+use super::skeleton::{Node, NodeList, Para, RunStyle, Tag};
+use super::xml::{Elem, TextKind, XNode, is_blank};
+use crate::inline::SegmentBuilder;
+use crate::slots::Slots;
+
+/// Elements whose content is part of the paragraph's text flow.
+const CONTAINERS: &[&str] = &[
+    "w:hyperlink",
+    "w:ins",
+    "w:moveTo",
+    "w:smartTag",
+    "w:customXml",
+    "w:fldSimple",
+    "w:sdt",
+    "w:sdtContent",
+    "w:dir",
+    "w:bdo",
+];
+
+/// Run children that may be dropped if a translation loses them.
+const DROPPABLE: &[&str] = &["w:tab", "w:cr", "w:noBreakHyphen", "w:softHyphen"];
+
+/// Run properties ignored when deciding whether two runs look the same.
+const IGNORED_PROPS: &[&str] = &["w:lang", "w:noProof"];
+
+/// Extraction state for one part.
+pub(crate) struct PartExtractor<'s, 'x> {
+    src: &'s str,
+    slots: &'x mut Slots,
+    /// Canonical run properties → style key (0 = no properties).
+    keys: HashMap<String, usize>,
+}
+
+#[derive(Clone, Copy)]
+struct Run<'t> {
+    elem: &'t Elem<'t>,
+    rpr: Option<&'t Elem<'t>>,
+}
+
+impl Run<'_> {
+    fn style(&self) -> RunStyle {
+        RunStyle {
+            start: self.elem.start.clone(),
+            rpr: self.rpr.map(Elem::span),
+        }
+    }
+}
+
+/// Markup making up a placeholder or a container's open/close markup.
+enum Part<'t> {
+    /// A whole element (copied, nested paragraphs translated).
+    Elem(&'t Elem<'t>),
+    /// A run child, wrapped in a copy of its run.
+    InRun(Run<'t>, &'t Elem<'t>),
+    /// Text written as a run (whitespace inside a container without text).
+    TextRun(Run<'t>, String),
+    /// An element's start tag.
+    Start(&'t Elem<'t>),
+    /// An element's end tag.
+    End(&'t Elem<'t>),
+    /// Other source text.
+    Raw(std::ops::Range<usize>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FieldChar {
+    Begin,
+    Separate,
+    End,
+}
+
+enum Atom<'t> {
+    Text {
+        run: Run<'t>,
+        key: usize,
+        text: String,
+    },
+    Placeholder {
+        parts: Vec<Part<'t>>,
+        keep: bool,
+    },
+    Field {
+        kind: FieldChar,
+        part: Part<'t>,
+    },
+    Container {
+        open: Vec<Part<'t>>,
+        close: Vec<Part<'t>>,
+        children: Vec<Atom<'t>>,
+    },
+}
+
+impl Atom<'_> {
+    fn is_placeholder(&self) -> bool {
+        matches!(self, Atom::Placeholder { .. })
+    }
+}
+
+impl<'s, 'x> PartExtractor<'s, 'x> {
+    pub(crate) fn new(src: &'s str, slots: &'x mut Slots) -> Self {
+        PartExtractor {
+            src,
+            slots,
+            keys: HashMap::new(),
+        }
+    }
+
+    /// Copies nodes to `out`, turning translatable paragraphs into units.
+    pub(crate) fn copy_nodes<'t>(&mut self, nodes: &'t [XNode<'t>], out: &mut NodeList) {
+        for node in nodes {
+            match node {
+                XNode::Text(range, _) => out.raw(range.clone()),
+                XNode::Elem(elem) => self.copy_elem(elem, out),
+            }
+        }
+    }
+
+    fn copy_elem<'t>(&mut self, elem: &'t Elem<'t>, out: &mut NodeList) {
+        if elem.name == "w:p" && elem.end.is_some() {
+            self.paragraph(elem, out);
+            return;
+        }
+        out.raw(elem.start.clone());
+        self.copy_nodes(&elem.children, out);
+        if let Some(end) = &elem.end {
+            out.raw(end.clone());
+        }
+    }
+
+    fn paragraph<'t>(&mut self, p: &'t Elem<'t>, out: &mut NodeList) {
+        let ppr = p.elems().next().filter(|e| e.name == "w:pPr");
+        let mut atoms = Vec::new();
+        self.collect(&p.children, &mut atoms);
+        self.drop_go_back(&mut atoms);
+        let atoms = normalize(resolve_fields(atoms));
+        if !has_text(&atoms) {
+            out.raw(p.start.clone());
+            self.copy_nodes(&p.children, out);
+            if let Some(end) = &p.end {
+                out.raw(end.clone());
+            }
+            return;
+        }
+        let slot = self.slots.reserve();
+        let nested_before = self.slots.reserved();
+
+        // Leading and trailing markup, and containers wrapping everything,
+        // stay in the skeleton.
+        let (mut lead, mut atoms, mut trail) = trim(atoms);
+        while let [Atom::Container { .. }] = atoms.as_slice() {
+            let Some(Atom::Container {
+                open,
+                close,
+                children,
+            }) = atoms.pop()
+            else {
+                break;
+            };
+            lead.extend(open);
+            let (inner_lead, inner, inner_trail) = trim(children);
+            lead.extend(inner_lead);
+            trail.splice(0..0, inner_trail.into_iter().chain(close));
+            atoms = inner;
+        }
+
+        let mut prefix = NodeList::default();
+        prefix.raw(p.start.clone());
+        if let Some(ppr) = ppr {
+            prefix.raw(ppr.span());
+        }
+        self.render_parts(&lead, &mut prefix);
+
+        let base = base_run(&atoms).map(|(key, run)| (key, run.style()));
+        let (base_key, base_style) = base.unwrap_or((
+            usize::MAX,
+            RunStyle {
+                start: 0..0,
+                rpr: None,
+            },
+        ));
+        let mut builder = SegmentBuilder::new();
+        let mut tags = Vec::new();
+        self.emit_level(&atoms, base_key, &mut builder, &mut tags);
+
+        let mut suffix = NodeList::default();
+        self.render_parts(&trail, &mut suffix);
+        if let Some(end) = &p.end {
+            suffix.raw(end.clone());
+        }
+        let original = (self.slots.reserved() == nested_before).then(|| p.span());
+        self.slots.fill(slot, builder.finish());
+        out.0.push(Node::Para(Box::new(Para {
+            slot,
+            prefix: prefix.0,
+            suffix: suffix.0,
+            base: base_style,
+            tags,
+            original,
+        })));
+    }
+
+    /// Drops Word's hidden `_GoBack` bookmark (the last edit position) when
+    /// it starts and ends in this paragraph: it would only add tags.
+    fn drop_go_back(&self, atoms: &mut Vec<Atom<'_>>) {
+        let elem_of = |atom: &Atom<'_>, name: &str| match atom {
+            Atom::Placeholder { parts, .. } => match parts.as_slice() {
+                [Part::Elem(e)] if e.name == name => Some(e.attr(self.src, "w:id")),
+                _ => None,
+            },
+            _ => None,
+        };
+        let start = atoms.iter().position(|atom| match atom {
+            Atom::Placeholder { parts, .. } => matches!(
+                parts.as_slice(),
+                [Part::Elem(e)] if e.name == "w:bookmarkStart"
+                    && e.attr(self.src, "w:name").as_deref() == Some("_GoBack")
+            ),
+            _ => false,
+        });
+        let Some(start) = start else { return };
+        let id = elem_of(&atoms[start], "w:bookmarkStart").flatten();
+        let end = atoms
+            .iter()
+            .position(|atom| id.is_some() && elem_of(atom, "w:bookmarkEnd") == Some(id.clone()));
+        if let Some(end) = end {
+            atoms.remove(start.max(end));
+            atoms.remove(start.min(end));
+        }
+    }
+
+    /// Reads the atoms of a paragraph or container's children.
+    fn collect<'t>(&mut self, nodes: &'t [XNode<'t>], out: &mut Vec<Atom<'t>>) {
+        for node in nodes {
+            match node {
+                XNode::Text(range, kind) => {
+                    if !is_blank(self.src, range, *kind) {
+                        out.push(Atom::Placeholder {
+                            parts: vec![Part::Raw(range.clone())],
+                            keep: true,
+                        });
+                    }
+                }
+                XNode::Elem(elem) => match elem.name {
+                    "w:pPr" | "w:proofErr" => {}
+                    "w:r" => self.collect_run(elem, out),
+                    name if CONTAINERS.contains(&name) && elem.end.is_some() => {
+                        let mut children = Vec::new();
+                        self.collect(&elem.children, &mut children);
+                        out.push(Atom::Container {
+                            open: vec![Part::Start(elem)],
+                            close: vec![Part::End(elem)],
+                            children,
+                        });
+                    }
+                    _ => out.push(Atom::Placeholder {
+                        parts: vec![Part::Elem(elem)],
+                        keep: true,
+                    }),
+                },
+            }
+        }
+    }
+
+    fn collect_run<'t>(&mut self, r: &'t Elem<'t>, out: &mut Vec<Atom<'t>>) {
+        let rpr = r.elems().find(|e| e.name == "w:rPr");
+        let run = Run { elem: r, rpr };
+        let key = self.key(rpr);
+        for child in &r.children {
+            let elem = match child {
+                XNode::Elem(elem) => elem,
+                XNode::Text(range, kind) => {
+                    if !is_blank(self.src, range, *kind) {
+                        out.push(Atom::Placeholder {
+                            parts: vec![Part::Raw(range.clone())],
+                            keep: true,
+                        });
+                    }
+                    continue;
+                }
+            };
+            let atom = match elem.name {
+                "w:rPr" | "w:lastRenderedPageBreak" => continue,
+                "w:t" => {
+                    let text = elem.text(self.src);
+                    if text.is_empty() {
+                        continue;
+                    }
+                    Atom::Text { run, key, text }
+                }
+                "w:fldChar" => {
+                    let kind = match elem.attr(self.src, "w:fldCharType").as_deref() {
+                        Some("begin") => FieldChar::Begin,
+                        Some("separate") => FieldChar::Separate,
+                        _ => FieldChar::End,
+                    };
+                    Atom::Field {
+                        kind,
+                        part: Part::InRun(run, elem),
+                    }
+                }
+                name => {
+                    let droppable = DROPPABLE.contains(&name)
+                        || (name == "w:br"
+                            && !matches!(
+                                elem.attr(self.src, "w:type").as_deref(),
+                                Some("page" | "column")
+                            ));
+                    Atom::Placeholder {
+                        parts: vec![Part::InRun(run, elem)],
+                        keep: !droppable,
+                    }
+                }
+            };
+            out.push(atom);
+        }
+    }
+
+    /// The style key of run properties.
+    fn key(&mut self, rpr: Option<&Elem<'_>>) -> usize {
+        let Some(rpr) = rpr else { return 0 };
+        let mut canonical = String::new();
+        for child in &rpr.children {
+            match child {
+                XNode::Elem(e) if IGNORED_PROPS.contains(&e.name) => {}
+                XNode::Elem(e) => canonical_into(self.src, e, &mut canonical),
+                XNode::Text(range, kind) if !is_blank(self.src, range, *kind) => {
+                    canonical.push_str(self.src.get(range.clone()).unwrap_or(""));
+                }
+                XNode::Text(..) => {}
+            }
+        }
+        if canonical.is_empty() {
+            return 0;
+        }
+        let next = self.keys.len() + 1;
+        *self.keys.entry(canonical).or_insert(next)
+    }
+
+    /// Appends a level's atoms to the segment and its tags.
+    fn emit_level(
+        &mut self,
+        atoms: &[Atom<'_>],
+        base: usize,
+        builder: &mut SegmentBuilder,
+        tags: &mut Vec<Tag>,
+    ) {
+        let mut i = 0;
+        while let Some(atom) = atoms.get(i) {
+            match atom {
+                Atom::Text { key, text, .. } if *key == base => {
+                    builder.text(text);
+                    i += 1;
+                }
+                Atom::Text { run, key, .. } => {
+                    // The span runs to the last text of the same style,
+                    // taking placeholders in between along.
+                    let mut last = i;
+                    for (j, next) in atoms.iter().enumerate().skip(i + 1) {
+                        match next {
+                            Atom::Text { key: k, .. } if k == key => last = j,
+                            Atom::Placeholder { .. } => {}
+                            _ => break,
+                        }
+                    }
+                    builder.open();
+                    tags.push(Tag::Format(run.style()));
+                    for inner in &atoms[i..=last] {
+                        match inner {
+                            Atom::Text { text, .. } => builder.text(text),
+                            other => self.emit_placeholder(other, builder, tags),
+                        }
+                    }
+                    builder.close();
+                    i = last + 1;
+                }
+                Atom::Container {
+                    open,
+                    close,
+                    children,
+                } => {
+                    builder.open();
+                    let index = tags.len();
+                    tags.push(Tag::Placeholder {
+                        nodes: Vec::new(),
+                        keep: false,
+                    });
+                    let mut open_nodes = NodeList::default();
+                    self.render_parts(open, &mut open_nodes);
+                    let inner = base_run(children);
+                    let inner_key = inner.map_or(base, |(key, _)| key);
+                    self.emit_level(children, inner_key, builder, tags);
+                    let mut close_nodes = NodeList::default();
+                    self.render_parts(close, &mut close_nodes);
+                    let base_style = match inner {
+                        Some((_, run)) => run.style(),
+                        None => RunStyle {
+                            start: 0..0,
+                            rpr: None,
+                        },
+                    };
+                    tags[index] = Tag::Container {
+                        open: open_nodes.0,
+                        close: close_nodes.0,
+                        base: base_style,
+                    };
+                    builder.close();
+                    i += 1;
+                }
+                other => {
+                    self.emit_placeholder(other, builder, tags);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    fn emit_placeholder(
+        &mut self,
+        atom: &Atom<'_>,
+        builder: &mut SegmentBuilder,
+        tags: &mut Vec<Tag>,
+    ) {
+        let mut nodes = NodeList::default();
+        let keep = match atom {
+            Atom::Placeholder { parts, keep } => {
+                self.render_parts(parts, &mut nodes);
+                *keep
+            }
+            other => {
+                self.render_atom(other, &mut nodes);
+                true
+            }
+        };
+        builder.placeholder();
+        tags.push(Tag::Placeholder {
+            nodes: nodes.0,
+            keep,
+        });
+    }
+
+    fn render_parts(&mut self, parts: &[Part<'_>], out: &mut NodeList) {
+        for part in parts {
+            match part {
+                Part::Elem(elem) => self.copy_elem(elem, out),
+                Part::InRun(run, child) => {
+                    out.raw(run.elem.start.clone());
+                    if let Some(rpr) = run.rpr {
+                        out.raw(rpr.span());
+                    }
+                    self.copy_elem(child, out);
+                    match &run.elem.end {
+                        Some(end) => out.raw(end.clone()),
+                        None => out.str("</w:r>"),
+                    }
+                }
+                Part::TextRun(run, text) => {
+                    let mut rendered = String::new();
+                    super::skeleton::write_run(&mut rendered, self.src, &run.style(), text);
+                    out.str(&rendered);
+                }
+                Part::Start(elem) => out.raw(elem.start.clone()),
+                Part::End(elem) => {
+                    if let Some(end) = &elem.end {
+                        out.raw(end.clone());
+                    }
+                }
+                Part::Raw(range) => out.raw(range.clone()),
+            }
+        }
+    }
+
+    /// Writes any atom as markup (used for atoms without text).
+    fn render_atom(&mut self, atom: &Atom<'_>, out: &mut NodeList) {
+        match atom {
+            Atom::Text { run, text, .. } => {
+                self.render_parts(&[Part::TextRun(*run, text.clone())], out);
+            }
+            Atom::Placeholder { parts, .. } => self.render_parts(parts, out),
+            Atom::Field { part, .. } => self.render_parts(std::slice::from_ref(part), out),
+            Atom::Container {
+                open,
+                close,
+                children,
+            } => {
+                self.render_parts(open, out);
+                for child in children {
+                    self.render_atom(child, out);
+                }
+                self.render_parts(close, out);
+            }
+        }
+    }
+}
+
+/// Canonical markup of an element: source markup without blank text.
+fn canonical_into(src: &str, elem: &Elem<'_>, out: &mut String) {
+    out.push_str(src.get(elem.start.clone()).unwrap_or(""));
+    for child in &elem.children {
+        match child {
+            XNode::Elem(e) => canonical_into(src, e, out),
+            XNode::Text(range, kind) => {
+                if !is_blank(src, range, *kind) && *kind != TextKind::Other {
+                    out.push_str(src.get(range.clone()).unwrap_or(""));
+                }
+            }
+        }
+    }
+    if let Some(end) = &elem.end {
+        out.push_str(src.get(end.clone()).unwrap_or(""));
+    }
+}
+
+/// Turns complex fields (`fldChar` begin/separate/end) into containers or
+/// placeholders. Field characters without a partner in this level (fields
+/// spanning paragraphs) become placeholders.
+fn resolve_fields(atoms: Vec<Atom<'_>>) -> Vec<Atom<'_>> {
+    let mut items: Vec<Option<Atom<'_>>> = atoms
+        .into_iter()
+        .map(|atom| {
+            Some(match atom {
+                Atom::Container {
+                    open,
+                    close,
+                    children,
+                } => Atom::Container {
+                    open,
+                    close,
+                    children: resolve_fields(children),
+                },
+                other => other,
+            })
+        })
+        .collect();
+    let mut out = Vec::with_capacity(items.len());
+    let mut i = 0;
+    while i < items.len() {
+        if let Some(Atom::Field {
+            kind: FieldChar::Begin,
+            ..
+        }) = &items[i]
+            && let Some((separate, end)) = field_bounds(&items, i)
+        {
+            let code_end = separate.unwrap_or(end);
+            let code_is_markup = items[i..code_end]
+                .iter()
+                .all(|a| matches!(a, Some(Atom::Field { .. } | Atom::Placeholder { .. })));
+            if code_is_markup {
+                let mut take = |range: std::ops::Range<usize>| -> Vec<Atom<'_>> {
+                    items[range].iter_mut().filter_map(Option::take).collect()
+                };
+                match separate {
+                    Some(separate) => {
+                        let open = into_parts(take(i..separate + 1));
+                        let children = take(separate + 1..end);
+                        let close = into_parts(take(end..end + 1));
+                        out.push(Atom::Container {
+                            open,
+                            close,
+                            children: resolve_fields(children),
+                        });
+                    }
+                    None => out.push(Atom::Placeholder {
+                        parts: into_parts(take(i..end + 1)),
+                        keep: true,
+                    }),
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        if let Some(atom) = items[i].take() {
+            out.push(match atom {
+                Atom::Field { part, .. } => Atom::Placeholder {
+                    parts: vec![part],
+                    keep: true,
+                },
+                other => other,
+            });
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The `separate` (if any) and `end` field characters matching the `begin` at `begin`.
+fn field_bounds(items: &[Option<Atom<'_>>], begin: usize) -> Option<(Option<usize>, usize)> {
+    let mut depth = 0usize;
+    let mut separate = None;
+    for (j, item) in items.iter().enumerate().skip(begin + 1) {
+        let Some(Atom::Field { kind, .. }) = item else {
+            continue;
+        };
+        match kind {
+            FieldChar::Begin => depth += 1,
+            FieldChar::Separate if depth == 0 && separate.is_none() => separate = Some(j),
+            FieldChar::Separate => {}
+            FieldChar::End if depth == 0 => return Some((separate, j)),
+            FieldChar::End => depth -= 1,
+        }
+    }
+    None
+}
+
+/// The markup of atoms without text (text atoms are written as runs).
+fn into_parts(atoms: Vec<Atom<'_>>) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    for atom in atoms {
+        match atom {
+            Atom::Text { run, text, .. } => parts.push(Part::TextRun(run, text)),
+            Atom::Placeholder { parts: p, .. } => parts.extend(p),
+            Atom::Field { part, .. } => parts.push(part),
+            Atom::Container {
+                open,
+                close,
+                children,
+            } => {
+                parts.extend(open);
+                parts.extend(into_parts(children));
+                parts.extend(close);
+            }
+        }
+    }
+    parts
+}
+
+fn has_text(atoms: &[Atom<'_>]) -> bool {
+    atoms.iter().any(|atom| match atom {
+        Atom::Text { text, .. } => !text.trim().is_empty(),
+        Atom::Container { children, .. } => has_text(children),
+        _ => false,
+    })
+}
+
+/// Containers without text become placeholders; a container's leading and
+/// trailing placeholders join its open/close markup; a container holding
+/// only another container merges with it; adjacent placeholders merge.
+fn normalize(atoms: Vec<Atom<'_>>) -> Vec<Atom<'_>> {
+    let mut out: Vec<Atom<'_>> = Vec::with_capacity(atoms.len());
+    for atom in atoms {
+        let atom = match atom {
+            Atom::Container {
+                mut open,
+                mut close,
+                children,
+            } => {
+                let children = normalize(children);
+                if has_text(&children) {
+                    let (lead, mut inner, trail) = trim(children);
+                    open.extend(lead);
+                    close.splice(0..0, trail);
+                    if let [Atom::Container { .. }] = inner.as_slice()
+                        && let Some(Atom::Container {
+                            open: o,
+                            close: c,
+                            children: ch,
+                        }) = inner.pop()
+                    {
+                        open.extend(o);
+                        close.splice(0..0, c);
+                        inner = ch;
+                    }
+                    Atom::Container {
+                        open,
+                        close,
+                        children: inner,
+                    }
+                } else {
+                    let mut parts = open;
+                    parts.extend(into_parts(children));
+                    parts.extend(close);
+                    Atom::Placeholder { parts, keep: true }
+                }
+            }
+            Atom::Field { part, .. } => Atom::Placeholder {
+                parts: vec![part],
+                keep: true,
+            },
+            other => other,
+        };
+        if let Atom::Placeholder { parts, keep } = atom {
+            if let Some(Atom::Placeholder {
+                parts: prev,
+                keep: prev_keep,
+            }) = out.last_mut()
+            {
+                prev.extend(parts);
+                *prev_keep |= keep;
+            } else {
+                out.push(Atom::Placeholder { parts, keep });
+            }
+            continue;
+        }
+        out.push(atom);
+    }
+    out
+}
+
+/// Splits leading and trailing placeholders off a level, as markup.
+fn trim(mut atoms: Vec<Atom<'_>>) -> (Vec<Part<'_>>, Vec<Atom<'_>>, Vec<Part<'_>>) {
+    let lead_len = atoms.iter().take_while(|a| a.is_placeholder()).count();
+    let trail_len = atoms[lead_len..]
+        .iter()
+        .rev()
+        .take_while(|a| a.is_placeholder())
+        .count();
+    let trail = atoms.split_off(atoms.len() - trail_len);
+    let rest = atoms.split_off(lead_len);
+    (into_parts(atoms), rest, into_parts(trail))
+}
+
+/// The style used by most characters of a level (direct text first, else
+/// the first text found in containers).
+fn base_run<'t>(atoms: &[Atom<'t>]) -> Option<(usize, Run<'t>)> {
+    let mut counts: Vec<(usize, usize, Run<'t>)> = Vec::new();
+    for atom in atoms {
+        if let Atom::Text { run, key, text } = atom {
+            let chars = text.chars().count();
+            match counts.iter_mut().find(|(k, _, _)| k == key) {
+                Some(entry) => entry.1 += chars,
+                None => counts.push((*key, chars, *run)),
+            }
+        }
+    }
+    let best = counts
+        .iter()
+        .enumerate()
+        .max_by_key(|(index, (_, chars, _))| (*chars, std::cmp::Reverse(*index)))
+        .map(|(_, (key, _, run))| (*key, *run));
+    best.or_else(|| {
+        atoms.iter().find_map(|atom| match atom {
+            Atom::Container { children, .. } => base_run(children),
+            _ => None,
+        })
+    })
+}

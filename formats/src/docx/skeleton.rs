@@ -1,0 +1,216 @@
+//! The skeleton of a WordprocessingML part and how translated paragraphs are
+//! written back into it.
+
+use std::ops::Range;
+
+use crate::inline::{self, Piece};
+use crate::slots::Texts;
+
+/// A piece of a part's output.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    /// Source bytes.
+    Raw(Range<usize>),
+    /// Generated markup.
+    Str(String),
+    /// A translatable paragraph.
+    Para(Box<Para>),
+}
+
+/// A list of nodes that merges adjacent source ranges.
+#[derive(Debug, Default)]
+pub(crate) struct NodeList(pub Vec<Node>);
+
+impl NodeList {
+    pub(crate) fn raw(&mut self, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        if let Some(Node::Raw(last)) = self.0.last_mut()
+            && last.end == range.start
+        {
+            last.end = range.end;
+            return;
+        }
+        self.0.push(Node::Raw(range));
+    }
+
+    pub(crate) fn str(&mut self, text: &str) {
+        if let Some(Node::Str(last)) = self.0.last_mut() {
+            last.push_str(text);
+        } else {
+            self.0.push(Node::Str(text.to_owned()));
+        }
+    }
+}
+
+/// How a run of text is written: the run's start tag and its properties.
+#[derive(Debug, Clone)]
+pub(crate) struct RunStyle {
+    /// `<w:r …>` of the run the style was taken from.
+    pub start: Range<usize>,
+    /// Its `<w:rPr>…</w:rPr>`, if any.
+    pub rpr: Option<Range<usize>>,
+}
+
+/// What an inline tag id of a paragraph's segment stands for.
+#[derive(Debug, Clone)]
+pub(crate) enum Tag {
+    /// A formatting span: text inside is written with this style.
+    Format(RunStyle),
+    /// A wrapper (hyperlink, field, content control, tracked insertion…):
+    /// `open` and `close` are written around the content, whose text takes
+    /// `base` unless a nested span says otherwise.
+    Container {
+        open: Vec<Node>,
+        close: Vec<Node>,
+        base: RunStyle,
+    },
+    /// Opaque markup (tab, break, drawing, bookmark, field code…). `keep`:
+    /// written at the end of the paragraph if the translation lost it.
+    Placeholder { nodes: Vec<Node>, keep: bool },
+}
+
+/// A translatable paragraph.
+#[derive(Debug, Clone)]
+pub(crate) struct Para {
+    pub slot: usize,
+    /// `<w:p>`, `<w:pPr>` and markup before the first text.
+    pub prefix: Vec<Node>,
+    /// Markup after the last text and `</w:p>`.
+    pub suffix: Vec<Node>,
+    /// Style of text outside any span.
+    pub base: RunStyle,
+    /// Tag `id` is `tags[id - 1]`.
+    pub tags: Vec<Tag>,
+    /// The whole source paragraph, written as is when the translation equals
+    /// the source (only when it holds no nested paragraph).
+    pub original: Option<Range<usize>>,
+}
+
+/// Writes nodes of the part `src`.
+pub(crate) fn render(out: &mut String, src: &str, nodes: &[Node], texts: Texts<'_>) {
+    for node in nodes {
+        match node {
+            Node::Raw(range) => out.push_str(src.get(range.clone()).unwrap_or("")),
+            Node::Str(text) => out.push_str(text),
+            Node::Para(para) => render_para(out, src, para, texts),
+        }
+    }
+}
+
+/// One open span while writing a paragraph.
+struct Frame<'p> {
+    style: &'p RunStyle,
+    close: Option<&'p [Node]>,
+}
+
+fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
+    let (source, translation) = texts.get(para.slot);
+    if translation == source
+        && let Some(original) = &para.original
+    {
+        out.push_str(src.get(original.clone()).unwrap_or(""));
+        return;
+    }
+    render(out, src, &para.prefix, texts);
+    let mut used = vec![false; para.tags.len()];
+    let mut frames: Vec<Frame<'_>> = Vec::new();
+    for piece in inline::parse(translation) {
+        let style = frames.last().map_or(&para.base, |f| f.style);
+        match piece {
+            Piece::Text(text) => write_run(out, src, style, &text),
+            Piece::Open(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                let frame = match para.tags.get(index) {
+                    Some(Tag::Format(format)) => Frame {
+                        style: format,
+                        close: None,
+                    },
+                    Some(Tag::Container { open, close, base }) if !used[index] => {
+                        used[index] = true;
+                        render(out, src, open, texts);
+                        Frame {
+                            style: base,
+                            close: Some(close),
+                        }
+                    }
+                    _ => Frame { style, close: None },
+                };
+                frames.push(frame);
+            }
+            Piece::Close(_) => {
+                if let Some(Frame {
+                    close: Some(close), ..
+                }) = frames.pop()
+                {
+                    render(out, src, close, texts);
+                }
+            }
+            Piece::Placeholder(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                if let Some(Tag::Placeholder { nodes, .. }) = para.tags.get(index)
+                    && !used[index]
+                {
+                    used[index] = true;
+                    render(out, src, nodes, texts);
+                }
+            }
+        }
+    }
+    // Markup the translation lost: keep what the document needs.
+    for (tag, used) in para.tags.iter().zip(used) {
+        match tag {
+            _ if used => {}
+            Tag::Placeholder { nodes, keep: true } => render(out, src, nodes, texts),
+            Tag::Container { open, close, .. } => {
+                render(out, src, open, texts);
+                render(out, src, close, texts);
+            }
+            _ => {}
+        }
+    }
+    render(out, src, &para.suffix, texts);
+}
+
+/// Writes text as one run of `style`; tabs and newlines become `w:tab`/`w:br`.
+pub(crate) fn write_run(out: &mut String, src: &str, style: &RunStyle, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let start = src.get(style.start.clone()).filter(|s| !s.is_empty());
+    out.push_str(start.unwrap_or("<w:r>"));
+    if let Some(rpr) = &style.rpr {
+        out.push_str(src.get(rpr.clone()).unwrap_or(""));
+    }
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str("<w:br/>");
+        }
+        for (j, chunk) in line.split('\t').enumerate() {
+            if j > 0 {
+                out.push_str("<w:tab/>");
+            }
+            if !chunk.is_empty() {
+                out.push_str("<w:t xml:space=\"preserve\">");
+                escape_xml(out, chunk);
+                out.push_str("</w:t>");
+            }
+        }
+    }
+    out.push_str("</w:r>");
+}
+
+/// Escapes text for XML character data, dropping control characters (tabs
+/// and newlines were turned into elements before).
+fn escape_xml(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Test helpers: a docx package built by hand, and reading parts back.
+
+use std::io::{Cursor, Read, Write};
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+const NS: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" xmlns:v="urn:schemas-microsoft-com:vml""#;
+
+/// A minimal package: `[Content_Types].xml`, relationships, a document with
+/// `body` inside `<w:body>`, and `header1.xml` holding `header`.
+pub(crate) fn package(body: &str, header: &str) -> Vec<u8> {
+    let content_types = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/header1.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.header+xml"/></Types>"#;
+    let rels = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#;
+    let doc_rels = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId7" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com/" TargetMode="External"/><Relationship Id="rId8" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/header" Target="header1.xml"/></Relationships>"#;
+    let document = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:document {NS}><w:body>{body}<w:sectPr><w:headerReference w:type="default" r:id="rId8"/></w:sectPr></w:body></w:document>"#
+    );
+    let header = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:hdr {NS}>{header}</w:hdr>"#
+    );
+    zip_of(&[
+        ("[Content_Types].xml", content_types),
+        ("_rels/.rels", rels),
+        ("word/_rels/document.xml.rels", doc_rels),
+        ("word/document.xml", &document),
+        ("word/header1.xml", &header),
+    ])
+}
+
+/// A ZIP archive of `(name, content)` entries, deflated.
+pub(crate) fn zip_of(entries: &[(&str, &str)]) -> Vec<u8> {
+    let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
+    let options = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
+    for (name, content) in entries {
+        writer.start_file(*name, options).unwrap();
+        writer.write_all(content.as_bytes()).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+/// The names and uncompressed contents of all entries, in order.
+pub(crate) fn entries(docx: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut archive = ZipArchive::new(Cursor::new(docx)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut file = archive.by_index(i).unwrap();
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).unwrap();
+            (file.name().unwrap().into_owned(), bytes)
+        })
+        .collect()
+}
+
+/// The text of one entry.
+pub(crate) fn part(docx: &[u8], name: &str) -> String {
+    let (_, bytes) = entries(docx)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no entry {name}"));
+    String::from_utf8(bytes).unwrap()
+}
+
+/// The raw (compressed) bytes and CRC of every entry, in order.
+pub(crate) fn raw_entries(docx: &[u8]) -> Vec<(String, u32, Vec<u8>)> {
+    let mut archive = ZipArchive::new(Cursor::new(docx)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut file = archive.by_index_raw(i).unwrap();
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).unwrap();
+            (file.name().unwrap().into_owned(), file.crc32(), bytes)
+        })
+        .collect()
+}

@@ -1,0 +1,490 @@
+use super::testdoc::{entries, package, part, raw_entries, zip_of};
+use super::xml;
+use crate::inline::{self, Piece};
+use crate::{DocumentFormat, Extracted, FormatError, extract};
+
+/// The real Word files of `shared/fixtures/docx` (python-docx test files).
+const FIXTURES: &[(&str, &[u8])] = &[
+    (
+        "comments-rich-para",
+        include_bytes!("../../../../shared/fixtures/docx/comments-rich-para.docx"),
+    ),
+    (
+        "doc-odd-even-hdrs",
+        include_bytes!("../../../../shared/fixtures/docx/doc-odd-even-hdrs.docx"),
+    ),
+    (
+        "having-images",
+        include_bytes!("../../../../shared/fixtures/docx/having-images.docx"),
+    ),
+    (
+        "hdr-header-footer",
+        include_bytes!("../../../../shared/fixtures/docx/hdr-header-footer.docx"),
+    ),
+    (
+        "num-having-numbering-part",
+        include_bytes!("../../../../shared/fixtures/docx/num-having-numbering-part.docx"),
+    ),
+    (
+        "par-hyperlinks",
+        include_bytes!("../../../../shared/fixtures/docx/par-hyperlinks.docx"),
+    ),
+    (
+        "tbl-having-tables",
+        include_bytes!("../../../../shared/fixtures/docx/tbl-having-tables.docx"),
+    ),
+    (
+        "txt-font-props",
+        include_bytes!("../../../../shared/fixtures/docx/txt-font-props.docx"),
+    ),
+];
+
+const TRANSLATED_PARTS: &[&str] = &[
+    "word/document.xml",
+    "word/header1.xml",
+    "word/header2.xml",
+    "word/header3.xml",
+    "word/footer1.xml",
+    "word/footer2.xml",
+    "word/footer3.xml",
+    "word/footnotes.xml",
+    "word/endnotes.xml",
+];
+
+fn docx(bytes: &[u8]) -> Extracted {
+    extract(DocumentFormat::Docx, bytes).unwrap()
+}
+
+/// Maps the text of a segment, keeping its tags.
+fn map_text(segment: &str, f: impl Fn(&str) -> String) -> String {
+    let mut out = String::new();
+    for piece in inline::parse(segment) {
+        match piece {
+            Piece::Text(t) => inline::escape_into(&mut out, &f(&t)),
+            Piece::Open(id) => out.push_str(&format!("<g id=\"{id}\">")),
+            Piece::Close(_) => out.push_str("</g>"),
+            Piece::Placeholder(id) => out.push_str(&format!("<x id=\"{id}\"/>")),
+        }
+    }
+    out
+}
+
+/// The same text and tags, written differently, so merge rebuilds the paragraph.
+fn rebuilt(segment: &str) -> String {
+    format!("{segment}<x id=\"999\"/>")
+}
+
+/// Every translated part of a package is well-formed XML.
+fn assert_well_formed(docx: &[u8]) {
+    for (name, bytes) in entries(docx) {
+        if TRANSLATED_PARTS.contains(&name.as_str()) {
+            let text = String::from_utf8(bytes).unwrap();
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            if let Err(e) = xml::parse(text) {
+                panic!("{name} is not well-formed: {e}\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn fixtures_identity_is_byte_identical() {
+    for (name, bytes) in FIXTURES {
+        let doc = docx(bytes);
+        let out = doc.merge(doc.segments()).unwrap();
+        // Same entries, same order, same content; untouched entries keep
+        // their compressed bytes.
+        assert_eq!(entries(&out), entries(bytes), "{name}");
+        let (before, after) = (raw_entries(bytes), raw_entries(&out));
+        assert_eq!(before.len(), after.len());
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(b.0, a.0, "{name}: entry order");
+            if !TRANSLATED_PARTS.contains(&b.0.as_str()) {
+                assert_eq!(b, a, "{name}: {} must be copied raw", b.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn fixtures_rebuilt_paragraphs_keep_text_and_formatting() {
+    for (name, bytes) in FIXTURES {
+        let doc = docx(bytes);
+        let translated: Vec<String> = doc.segments().iter().map(|s| rebuilt(s)).collect();
+        let out = doc.merge(&translated).unwrap();
+        assert_well_formed(&out);
+        // Re-extracting gives the same segments: same text, same spans.
+        assert_eq!(docx(&out).segments(), doc.segments(), "{name}");
+    }
+}
+
+#[test]
+fn fixtures_translated_text_is_written() {
+    for (name, bytes) in FIXTURES {
+        let doc = docx(bytes);
+        let translated: Vec<String> = doc
+            .segments()
+            .iter()
+            .map(|s| map_text(s, str::to_uppercase))
+            .collect();
+        let out = doc.merge(&translated).unwrap();
+        assert_well_formed(&out);
+        assert_eq!(docx(&out).segments(), translated.as_slice(), "{name}");
+    }
+}
+
+#[test]
+fn fixture_segments() {
+    let segments = |name: &str| {
+        let (_, bytes) = FIXTURES.iter().find(|(n, _)| *n == name).unwrap();
+        docx(bytes).segments().to_vec()
+    };
+    assert_eq!(
+        segments("par-hyperlinks"),
+        [
+            "No hyperlinks",
+            r#"One <g id="1">awesome hyperlink</g>."#,
+            r#"Three hyperlinks: <g id="1">the first one</g> here, the <g id="2">second one</g>, and the <g id="3">third</g>."#,
+        ]
+    );
+    assert_eq!(
+        segments("txt-font-props")[5],
+        r#"Text having some <g id="1">superscript</g> and some <g id="2">subscript</g>."#
+    );
+    // Body first, then headers and footers in archive order.
+    assert_eq!(
+        segments("hdr-header-footer"),
+        [
+            "section with header",
+            "section without header of its own.",
+            "Footer for section 1",
+            "Header for section-1",
+        ]
+    );
+    assert!(segments("having-images").is_empty());
+    assert_eq!(
+        segments("comments-rich-para")[1],
+        "Some text worthy of note."
+    );
+}
+
+#[test]
+fn hyperlink_translation_and_reordering() {
+    let (_, bytes) = FIXTURES
+        .iter()
+        .find(|(n, _)| *n == "par-hyperlinks")
+        .unwrap();
+    let doc = docx(bytes);
+    let translated = vec![
+        "Keine Hyperlinks".to_owned(),
+        r#"Ein <g id="1">toller Hyperlink</g>."#.to_owned(),
+        r#"<g id="3">Dritter</g>, <g id="2">zweiter</g> und <g id="1">erster</g>."#.to_owned(),
+    ];
+    let out = doc.merge(&translated).unwrap();
+    let xml = part(&out, "word/document.xml");
+    assert!(xml.contains(r#"<w:hyperlink r:id="rId4" w:history="1">"#));
+    let link = |id: &str| {
+        let start = xml.find(&format!("r:id=\"{id}\"")).unwrap();
+        let end = start + xml[start..].find("</w:hyperlink>").unwrap();
+        xml[start..end].to_owned()
+    };
+    assert!(link("rId4").contains(">toller Hyperlink</w:t>"));
+    assert!(link("rId4").contains(r#"<w:rStyle w:val="Hyperlink"/>"#));
+    assert!(link("rId7").contains(">Dritter</w:t>"));
+    assert!(link("rId6").contains(">zweiter</w:t>"));
+    assert!(link("rId5").contains(">erster</w:t>"));
+    assert!(xml.find("rId7").unwrap() < xml.find("rId5").unwrap());
+    assert_eq!(
+        docx(&out).segments()[2],
+        r#"<g id="1">Dritter</g>, <g id="2">zweiter</g> und <g id="3">erster</g>."#
+    );
+}
+
+/// A hand-made document: bold run, hyperlink, field, tab, table, text box, header.
+fn sample() -> Vec<u8> {
+    let body = concat!(
+        r#"<w:p><w:pPr><w:pStyle w:val="Title"/></w:pPr><w:r><w:t>Report &amp; summary</w:t></w:r></w:p>"#,
+        r#"<w:p><w:r><w:t xml:space="preserve">Click </w:t></w:r>"#,
+        r#"<w:r><w:rPr><w:b/></w:rPr><w:t>here</w:t></w:r>"#,
+        r#"<w:r><w:t xml:space="preserve"> to visit </w:t></w:r>"#,
+        r#"<w:hyperlink r:id="rId7"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t>our site</w:t></w:r></w:hyperlink>"#,
+        r#"<w:r><w:t>.</w:t></w:r></w:p>"#,
+        r#"<w:p><w:r><w:t>Name:</w:t></w:r><w:r><w:tab/><w:t>Ann</w:t></w:r>"#,
+        r#"<w:r><w:t xml:space="preserve">, updated </w:t></w:r>"#,
+        r#"<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> DATE </w:instrText></w:r>"#,
+        r#"<w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>1/2/2024</w:t></w:r>"#,
+        r#"<w:r><w:fldChar w:fldCharType="end"/></w:r><w:r><w:t>.</w:t></w:r></w:p>"#,
+        r#"<w:tbl><w:tblPr><w:tblW w:w="0" w:type="auto"/></w:tblPr><w:tblGrid><w:gridCol w:w="2000"/><w:gridCol w:w="2000"/></w:tblGrid><w:tr>"#,
+        r#"<w:tc><w:p><w:r><w:rPr><w:i/></w:rPr><w:t>Cell A</w:t></w:r></w:p></w:tc>"#,
+        r#"<w:tc><w:p><w:r><w:t>Cell B</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"#,
+        r#"<w:p><w:r><w:t>Before the box.</w:t></w:r><w:r><w:pict><v:shape><v:textbox><w:txbxContent>"#,
+        r#"<w:p><w:r><w:t>Inside the box</w:t></w:r></w:p></w:txbxContent></v:textbox></v:shape></w:pict></w:r>"#,
+        r#"<w:r><w:t xml:space="preserve"> After the box.</w:t></w:r></w:p>"#,
+        r#"<w:p><w:r><w:rPr><w:b/><w:lang w:val="en-US"/></w:rPr><w:t xml:space="preserve">All </w:t></w:r>"#,
+        r#"<w:r><w:rPr><w:b/><w:lang w:val="en-GB"/></w:rPr><w:t>bold</w:t></w:r></w:p>"#,
+        r#"<w:p><w:r><w:t xml:space="preserve">   </w:t></w:r></w:p><w:p/>"#,
+    );
+    package(body, r#"<w:p><w:r><w:t>Confidential</w:t></w:r></w:p>"#)
+}
+
+#[test]
+fn sample_segments() {
+    let doc = docx(&sample());
+    assert_eq!(
+        doc.segments(),
+        [
+            "Report &amp; summary",
+            r#"Click <g id="1">here</g> to visit <g id="2">our site</g>."#,
+            r#"Name:<x id="1"/>Ann, updated <g id="2">1/2/2024</g>."#,
+            "Cell A",
+            "Cell B",
+            r#"Before the box.<x id="1"/> After the box."#,
+            "Inside the box",
+            "All bold",
+            "Confidential",
+        ]
+    );
+}
+
+#[test]
+fn sample_translation_keeps_formatting() {
+    let original = sample();
+    let doc = docx(&original);
+    let translated: Vec<String> = [
+        "Bericht &amp; Zusammenfassung",
+        r#"Klicken Sie <g id="1">hier</g>, um <g id="2">unsere Seite</g> zu besuchen."#,
+        r#"Name:<x id="1"/>Ann, aktualisiert am <g id="2">2.1.2024</g>."#,
+        "Zelle A",
+        "Zelle B",
+        r#"Vor dem Kasten.<x id="1"/> Nach dem Kasten."#,
+        "Im Kasten",
+        "Alles fett",
+        "Vertraulich",
+    ]
+    .map(String::from)
+    .to_vec();
+    let out = doc.merge(&translated).unwrap();
+    assert_well_formed(&out);
+    let xml = part(&out, "word/document.xml");
+    assert!(
+        xml.contains(r#"<w:r><w:rPr><w:b/></w:rPr><w:t xml:space="preserve">hier</w:t></w:r>"#)
+    );
+    assert!(xml.contains(r#"<w:hyperlink r:id="rId7"><w:r><w:rPr><w:rStyle w:val="Hyperlink"/></w:rPr><w:t xml:space="preserve">unsere Seite</w:t></w:r></w:hyperlink>"#));
+    assert!(xml.contains(r#"<w:instrText xml:space="preserve"> DATE </w:instrText>"#));
+    assert!(xml.contains(r#"<w:tab/></w:r>"#));
+    assert!(xml.contains(r#"<w:pPr><w:pStyle w:val="Title"/></w:pPr>"#));
+    assert!(xml.contains(r#"<w:rPr><w:i/></w:rPr><w:t xml:space="preserve">Zelle A</w:t>"#));
+    assert!(xml.contains(
+        r#"<w:rPr><w:b/><w:lang w:val="en-US"/></w:rPr><w:t xml:space="preserve">Alles fett</w:t>"#
+    ));
+    assert!(xml.contains("<w:tblPr><w:tblW w:w=\"0\" w:type=\"auto\"/></w:tblPr>"));
+    assert!(xml.contains(r#"<w:p><w:r><w:t xml:space="preserve">   </w:t></w:r></w:p><w:p/>"#));
+    let header = part(&out, "word/header1.xml");
+    assert!(header.contains(">Vertraulich</w:t>"));
+    // Re-extraction sees the translation, tags included.
+    assert_eq!(docx(&out).segments(), translated.as_slice());
+    // Everything else is unchanged.
+    for ((name, before), (_, after)) in entries(&original).iter().zip(entries(&out)) {
+        if name != "word/document.xml" && name != "word/header1.xml" {
+            assert_eq!(before, &after, "{name}");
+        }
+    }
+}
+
+#[test]
+fn reordered_spans_keep_their_formatting() {
+    let doc = docx(&sample());
+    let mut translated = doc.segments().to_vec();
+    translated[1] = r#"<g id="2">Unsere Seite</g>: <g id="1">hier</g> klicken."#.to_owned();
+    let out = doc.merge(&translated).unwrap();
+    let xml = part(&out, "word/document.xml");
+    let link = xml.find("Unsere Seite").unwrap();
+    let bold = xml
+        .find(r#"<w:b/></w:rPr><w:t xml:space="preserve">hier"#)
+        .unwrap();
+    assert!(link < bold);
+    assert_eq!(
+        docx(&out).segments()[1],
+        r#"<g id="1">Unsere Seite</g>: <g id="2">hier</g> klicken."#
+    );
+}
+
+#[test]
+fn broken_translations_do_not_break_the_document() {
+    let doc = docx(&sample());
+    let n = doc.segments().len();
+    let attempts: Vec<Vec<String>> = vec![
+        // All tags lost: text in the paragraph's style, the hyperlink and
+        // field kept (empty), the text box kept, the tab dropped.
+        vec!["plain text only".to_owned(); n],
+        // Malformed markup, unknown ids, duplicated placeholders.
+        vec![
+            r#"a < b & c <g id="42">x</g> <x id="1"/><x id="1"/> </g> <g id="2">open"#.to_owned();
+            n
+        ],
+        // Characters XML forbids, tabs and newlines.
+        vec!["bad \u{1} char\tand\nlines".to_owned(); n],
+        vec![String::new(); n],
+    ];
+    for translated in attempts {
+        let out = doc.merge(&translated).unwrap();
+        assert_well_formed(&out);
+        let xml = part(&out, "word/document.xml");
+        assert!(xml.contains("<w:txbxContent>"), "the text box must survive");
+        assert!(xml.contains(r#"<w:hyperlink r:id="rId7">"#));
+        assert!(xml.contains(r#"<w:fldChar w:fldCharType="end"/>"#));
+        docx(&out);
+    }
+    let out = doc
+        .merge(&vec!["bad \u{1} char\tand\nlines".to_owned(); n])
+        .unwrap();
+    let xml = part(&out, "word/document.xml");
+    assert!(xml.contains(
+        r#"<w:t xml:space="preserve">bad  char</w:t><w:tab/><w:t xml:space="preserve">and</w:t><w:br/><w:t xml:space="preserve">lines</w:t>"#
+    ));
+}
+
+#[test]
+fn merge_checks_the_segment_count() {
+    let doc = docx(&sample());
+    let err = doc.merge(&[]).unwrap_err();
+    assert_eq!(
+        err,
+        FormatError::Mismatch {
+            expected: 9,
+            got: 0
+        }
+    );
+}
+
+fn corrupt_message(bytes: &[u8]) -> String {
+    match extract(DocumentFormat::Docx, bytes) {
+        Err(FormatError::Corrupt(message)) => message,
+        other => panic!("expected a Corrupt error, got {other:?}"),
+    }
+}
+
+#[test]
+fn corrupt_inputs_are_reported() {
+    assert_eq!(corrupt_message(b""), "The file is empty");
+    assert_eq!(
+        corrupt_message(b"this is not a zip file at all"),
+        "The file is not a valid DOCX document: it is not a ZIP archive"
+    );
+    let original = sample();
+    assert_eq!(
+        corrupt_message(&original[..original.len() / 2]),
+        "The file is not a valid DOCX document: the ZIP archive is truncated or damaged"
+    );
+    let no_document = zip_of(&[
+        ("[Content_Types].xml", "<Types/>"),
+        ("xl/workbook.xml", "<x/>"),
+    ]);
+    assert_eq!(
+        corrupt_message(&no_document),
+        "The file is a ZIP archive but not a DOCX document (word/document.xml is missing)"
+    );
+    for bad in [
+        "<w:document><w:body><w:p></w:body></w:document>",
+        "<w:document><w:body><w:p><w:r><w:t>cut",
+        "no xml here",
+        "<w:document>a & b</w:document>",
+    ] {
+        let package = zip_of(&[("word/document.xml", bad)]);
+        let message = corrupt_message(&package);
+        assert!(
+            message.starts_with(
+                "The file is not a valid DOCX document: word/document.xml is not well-formed XML"
+            ),
+            "{message}"
+        );
+    }
+    let latin1 = {
+        let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        writer
+            .start_file(
+                "word/document.xml",
+                zip::write::SimpleFileOptions::default(),
+            )
+            .unwrap();
+        std::io::Write::write_all(&mut writer, b"<w:document>caf\xe9</w:document>").unwrap();
+        writer.finish().unwrap().into_inner()
+    };
+    assert!(corrupt_message(&latin1).contains("not valid UTF-8"));
+    let mut ole = vec![0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+    ole.extend([0; 504]);
+    let err = extract(DocumentFormat::Docx, &ole).unwrap_err();
+    assert!(matches!(err, FormatError::Unsupported(_)));
+    assert!(err.to_string().contains("legacy Word (.doc)"));
+}
+
+#[test]
+fn truncated_and_damaged_files_never_panic() {
+    for (_, bytes) in FIXTURES.iter().take(3) {
+        for len in (0..bytes.len()).step_by(bytes.len() / 40 + 1) {
+            assert!(extract(DocumentFormat::Docx, &bytes[..len]).is_err());
+        }
+        for pos in (0..bytes.len()).step_by(bytes.len() / 80 + 1) {
+            let mut damaged = bytes.to_vec();
+            damaged[pos] ^= 0x5A;
+            if let Ok(doc) = extract(DocumentFormat::Docx, &damaged) {
+                let translated: Vec<String> = doc.segments().iter().map(|s| rebuilt(s)).collect();
+                let _ = doc.merge(&translated);
+            }
+        }
+    }
+    let mut noise = Vec::new();
+    let mut state = 0x2545_f491_u32;
+    for _ in 0..4096 {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        noise.push(state as u8);
+    }
+    assert!(extract(DocumentFormat::Docx, &noise).is_err());
+    let mut fake_zip = b"PK\x03\x04".to_vec();
+    fake_zip.extend(&noise);
+    assert!(extract(DocumentFormat::Docx, &fake_zip).is_err());
+}
+
+#[test]
+fn odd_but_valid_markup() {
+    let body = concat!(
+        // Entities, CDATA, several w:t in a run, an empty run, proofErr.
+        r#"<w:p><w:r><w:t>A &lt;b&gt; &#233;</w:t><w:t><![CDATA[ & c]]></w:t></w:r><w:r/>"#,
+        r#"<w:proofErr w:type="spellStart"/><w:r><w:t>d</w:t></w:r><w:proofErr w:type="spellEnd"/></w:p>"#,
+        // A field spanning paragraphs (TOC-like) and a simple field.
+        r#"<w:p><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText>TOC</w:instrText></w:r>"#,
+        r#"<w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>Chapter 1</w:t></w:r></w:p>"#,
+        r#"<w:p><w:r><w:t>Chapter 2</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>"#,
+        r#"<w:p><w:r><w:t xml:space="preserve">Page </w:t></w:r><w:fldSimple w:instr="PAGE"><w:r><w:t>3</w:t></w:r></w:fldSimple><w:r><w:t xml:space="preserve"> of the report</w:t></w:r></w:p>"#,
+        // A paragraph whose only text is inside a hyperlink, and tracked changes.
+        r#"<w:p><w:hyperlink w:anchor="x"><w:r><w:t>Only a link</w:t></w:r></w:hyperlink></w:p>"#,
+        r#"<w:p><w:r><w:t xml:space="preserve">Kept </w:t></w:r><w:del w:id="1"><w:r><w:delText>gone</w:delText></w:r></w:del><w:ins w:id="2"><w:r><w:t>new</w:t></w:r></w:ins></w:p>"#,
+        // An inline content control.
+        r#"<w:p><w:sdt><w:sdtPr><w:alias w:val="Client"/></w:sdtPr><w:sdtContent><w:r><w:t>In a control</w:t></w:r></w:sdtContent></w:sdt>"#,
+        r#"<w:r><w:t xml:space="preserve"> and after</w:t></w:r></w:p>"#,
+    );
+    let doc = docx(&package(body, ""));
+    assert_eq!(
+        doc.segments(),
+        [
+            "A &lt;b&gt; é &amp; cd",
+            "Chapter 1",
+            "Chapter 2",
+            r#"Page <g id="1">3</g> of the report"#,
+            "Only a link",
+            r#"Kept <x id="1"/><g id="2">new</g>"#,
+            r#"<g id="1">In a control</g> and after"#,
+        ]
+    );
+    let translated: Vec<String> = doc.segments().iter().map(|s| rebuilt(s)).collect();
+    let out = doc.merge(&translated).unwrap();
+    assert_well_formed(&out);
+    assert_eq!(docx(&out).segments(), doc.segments());
+    let xml = part(&out, "word/document.xml");
+    assert!(xml.contains(r#"<w:hyperlink w:anchor="x"><w:r><w:t xml:space="preserve">Only a link</w:t></w:r></w:hyperlink>"#));
+    assert!(xml.contains("<w:delText>gone</w:delText>"));
+    assert!(xml.contains(r#"<w:sdt><w:sdtPr><w:alias w:val="Client"/></w:sdtPr><w:sdtContent><w:r><w:t xml:space="preserve">In a control</w:t></w:r></w:sdtContent></w:sdt>"#));
+    assert!(!xml.contains("proofErr"));
+}

@@ -1,0 +1,224 @@
+//! A light XML tree over a part's text: elements and text keep their byte
+//! ranges, so unchanged markup is copied exactly and only translated
+//! paragraphs are rewritten.
+
+use std::ops::Range;
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+/// Deeper nesting is rejected (protects the recursive passes from hostile input).
+const MAX_DEPTH: usize = 512;
+
+/// A node of the tree.
+#[derive(Debug)]
+pub(crate) enum XNode<'a> {
+    Elem(Elem<'a>),
+    /// Character data or other non-element markup.
+    Text(Range<usize>, TextKind),
+}
+
+/// What a [`XNode::Text`] range holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextKind {
+    /// Character data (no references inside).
+    Chars,
+    /// One entity or character reference (`&amp;`, `&#x41;`).
+    Ref,
+    /// A CDATA section.
+    CData,
+    /// A comment, processing instruction, declaration or doctype.
+    Other,
+}
+
+/// An element.
+#[derive(Debug)]
+pub(crate) struct Elem<'a> {
+    /// Qualified name (`w:p`).
+    pub name: &'a str,
+    /// The start tag, or the whole empty-element tag.
+    pub start: Range<usize>,
+    /// The end tag; `None` for an empty-element tag.
+    pub end: Option<Range<usize>>,
+    pub children: Vec<XNode<'a>>,
+}
+
+impl<'a> Elem<'a> {
+    /// From the start of the start tag to the end of the end tag.
+    pub fn span(&self) -> Range<usize> {
+        self.start.start..self.end.as_ref().map_or(self.start.end, |e| e.end)
+    }
+
+    /// The child elements.
+    pub fn elems(&self) -> impl Iterator<Item = &Elem<'a>> {
+        self.children.iter().filter_map(|c| match c {
+            XNode::Elem(e) => Some(e),
+            XNode::Text(..) => None,
+        })
+    }
+
+    /// The raw (unescaped-as-written) value of an attribute.
+    pub fn attr(&self, src: &str, key: &str) -> Option<String> {
+        let raw = src.get(self.start.clone())?;
+        let inner = raw.strip_prefix('<')?.strip_suffix('>')?;
+        let inner = inner.strip_suffix('/').unwrap_or(inner);
+        let tag = BytesStart::from_content(inner, self.name.len());
+        let attr = tag.try_get_attribute(key).ok().flatten()?;
+        Some(attr.value.into_owned())
+    }
+
+    /// The decoded character data of the element's direct text children.
+    pub fn text(&self, src: &str) -> String {
+        let mut out = String::new();
+        for child in &self.children {
+            let XNode::Text(range, kind) = child else {
+                continue;
+            };
+            let raw = src.get(range.clone()).unwrap_or("");
+            match kind {
+                TextKind::Chars => out.push_str(raw),
+                TextKind::Ref => match crate::inline::decode_entity(raw) {
+                    Some((ch, _)) => out.push(ch),
+                    None => out.push_str(raw),
+                },
+                TextKind::CData => {
+                    let inner = raw.strip_prefix("<![CDATA[").unwrap_or(raw);
+                    out.push_str(inner.strip_suffix("]]>").unwrap_or(inner));
+                }
+                TextKind::Other => {}
+            }
+        }
+        out
+    }
+}
+
+/// Whether a text node is only formatting whitespace.
+pub(crate) fn is_blank(src: &str, range: &Range<usize>, kind: TextKind) -> bool {
+    kind == TextKind::Chars && src.get(range.clone()).is_some_and(|t| t.trim().is_empty())
+}
+
+/// Parses a whole part. `src` must not start with a byte-order mark.
+pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
+    let mut reader = Reader::from_str(src);
+    let mut top: Vec<XNode<'_>> = Vec::new();
+    let mut stack: Vec<Elem<'_>> = Vec::new();
+    loop {
+        let start = offset(reader.buffer_position());
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("{e} (at byte {})", reader.error_position()))?;
+        let end = offset(reader.buffer_position());
+        let node = match event {
+            Event::Start(tag) | Event::Empty(tag) if stack.len() >= MAX_DEPTH => {
+                let _ = tag;
+                return Err("elements are nested too deeply".to_owned());
+            }
+            Event::Start(tag) => {
+                let name = name_at(src, start, &tag)?;
+                stack.push(Elem {
+                    name,
+                    start: start..end,
+                    end: None,
+                    children: Vec::new(),
+                });
+                continue;
+            }
+            Event::Empty(tag) => XNode::Elem(Elem {
+                name: name_at(src, start, &tag)?,
+                start: start..end,
+                end: None,
+                children: Vec::new(),
+            }),
+            Event::End(_) => {
+                let Some(mut elem) = stack.pop() else {
+                    return Err(format!("unexpected end tag at byte {start}"));
+                };
+                elem.end = Some(start..end);
+                XNode::Elem(elem)
+            }
+            Event::Text(_) => XNode::Text(start..end, TextKind::Chars),
+            Event::GeneralRef(_) => XNode::Text(start..end, TextKind::Ref),
+            Event::CData(_) => XNode::Text(start..end, TextKind::CData),
+            Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {
+                XNode::Text(start..end, TextKind::Other)
+            }
+            Event::Eof => break,
+        };
+        match stack.last_mut() {
+            Some(parent) => parent.children.push(node),
+            None => top.push(node),
+        }
+    }
+    if let Some(open) = stack.last() {
+        return Err(format!(
+            "the document ends before <{}> is closed (the file may be truncated)",
+            open.name
+        ));
+    }
+    if !top.iter().any(|n| matches!(n, XNode::Elem(_))) {
+        return Err("there is no root element".to_owned());
+    }
+    Ok(top)
+}
+
+fn offset(position: u64) -> usize {
+    usize::try_from(position).unwrap_or(usize::MAX)
+}
+
+/// The element name as a slice of `src` (the tag starts at `start` with `<`).
+fn name_at<'a>(src: &'a str, start: usize, tag: &BytesStart<'_>) -> Result<&'a str, String> {
+    let name = tag.name();
+    let len = name.as_ref().len();
+    match src.get(start + 1..start + 1 + len) {
+        Some(slice) if slice == name.as_ref() => Ok(slice),
+        _ => Err(format!("unexpected markup at byte {start}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_keeps_ranges() {
+        let src = "<?xml version=\"1.0\"?>\n<a x='1'><b>Hi &amp; <![CDATA[<z>]]></b><c/></a>";
+        let nodes = parse(src).unwrap();
+        let root = nodes
+            .iter()
+            .find_map(|n| match n {
+                XNode::Elem(e) => Some(e),
+                XNode::Text(..) => None,
+            })
+            .unwrap();
+        assert_eq!(root.name, "a");
+        assert_eq!(
+            &src[root.span()],
+            "<a x='1'><b>Hi &amp; <![CDATA[<z>]]></b><c/></a>"
+        );
+        assert_eq!(root.attr(src, "x").as_deref(), Some("1"));
+        let b = root.elems().next().unwrap();
+        assert_eq!(b.text(src), "Hi & <z>");
+        let c = root.elems().nth(1).unwrap();
+        assert_eq!((c.name, c.end.is_none()), ("c", true));
+    }
+
+    #[test]
+    fn malformed_xml_is_an_error() {
+        for src in [
+            "<a><b></a>",
+            "<a><b>",
+            "",
+            "text only",
+            "<a>x & y</a>",
+            "</a>",
+        ] {
+            assert!(parse(src).is_err(), "{src:?} should not parse");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected() {
+        let src = "<a>".repeat(MAX_DEPTH + 1) + &"</a>".repeat(MAX_DEPTH + 1);
+        assert!(parse(&src).unwrap_err().contains("too deeply"));
+    }
+}
