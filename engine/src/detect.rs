@@ -27,7 +27,9 @@ impl Detector {
         }
         let langs: Vec<Language> = known.iter().map(|(l, _)| *l).collect();
         let detector = LanguageDetectorBuilder::from_languages(&langs).build();
-        Self { inner: Some((detector, known)) }
+        Self {
+            inner: Some((detector, known)),
+        }
     }
 
     /// The base code of the language of `text`, if it has letters and one of
@@ -39,7 +41,10 @@ impl Detector {
             return None;
         }
         let lang = detector.detect_language_of(sample)?;
-        known.iter().find(|(l, _)| *l == lang).map(|(_, code)| code.clone())
+        known
+            .iter()
+            .find(|(l, _)| *l == lang)
+            .map(|(_, code)| code.clone())
     }
 }
 
@@ -49,11 +54,32 @@ mod tests {
 
     #[test]
     fn detects_among_candidates() {
-        let d = Detector::new(&["eng".into(), "spa".into(), "por".into(), "fra".into(), "cat".into()]);
-        assert_eq!(d.detect("The quick brown fox jumps over the lazy dog.").as_deref(), Some("eng"));
-        assert_eq!(d.detect("El perro grande corre por el parque todos los días.").as_deref(), Some("spa"));
-        assert_eq!(d.detect("Je voudrais un café, s'il vous plaît.").as_deref(), Some("fra"));
-        assert_eq!(d.detect("O cão grande corre no parque todos os dias, não é?").as_deref(), Some("por"));
+        let d = Detector::new(&[
+            "eng".into(),
+            "spa".into(),
+            "por".into(),
+            "fra".into(),
+            "cat".into(),
+        ]);
+        assert_eq!(
+            d.detect("The quick brown fox jumps over the lazy dog.")
+                .as_deref(),
+            Some("eng")
+        );
+        assert_eq!(
+            d.detect("El perro grande corre por el parque todos los días.")
+                .as_deref(),
+            Some("spa")
+        );
+        assert_eq!(
+            d.detect("Je voudrais un café, s'il vous plaît.").as_deref(),
+            Some("fra")
+        );
+        assert_eq!(
+            d.detect("O cão grande corre no parque todos os dias, não é?")
+                .as_deref(),
+            Some("por")
+        );
         assert_eq!(d.detect("1234 !!"), None);
         assert_eq!(d.detect(""), None);
     }

@@ -44,7 +44,12 @@ pub trait Engine: Send + Sync {
     /// Translates `texts` along `pair` (one of [`Engine::pairs`]). Returns
     /// exactly one output per input, in order; empty inputs give empty
     /// outputs.
-    async fn translate(&self, pair: &Pair, texts: Vec<String>, tags: TagHandling) -> Result<Vec<String>, EngineError>;
+    async fn translate(
+        &self,
+        pair: &Pair,
+        texts: Vec<String>,
+        tags: TagHandling,
+    ) -> Result<Vec<String>, EngineError>;
 
     /// Operating-system ids of the processes the engine currently runs
     /// (diagnostics; empty for engines without local processes).

@@ -3,11 +3,13 @@
 /// Why a translation (or a routing question) could not be answered.
 ///
 /// The `Display` texts are written to be shown to API clients as they are.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// (`Display` and `Error` are written out by hand: thiserror would take the
+/// `source` field of [`EngineError::UnsupportedPair`] for an error source.)
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineError {
     /// A language code is not known at all (e.g. `XX`), or not valid in that
     /// field (e.g. a target-only variant where none exists).
-    #[error("Value for '{field}' not supported.")]
     UnknownLanguage {
         /// The request field that held the code: `source_lang` or `target_lang`.
         field: &'static str,
@@ -16,7 +18,6 @@ pub enum EngineError {
     },
     /// Both languages are known, but no engine (directly or through pivot
     /// languages) translates between them.
-    #[error("No translation route from {source} to {target} is available")]
     UnsupportedPair {
         /// DeepL code of the source language, e.g. `EN`.
         source: String,
@@ -24,23 +25,43 @@ pub enum EngineError {
         target: String,
     },
     /// Source and target are the same language (variants ignored: `EN` → `EN-GB`).
-    #[error("Source and target language are the same ({lang})")]
     SameLanguage {
         /// DeepL code of the language.
         lang: String,
     },
     /// No `source_lang` was given and the language of the text could not be
     /// detected among the supported source languages.
-    #[error("The source language could not be detected; please specify source_lang")]
     DetectionFailed,
     /// Transient failure: an engine process died, timed out or is overloaded.
     /// The same request may succeed when retried.
-    #[error("Translation engine unavailable: {0}")]
     Unavailable(String),
     /// Permanent failure of this request.
-    #[error("Translation failed: {0}")]
     Failed(String),
 }
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::UnknownLanguage { field, .. } => write!(f, "Value for '{field}' not supported."),
+            Self::UnsupportedPair { source, target } => {
+                write!(
+                    f,
+                    "No translation route from {source} to {target} is available"
+                )
+            }
+            Self::SameLanguage { lang } => {
+                write!(f, "Source and target language are the same ({lang})")
+            }
+            Self::DetectionFailed => {
+                f.write_str("The source language could not be detected; please specify source_lang")
+            }
+            Self::Unavailable(why) => write!(f, "Translation engine unavailable: {why}"),
+            Self::Failed(why) => write!(f, "Translation failed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
 
 impl EngineError {
     /// Whether retrying the same request later may succeed.
@@ -55,12 +76,24 @@ mod tests {
 
     #[test]
     fn messages_name_the_problem() {
-        let e = EngineError::UnsupportedPair { source: "EN".into(), target: "JA".into() };
-        assert_eq!(e.to_string(), "No translation route from EN to JA is available");
-        let e = EngineError::UnknownLanguage { field: "target_lang", code: "XX".into() };
+        let e = EngineError::UnsupportedPair {
+            source: "EN".into(),
+            target: "JA".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "No translation route from EN to JA is available"
+        );
+        let e = EngineError::UnknownLanguage {
+            field: "target_lang",
+            code: "XX".into(),
+        };
         assert_eq!(e.to_string(), "Value for 'target_lang' not supported.");
         let e = EngineError::SameLanguage { lang: "ES".into() };
-        assert_eq!(e.to_string(), "Source and target language are the same (ES)");
+        assert_eq!(
+            e.to_string(),
+            "Source and target language are the same (ES)"
+        );
         assert!(EngineError::Unavailable("x".into()).is_transient());
         assert!(!EngineError::Failed("x".into()).is_transient());
         assert!(!EngineError::DetectionFailed.is_transient());

@@ -23,12 +23,18 @@ pub struct Lang {
 impl Lang {
     /// The plain language `base`.
     pub fn new(base: impl Into<String>) -> Self {
-        Self { base: base.into(), variant: None }
+        Self {
+            base: base.into(),
+            variant: None,
+        }
     }
 
     /// `base` with a variant.
     pub fn with_variant(base: impl Into<String>, variant: impl Into<String>) -> Self {
-        Self { base: base.into(), variant: Some(variant.into()) }
+        Self {
+            base: base.into(),
+            variant: Some(variant.into()),
+        }
     }
 
     /// Parses an Apertium language code such as `eng`, `es`, `pt_BR` or
@@ -48,7 +54,10 @@ impl Lang {
             return None;
         }
         let base = info_by_iso(base).map_or_else(|| base.to_owned(), |i| i.iso3.to_owned());
-        Some(Self { base, variant: variant.map(str::to_owned) })
+        Some(Self {
+            base,
+            variant: variant.map(str::to_owned),
+        })
     }
 
     /// The same language without its variant.
@@ -81,7 +90,9 @@ impl Lang {
 
     /// Whether `variant` names the same variant as ours (case-insensitive).
     pub fn variant_is(&self, variant: &str) -> bool {
-        self.variant.as_deref().is_some_and(|v| v.eq_ignore_ascii_case(variant))
+        self.variant
+            .as_deref()
+            .is_some_and(|v| v.eq_ignore_ascii_case(variant))
     }
 }
 
@@ -105,8 +116,20 @@ struct LangInfo {
     name: &'static str,
 }
 
-const fn li(deepl: &'static str, iso1: &'static str, iso3: &'static str, iso2b: &'static str, name: &'static str) -> LangInfo {
-    LangInfo { deepl, iso1, iso3, iso2b, name }
+const fn li(
+    deepl: &'static str,
+    iso1: &'static str,
+    iso3: &'static str,
+    iso2b: &'static str,
+    name: &'static str,
+) -> LangInfo {
+    LangInfo {
+        deepl,
+        iso1,
+        iso3,
+        iso2b,
+        name,
+    }
 }
 
 /// Languages with a DeepL code (DeepL's list plus Catalan, which Apertium has).
@@ -164,7 +187,9 @@ const TARGET_VARIANTS: &[(&str, &str, &str)] = &[
 const VARIANT_ONLY_TARGETS: &[&str] = &["EN", "PT"];
 
 fn info_by_iso(code: &str) -> Option<&'static LangInfo> {
-    LANGS.iter().find(|i| i.iso1 == code || i.iso3 == code || (!i.iso2b.is_empty() && i.iso2b == code))
+    LANGS
+        .iter()
+        .find(|i| i.iso1 == code || i.iso3 == code || (!i.iso2b.is_empty() && i.iso2b == code))
 }
 
 fn info_by_deepl(code: &str) -> Option<&'static LangInfo> {
@@ -173,7 +198,10 @@ fn info_by_deepl(code: &str) -> Option<&'static LangInfo> {
 
 /// Parses a DeepL code in any case (`en`, `EN-us`).
 fn parse(code: &str, field: &'static str) -> Result<Lang, EngineError> {
-    let unknown = || EngineError::UnknownLanguage { field, code: code.to_owned() };
+    let unknown = || EngineError::UnknownLanguage {
+        field,
+        code: code.to_owned(),
+    };
     let trimmed = code.trim();
     let (base, variant) = match trimmed.split_once('-') {
         Some((b, v)) => (b, Some(v)),
@@ -234,10 +262,22 @@ mod tests {
         assert_eq!(parse_source("EN-GB").unwrap(), Lang::new("eng"));
         assert_eq!(parse_source("es").unwrap(), Lang::new("spa"));
         assert_eq!(parse_source("CA").unwrap(), Lang::new("cat"));
-        assert_eq!(parse_target("EN-US").unwrap(), Lang::with_variant("eng", "US"));
-        assert_eq!(parse_target("en-us").unwrap(), Lang::with_variant("eng", "US"));
-        assert_eq!(parse_target("PT-BR").unwrap(), Lang::with_variant("por", "BR"));
-        assert_eq!(parse_target("PT-PT").unwrap(), Lang::with_variant("por", "PT"));
+        assert_eq!(
+            parse_target("EN-US").unwrap(),
+            Lang::with_variant("eng", "US")
+        );
+        assert_eq!(
+            parse_target("en-us").unwrap(),
+            Lang::with_variant("eng", "US")
+        );
+        assert_eq!(
+            parse_target("PT-BR").unwrap(),
+            Lang::with_variant("por", "BR")
+        );
+        assert_eq!(
+            parse_target("PT-PT").unwrap(),
+            Lang::with_variant("por", "PT")
+        );
         assert_eq!(parse_target("PT").unwrap(), Lang::new("por"));
         assert_eq!(parse_target("FR").unwrap(), Lang::new("fra"));
     }
@@ -246,11 +286,17 @@ mod tests {
     fn unknown_codes_are_rejected_with_their_field() {
         assert_eq!(
             parse_target("XX"),
-            Err(EngineError::UnknownLanguage { field: "target_lang", code: "XX".into() })
+            Err(EngineError::UnknownLanguage {
+                field: "target_lang",
+                code: "XX".into()
+            })
         );
         assert_eq!(
             parse_source("EN-XX"),
-            Err(EngineError::UnknownLanguage { field: "source_lang", code: "EN-XX".into() })
+            Err(EngineError::UnknownLanguage {
+                field: "source_lang",
+                code: "EN-XX".into()
+            })
         );
         assert!(parse_target("DE-BR").is_err());
         assert!(parse_target("").is_err());
@@ -261,11 +307,23 @@ mod tests {
     fn apertium_codes() {
         assert_eq!(Lang::from_apertium("eng"), Some(Lang::new("eng")));
         assert_eq!(Lang::from_apertium("es"), Some(Lang::new("spa")));
-        assert_eq!(Lang::from_apertium("pt_BR"), Some(Lang::with_variant("por", "BR")));
+        assert_eq!(
+            Lang::from_apertium("pt_BR"),
+            Some(Lang::with_variant("por", "BR"))
+        );
         assert_eq!(Lang::from_apertium("fr"), Some(Lang::new("fra")));
-        assert_eq!(Lang::from_apertium("spa_US").map(|l| l.deepl_code()), Some(None));
-        assert_eq!(Lang::from_apertium("eng_US").and_then(|l| l.deepl_code()), Some("EN-US".into()));
-        assert_eq!(Lang::from_apertium("cat_valencia").and_then(|l| l.deepl_code()), None);
+        assert_eq!(
+            Lang::from_apertium("spa_US").map(|l| l.deepl_code()),
+            Some(None)
+        );
+        assert_eq!(
+            Lang::from_apertium("eng_US").and_then(|l| l.deepl_code()),
+            Some("EN-US".into())
+        );
+        assert_eq!(
+            Lang::from_apertium("cat_valencia").and_then(|l| l.deepl_code()),
+            None
+        );
         assert_eq!(Lang::from_apertium("oci"), Some(Lang::new("oci")));
         assert_eq!(Lang::from_apertium("ECO"), None);
         assert_eq!(Lang::from_apertium("toolong"), None);
@@ -274,9 +332,15 @@ mod tests {
 
     #[test]
     fn target_listing_uses_variants_for_en_and_pt() {
-        let codes: Vec<String> = target_codes(&Lang::new("eng")).into_iter().map(|(c, _)| c).collect();
+        let codes: Vec<String> = target_codes(&Lang::new("eng"))
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
         assert_eq!(codes, ["EN-GB", "EN-US"]);
-        let codes: Vec<String> = target_codes(&Lang::new("spa")).into_iter().map(|(c, _)| c).collect();
+        let codes: Vec<String> = target_codes(&Lang::new("spa"))
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
         assert_eq!(codes, ["ES"]);
         assert!(target_codes(&Lang::new("oci")).is_empty());
     }

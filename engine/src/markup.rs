@@ -53,7 +53,10 @@ pub(crate) struct Markup {
 impl Markup {
     /// Plain text without markup (`TagHandling::None`): `<` and `&` are text.
     pub fn plain(text: &str) -> Self {
-        Self { items: vec![Item::Text(text.to_owned())], elements: Vec::new() }
+        Self {
+            items: vec![Item::Text(text.to_owned())],
+            elements: Vec::new(),
+        }
     }
 
     /// Parses XML-escaped text with inline tags, leniently: a `<` that does
@@ -96,7 +99,12 @@ impl Markup {
                 Tag::Verbatim => m.standalone(raw, stack.len()),
                 Tag::Open(name) => {
                     let id = m.elements.len();
-                    m.elements.push(Element { open: raw.to_owned(), close: String::new(), paired: true, depth: stack.len() });
+                    m.elements.push(Element {
+                        open: raw.to_owned(),
+                        close: String::new(),
+                        paired: true,
+                        depth: stack.len(),
+                    });
                     m.items.push(Item::Open(id));
                     stack.push((id, name));
                 }
@@ -136,13 +144,20 @@ impl Markup {
 
     fn standalone(&mut self, raw: &str, depth: usize) {
         let id = self.elements.len();
-        self.elements.push(Element { open: raw.to_owned(), close: String::new(), paired: false, depth });
+        self.elements.push(Element {
+            open: raw.to_owned(),
+            close: String::new(),
+            paired: false,
+            depth,
+        });
         self.items.push(Item::Standalone(id));
     }
 
     /// Whether the text has anything to translate (a letter or digit).
     pub fn has_words(&self) -> bool {
-        self.items.iter().any(|i| matches!(i, Item::Text(t) if t.chars().any(char::is_alphanumeric)))
+        self.items
+            .iter()
+            .any(|i| matches!(i, Item::Text(t) if t.chars().any(char::is_alphanumeric)))
     }
 }
 
@@ -205,7 +220,8 @@ enum Tag {
 fn tag(s: &str) -> Option<(Tag, usize)> {
     let delimited = |start: &str, end: &str| -> Option<(Tag, usize)> {
         let body = s.strip_prefix(start)?;
-        body.find(end).map(|p| (Tag::Verbatim, start.len() + p + end.len()))
+        body.find(end)
+            .map(|p| (Tag::Verbatim, start.len() + p + end.len()))
     };
     if s.starts_with("<!--") {
         return delimited("<!--", "-->");
@@ -370,20 +386,31 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
                 (None, None) => None,
             });
             let (s, e) = range.unwrap_or_else(|| {
-                tracing::debug!(element = el.open, "element lost in translation, appended at the end");
+                tracing::debug!(
+                    element = el.open,
+                    "element lost in translation, appended at the end"
+                );
                 atoms.push(Atom::Open(id));
                 (atoms.len() - 1, atoms.len() - 1)
             });
             intervals.push((s, e, el.depth, id));
         } else if standalone_at[id].is_none() {
-            tracing::debug!(element = el.open, "markup lost in translation, appended at the end");
+            tracing::debug!(
+                element = el.open,
+                "markup lost in translation, appended at the end"
+            );
             atoms.push(Atom::Standalone(id));
             standalone_at[id] = Some(atoms.len() - 1);
         }
     }
 
     // Make the intervals nest: outer first, clip spans that cross their parent.
-    intervals.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    intervals.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
     let mut stack: Vec<usize> = Vec::new(); // ends of the open intervals
     for iv in intervals.iter_mut() {
         while stack.last().is_some_and(|&end| end < iv.0) {
@@ -409,7 +436,9 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
         }
         match a {
             Atom::Text { text, .. } => escape_into(text, &mut out),
-            Atom::Standalone(id) if *id < n && standalone_at[*id] == Some(pos) && emitted.insert(*id) => {
+            Atom::Standalone(id)
+                if *id < n && standalone_at[*id] == Some(pos) && emitted.insert(*id) =>
+            {
                 out.push_str(&elements[*id].open);
             }
             _ => {}
@@ -433,12 +462,17 @@ mod tests {
     use super::*;
 
     fn text(t: &str, ids: &[usize]) -> Atom {
-        Atom::Text { text: t.to_owned(), ids: ids.to_vec() }
+        Atom::Text {
+            text: t.to_owned(),
+            ids: ids.to_vec(),
+        }
     }
 
     #[test]
     fn parses_tags_entities_and_lenient_markup() {
-        let m = Markup::parse_xml(r#"The <g id="1">big &amp; bold</g> dog<x id="2"/> &lt;3 &nbsp; a < b &foo"#);
+        let m = Markup::parse_xml(
+            r#"The <g id="1">big &amp; bold</g> dog<x id="2"/> &lt;3 &nbsp; a < b &foo"#,
+        );
         assert_eq!(
             m.items,
             vec![
@@ -464,8 +498,8 @@ mod tests {
         let m = Markup::parse_xml("<b>one <i>two</b> three</u> <!-- c --> <![CDATA[x<y]]>");
         assert_eq!(m.elements[0].close, "</b>");
         assert_eq!(m.elements[1].close, "</i>");
-        assert_eq!(m.items[3], Item::Close(1));
-        assert_eq!(m.items[4], Item::Close(0));
+        assert_eq!(m.items[4], Item::Close(1));
+        assert_eq!(m.items[5], Item::Close(0));
         assert_eq!(m.elements[2].open, "<!-- c -->");
         assert_eq!(m.elements[3].open, "<![CDATA[x<y]]>");
         assert_eq!(plain_text("<b>one</b> &amp; <x/>two"), "one & two");
@@ -501,15 +535,29 @@ mod tests {
     #[test]
     fn rebuild_merges_split_spans_and_escapes() {
         let m = Markup::parse_xml("I <b>have not</b> seen &lt;it&gt;.");
-        let atoms = vec![text("No", &[0]), text(" lo ", &[]), text("he", &[0]), text(" visto <eso> & más.", &[])];
-        assert_eq!(rebuild(atoms, &m.elements, true), "<b>No lo he</b> visto &lt;eso&gt; &amp; más.");
+        let atoms = vec![
+            text("No", &[0]),
+            text(" lo ", &[]),
+            text("he", &[0]),
+            text(" visto <eso> & más.", &[]),
+        ];
+        assert_eq!(
+            rebuild(atoms, &m.elements, true),
+            "<b>No lo he</b> visto &lt;eso&gt; &amp; más."
+        );
     }
 
     #[test]
     fn rebuild_clips_crossing_spans_and_appends_lost_ones() {
         let m = Markup::parse_xml("<a>one</a> <b>two</b> <c>three</c> <x/>");
         // a on atoms 0 and 4, b on atoms 2..4 → crossing; c and x lost.
-        let atoms = vec![text("uno", &[0]), text(" ", &[]), text("dos", &[1]), text(" ", &[]), text("tres", &[0, 1])];
+        let atoms = vec![
+            text("uno", &[0]),
+            text(" ", &[]),
+            text("dos", &[1]),
+            text(" ", &[]),
+            text("tres", &[0, 1]),
+        ];
         let out = rebuild(atoms, &m.elements, true);
         assert_eq!(out, "<a>uno <b>dos tres</b></a><c></c><x/>");
     }
@@ -517,13 +565,26 @@ mod tests {
     #[test]
     fn rebuild_nests_same_word_by_depth() {
         let m = Markup::parse_xml("<b><i>word</i></b> <e></e>");
-        let atoms = vec![text("palabra", &[1, 0]), text(" ", &[]), Atom::Open(2), Atom::Close(2)];
-        assert_eq!(rebuild(atoms, &m.elements, true), "<b><i>palabra</i></b> <e></e>");
+        let atoms = vec![
+            text("palabra", &[1, 0]),
+            text(" ", &[]),
+            Atom::Open(2),
+            Atom::Close(2),
+        ];
+        assert_eq!(
+            rebuild(atoms, &m.elements, true),
+            "<b><i>palabra</i></b> <e></e>"
+        );
     }
 
     #[test]
     fn trim_atoms_trims_the_edges_only() {
-        let mut atoms = vec![text(" ", &[]), Atom::Standalone(0), text("  Lo dio ", &[]), text(" ", &[])];
+        let mut atoms = vec![
+            text(" ", &[]),
+            Atom::Standalone(0),
+            text("  Lo dio ", &[]),
+            text(" ", &[]),
+        ];
         trim_atoms(&mut atoms);
         assert_eq!(atoms[0], text("", &[]));
         assert_eq!(atoms[2], text("Lo dio", &[]));

@@ -45,7 +45,10 @@ impl Graph {
 
     /// All base languages that appear in a pair.
     pub fn languages(&self) -> BTreeSet<String> {
-        self.edges.iter().flat_map(|(from, tos)| std::iter::once(from.clone()).chain(tos.keys().cloned())).collect()
+        self.edges
+            .iter()
+            .flat_map(|(from, tos)| std::iter::once(from.clone()).chain(tos.keys().cloned()))
+            .collect()
     }
 
     /// Shortest path of bases from `from` to `to`, both included.
@@ -89,9 +92,24 @@ impl Graph {
             .windows(2)
             .enumerate()
             .map(|(i, w)| {
-                let mut candidates = self.edges.get(&w[0]).and_then(|m| m.get(&w[1])).cloned().unwrap_or_default();
-                let wanted = if i == last { target.variant.as_deref() } else { None };
-                candidates.sort_by_key(|c| (variant_rank(&c.pair.target, wanted), c.pair.source.variant.is_some(), c.engine));
+                let mut candidates = self
+                    .edges
+                    .get(&w[0])
+                    .and_then(|m| m.get(&w[1]))
+                    .cloned()
+                    .unwrap_or_default();
+                let wanted = if i == last {
+                    target.variant.as_deref()
+                } else {
+                    None
+                };
+                candidates.sort_by_key(|c| {
+                    (
+                        variant_rank(&c.pair.target, wanted),
+                        c.pair.source.variant.is_some(),
+                        c.engine,
+                    )
+                });
                 candidates
             })
             .collect();
@@ -114,11 +132,27 @@ mod tests {
 
     fn pair(id: &str) -> Pair {
         let (s, t) = id.split_once('-').unwrap_or((id, id));
-        Pair { id: id.to_owned(), source: Lang::from_apertium(s).unwrap(), target: Lang::from_apertium(t).unwrap() }
+        Pair {
+            id: id.to_owned(),
+            source: Lang::from_apertium(s).unwrap(),
+            target: Lang::from_apertium(t).unwrap(),
+        }
     }
 
     fn graph() -> Graph {
-        let ids = ["eng-spa", "spa-eng", "spa-eng_US", "es-pt", "es-pt_BR", "pt-es", "fr-es", "es-fr", "eng-cat", "cat-eng", "eng-cat_valencia"];
+        let ids = [
+            "eng-spa",
+            "spa-eng",
+            "spa-eng_US",
+            "es-pt",
+            "es-pt_BR",
+            "pt-es",
+            "fr-es",
+            "es-fr",
+            "eng-cat",
+            "cat-eng",
+            "eng-cat_valencia",
+        ];
         Graph::new([(0, ids.iter().map(|i| pair(i)).collect())])
     }
 
@@ -129,16 +163,54 @@ mod tests {
     #[test]
     fn direct_and_pivot_routes() {
         let g = graph();
-        assert_eq!(ids(g.route(&Lang::new("eng"), &Lang::new("spa")).unwrap()), ["eng-spa"]);
-        assert_eq!(ids(g.route(&Lang::new("eng"), &Lang::new("por")).unwrap()), ["eng-spa", "es-pt"]);
-        assert_eq!(ids(g.route(&Lang::new("eng"), &Lang::with_variant("por", "BR")).unwrap()), ["eng-spa", "es-pt_BR"]);
-        assert_eq!(ids(g.route(&Lang::new("eng"), &Lang::with_variant("por", "PT")).unwrap()), ["eng-spa", "es-pt"]);
-        assert_eq!(ids(g.route(&Lang::new("por"), &Lang::new("eng")).unwrap()), ["pt-es", "spa-eng"]);
-        assert_eq!(ids(g.route(&Lang::new("fra"), &Lang::with_variant("eng", "US")).unwrap()), ["fr-es", "spa-eng_US"]);
-        assert_eq!(ids(g.route(&Lang::new("fra"), &Lang::with_variant("eng", "GB")).unwrap()), ["fr-es", "spa-eng"]);
-        assert_eq!(ids(g.route(&Lang::new("eng"), &Lang::new("cat")).unwrap()), ["eng-cat"]);
-        assert_eq!(ids(g.route(&Lang::new("fra"), &Lang::new("cat")).unwrap()), ["fr-es", "spa-eng", "eng-cat"]);
-        assert_eq!(ids(g.route(&Lang::new("cat"), &Lang::new("por")).unwrap()), ["cat-eng", "eng-spa", "es-pt"]);
+        assert_eq!(
+            ids(g.route(&Lang::new("eng"), &Lang::new("spa")).unwrap()),
+            ["eng-spa"]
+        );
+        assert_eq!(
+            ids(g.route(&Lang::new("eng"), &Lang::new("por")).unwrap()),
+            ["eng-spa", "es-pt"]
+        );
+        assert_eq!(
+            ids(g
+                .route(&Lang::new("eng"), &Lang::with_variant("por", "BR"))
+                .unwrap()),
+            ["eng-spa", "es-pt_BR"]
+        );
+        assert_eq!(
+            ids(g
+                .route(&Lang::new("eng"), &Lang::with_variant("por", "PT"))
+                .unwrap()),
+            ["eng-spa", "es-pt"]
+        );
+        assert_eq!(
+            ids(g.route(&Lang::new("por"), &Lang::new("eng")).unwrap()),
+            ["pt-es", "spa-eng"]
+        );
+        assert_eq!(
+            ids(g
+                .route(&Lang::new("fra"), &Lang::with_variant("eng", "US"))
+                .unwrap()),
+            ["fr-es", "spa-eng_US"]
+        );
+        assert_eq!(
+            ids(g
+                .route(&Lang::new("fra"), &Lang::with_variant("eng", "GB"))
+                .unwrap()),
+            ["fr-es", "spa-eng"]
+        );
+        assert_eq!(
+            ids(g.route(&Lang::new("eng"), &Lang::new("cat")).unwrap()),
+            ["eng-cat"]
+        );
+        assert_eq!(
+            ids(g.route(&Lang::new("fra"), &Lang::new("cat")).unwrap()),
+            ["fr-es", "spa-eng", "eng-cat"]
+        );
+        assert_eq!(
+            ids(g.route(&Lang::new("cat"), &Lang::new("por")).unwrap()),
+            ["cat-eng", "eng-spa", "es-pt"]
+        );
     }
 
     #[test]

@@ -1,0 +1,193 @@
+//! The Apertium engine: installed pairs run as long-lived null-flush
+//! pipelines, many texts batched into each block.
+
+mod discovery;
+mod pipeline;
+mod stream;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::{Engine, EngineError, Pair, TagHandling};
+use pipeline::Pool;
+use stream::{Prepared, Unit};
+
+/// Blocks are at least this long (bytes of stream) unless the request is smaller…
+const MIN_BLOCK: usize = 2_000;
+/// …and at most this long (unless one text alone is longer).
+const MAX_BLOCK: usize = 16_000;
+
+/// Settings of the Apertium engine.
+#[derive(Debug, Clone)]
+pub struct ApertiumConfig {
+    /// Directory with the `*.mode` files (default `/usr/share/apertium/modes`).
+    pub modes_dir: PathBuf,
+    /// Pipelines per pair, started on demand (default: available parallelism).
+    pub pipelines_per_pair: usize,
+    /// Longest time one block may take in a pipeline before the pipeline is
+    /// killed and the request fails with [`EngineError::Unavailable`].
+    pub timeout: Duration,
+}
+
+impl Default for ApertiumConfig {
+    fn default() -> Self {
+        Self {
+            modes_dir: PathBuf::from("/usr/share/apertium/modes"),
+            pipelines_per_pair: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Apertium behind the [`Engine`] trait.
+pub struct ApertiumEngine {
+    pairs: Vec<Pair>,
+    pools: HashMap<String, Arc<Pool>>,
+}
+
+impl ApertiumEngine {
+    /// Discovers the pairs installed in `config.modes_dir`. No process is
+    /// started until a pair is used. Fails if no usable pair is found.
+    pub fn new(config: ApertiumConfig) -> Result<Self, EngineError> {
+        let modes = discovery::discover(&config.modes_dir)?;
+        if modes.is_empty() {
+            return Err(EngineError::Failed(format!(
+                "no usable Apertium modes in {} (is Apertium installed with language pairs?)",
+                config.modes_dir.display()
+            )));
+        }
+        let mut pairs = Vec::new();
+        let mut pools = HashMap::new();
+        for mode in modes {
+            tracing::debug!(mode = mode.pair.id, path = %mode.path.display(), stages = mode.stages.len(), "Apertium pair");
+            pools.insert(
+                mode.pair.id.clone(),
+                Arc::new(Pool::new(
+                    mode.pair.id.clone(),
+                    mode.stages,
+                    config.pipelines_per_pair,
+                    config.timeout,
+                )),
+            );
+            pairs.push(mode.pair);
+        }
+        tracing::info!(pairs = ?pairs.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), "Apertium pairs found");
+        Ok(Self { pairs, pools })
+    }
+
+    /// Translates the units of one block; on separator trouble, each unit alone.
+    async fn run_block(pool: &Pool, units: &[&Unit]) -> Result<Vec<String>, EngineError> {
+        let mut block = String::new();
+        for (i, u) in units.iter().enumerate() {
+            stream::encode(u, i, &mut block);
+        }
+        let out = pool.run(block.as_bytes()).await?;
+        let out = String::from_utf8_lossy(&out);
+        if let Some(parts) = stream::split(stream::decode(&out), units.len()) {
+            return Ok(units
+                .iter()
+                .zip(parts)
+                .map(|(u, atoms)| stream::finish(u, atoms))
+                .collect());
+        }
+        tracing::warn!(
+            units = units.len(),
+            "separators of a block did not come back in order; translating its texts one by one"
+        );
+        let mut results = Vec::with_capacity(units.len());
+        for u in units {
+            let mut block = String::new();
+            stream::encode(u, 0, &mut block);
+            let out = pool.run(block.as_bytes()).await?;
+            let decoded = stream::decode(&String::from_utf8_lossy(&out));
+            let atoms = match stream::split(decoded.clone(), 1) {
+                Some(mut parts) => parts.remove(0),
+                None => stream::all_atoms(decoded),
+            };
+            results.push(stream::finish(u, atoms));
+        }
+        Ok(results)
+    }
+}
+
+#[async_trait]
+impl Engine for ApertiumEngine {
+    fn name(&self) -> &str {
+        "apertium"
+    }
+
+    fn pairs(&self) -> Vec<Pair> {
+        self.pairs.clone()
+    }
+
+    async fn translate(
+        &self,
+        pair: &Pair,
+        texts: Vec<String>,
+        tags: TagHandling,
+    ) -> Result<Vec<String>, EngineError> {
+        let pool = self
+            .pools
+            .get(&pair.id)
+            .ok_or_else(|| EngineError::Failed(format!("Apertium has no pair {}", pair.id)))?;
+        let prepared: Vec<Prepared> = texts.iter().map(|t| stream::prepare(t, tags)).collect();
+        let units: Vec<(usize, &Unit)> = prepared
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p {
+                Prepared::Unit(u) => Some((i, u)),
+                Prepared::Passthrough(_) => None,
+            })
+            .collect();
+
+        // Contiguous blocks of roughly equal size, enough to keep every
+        // pipeline of the pool busy.
+        let sizes: Vec<usize> = units.iter().map(|(i, _)| texts[*i].len() + 16).collect();
+        let total: usize = sizes.iter().sum();
+        let target = total.div_ceil(pool.size()).clamp(MIN_BLOCK, MAX_BLOCK);
+        let mut blocks: Vec<Vec<usize>> = Vec::new(); // indices into `units`
+        let mut current = Vec::new();
+        let mut size = 0;
+        for (k, s) in sizes.iter().enumerate() {
+            if !current.is_empty() && size + s > target {
+                blocks.push(std::mem::take(&mut current));
+                size = 0;
+            }
+            current.push(k);
+            size += s;
+        }
+        if !current.is_empty() {
+            blocks.push(current);
+        }
+
+        let jobs = blocks.iter().map(|b| {
+            let block_units: Vec<&Unit> = b.iter().map(|&k| units[k].1).collect();
+            async move { Self::run_block(pool, &block_units).await }
+        });
+        let outputs = futures::future::try_join_all(jobs).await?;
+
+        let mut results: Vec<String> = prepared
+            .iter()
+            .map(|p| match p {
+                Prepared::Passthrough(s) => s.clone(),
+                Prepared::Unit(_) => String::new(),
+            })
+            .collect();
+        for (block, outs) in blocks.iter().zip(outputs) {
+            for (&k, out) in block.iter().zip(outs) {
+                results[units[k].0] = out;
+            }
+        }
+        Ok(results)
+    }
+
+    fn process_ids(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self.pools.values().flat_map(|p| p.pids()).collect();
+        pids.sort_unstable();
+        pids
+    }
+}

@@ -1,0 +1,516 @@
+//! The [`Translator`]: one front over all engines, with DeepL language
+//! codes, detection, routing through pivot languages and fallback between
+//! engines.
+
+use std::sync::Arc;
+
+use crate::apertium::{ApertiumConfig, ApertiumEngine};
+use crate::detect::Detector;
+use crate::route::{Graph, Hop};
+use crate::{Engine, EngineError, Lang, TagHandling, lang, markup};
+
+/// Characters of the request used to detect its language.
+const DETECT_SAMPLE: usize = 4096;
+
+/// A translation request in DeepL terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslateRequest {
+    /// DeepL source code (`EN`, any case); `None` to detect it.
+    pub source_lang: Option<String>,
+    /// DeepL target code (`ES`, `EN-US`, `PT-BR`, any case).
+    pub target_lang: String,
+    /// The texts; each is translated on its own, order is kept.
+    pub texts: Vec<String>,
+    /// Whether the texts are plain or carry inline XML tags.
+    pub tag_handling: TagHandling,
+}
+
+/// The answer to a [`TranslateRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TranslateResponse {
+    /// One translation per input text, in order.
+    pub texts: Vec<String>,
+    /// DeepL code (upper case, no variant) of the source language, as given
+    /// or as detected, e.g. `EN`.
+    pub detected_source_lang: String,
+    /// The engine pairs used, in order, e.g. `["eng-spa", "es-pt"]`; empty
+    /// when nothing had to be translated.
+    pub route: Vec<String>,
+}
+
+/// A language offered by the router.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LanguageInfo {
+    /// DeepL code (`EN`, `EN-US`).
+    pub code: String,
+    /// English name (`English (American)`).
+    pub name: String,
+    /// Whether the `formality` option has an effect (never, for now).
+    pub supports_formality: bool,
+}
+
+/// Source and target languages that are really reachable (directly or
+/// through pivots), sorted by code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Languages {
+    /// Languages that can be translated from (no variants, as DeepL lists them).
+    pub source: Vec<LanguageInfo>,
+    /// Languages that can be translated into (`EN-GB`, `EN-US`, `PT-BR`,
+    /// `PT-PT` instead of bare `EN`/`PT`, as DeepL lists them).
+    pub target: Vec<LanguageInfo>,
+}
+
+/// The router over all configured engines. Cheap to clone (shared state).
+#[derive(Clone)]
+pub struct Translator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engines: Vec<Arc<dyn Engine>>,
+    graph: Graph,
+    languages: Languages,
+    /// Bases of [`Languages::source`], in the same order.
+    sources: Vec<String>,
+    detector: Detector,
+}
+
+impl std::fmt::Debug for Translator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Translator")
+            .field(
+                "engines",
+                &self
+                    .inner
+                    .engines
+                    .iter()
+                    .map(|e| e.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("languages", &self.inner.languages)
+            .finish()
+    }
+}
+
+impl Translator {
+    /// A router over `engines`; earlier engines are preferred when several
+    /// offer the same pair, later ones are the fallback. Fails if no engine
+    /// offers any pair.
+    pub fn new(engines: Vec<Arc<dyn Engine>>) -> Result<Self, EngineError> {
+        let graph = Graph::new(engines.iter().enumerate().map(|(i, e)| (i, e.pairs())));
+        let deepl: Vec<String> = graph
+            .languages()
+            .into_iter()
+            .filter(|b| Lang::new(b.as_str()).deepl_base().is_some())
+            .collect();
+        if deepl.is_empty() {
+            return Err(EngineError::Failed(
+                "no engine offers a language pair with DeepL language codes".into(),
+            ));
+        }
+        let reachable = |s: &String, t: &String| s != t && graph.path(s, t).is_some();
+        let sources: Vec<String> = deepl
+            .iter()
+            .filter(|s| deepl.iter().any(|t| reachable(s, t)))
+            .cloned()
+            .collect();
+        let targets: Vec<&String> = deepl
+            .iter()
+            .filter(|t| deepl.iter().any(|s| reachable(s, t)))
+            .collect();
+
+        let mut languages = Languages::default();
+        for s in &sources {
+            let l = Lang::new(s.as_str());
+            if let (Some(code), Some(name)) = (l.deepl_base(), l.name()) {
+                languages.source.push(LanguageInfo {
+                    code: code.to_owned(),
+                    name: name.to_owned(),
+                    supports_formality: false,
+                });
+            }
+        }
+        for t in targets {
+            for (code, name) in lang::target_codes(&Lang::new(t.as_str())) {
+                languages.target.push(LanguageInfo {
+                    code,
+                    name,
+                    supports_formality: false,
+                });
+            }
+        }
+        languages.source.sort_by(|a, b| a.code.cmp(&b.code));
+        languages.target.sort_by(|a, b| a.code.cmp(&b.code));
+        let detector = Detector::new(&sources);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                engines,
+                graph,
+                languages,
+                sources,
+                detector,
+            }),
+        })
+    }
+
+    /// A router over the Apertium pairs found in `config.modes_dir`.
+    pub fn apertium(config: ApertiumConfig) -> Result<Self, EngineError> {
+        let engine = ApertiumEngine::new(config)?;
+        Self::new(vec![Arc::new(engine)])
+    }
+
+    /// The engines, in preference order.
+    pub fn engines(&self) -> &[Arc<dyn Engine>] {
+        &self.inner.engines
+    }
+
+    /// Reachable source and target languages.
+    pub fn languages(&self) -> Languages {
+        self.inner.languages.clone()
+    }
+
+    /// The pairs a translation from `source` to `target` (DeepL codes) would
+    /// use, without translating.
+    pub fn route(&self, source: &str, target: &str) -> Result<Vec<String>, EngineError> {
+        let source = lang::parse_source(source)?;
+        let target = lang::parse_target(target)?;
+        let hops = self.hops(&source, &target)?;
+        Ok(hops
+            .iter()
+            .filter_map(|h| h.first().map(|c| c.pair.id.clone()))
+            .collect())
+    }
+
+    /// DeepL code of the language of `text` (inline tags are ignored), among
+    /// the reachable source languages.
+    pub fn detect(&self, text: &str) -> Option<String> {
+        let sample: String = text.chars().take(DETECT_SAMPLE).collect();
+        let sample = if sample.contains('<') || sample.contains('&') {
+            markup::plain_text(&sample)
+        } else {
+            sample
+        };
+        let base = self.inner.detector.detect(&sample)?;
+        Lang::new(base).deepl_base().map(str::to_owned)
+    }
+
+    /// Process ids of the engines' local processes (diagnostics).
+    pub fn process_ids(&self) -> Vec<u32> {
+        self.inner
+            .engines
+            .iter()
+            .flat_map(|e| e.process_ids())
+            .collect()
+    }
+
+    fn hops(&self, source: &Lang, target: &Lang) -> Result<Vec<Hop>, EngineError> {
+        if source.base == target.base {
+            return Err(EngineError::SameLanguage {
+                lang: deepl_base(source),
+            });
+        }
+        self.inner
+            .graph
+            .route(source, target)
+            .ok_or_else(|| EngineError::UnsupportedPair {
+                source: deepl_base(source),
+                target: target.deepl_code().unwrap_or_else(|| target.to_string()),
+            })
+    }
+
+    /// Translates the request's texts.
+    ///
+    /// Without `source_lang`, the language is detected on the texts
+    /// ([`EngineError::DetectionFailed`] if that fails); if the texts turn out
+    /// to be in the target language already, they are returned unchanged.
+    /// An explicit `source_lang` equal to the target (variants aside) is
+    /// [`EngineError::SameLanguage`].
+    pub async fn translate(&self, req: TranslateRequest) -> Result<TranslateResponse, EngineError> {
+        let target = lang::parse_target(&req.target_lang)?;
+        let (source, detected) = match req.source_lang.as_deref().map(str::trim) {
+            Some(code) if !code.is_empty() => (lang::parse_source(code)?, false),
+            _ => match self.detect_request(&req).await? {
+                Some(base) => (Lang::new(base), true),
+                None => {
+                    // Nothing with letters to translate.
+                    return Ok(TranslateResponse {
+                        texts: req.texts,
+                        detected_source_lang: self.default_source(),
+                        route: Vec::new(),
+                    });
+                }
+            },
+        };
+        let detected_source_lang = deepl_base(&source);
+        if detected && source.base == target.base {
+            return Ok(TranslateResponse {
+                texts: req.texts,
+                detected_source_lang,
+                route: Vec::new(),
+            });
+        }
+        let hops = self.hops(&source, &target)?;
+        let expected = req.texts.len();
+        let mut texts = req.texts;
+        let mut route = Vec::with_capacity(hops.len());
+        if texts.is_empty() {
+            return Ok(TranslateResponse {
+                texts,
+                detected_source_lang,
+                route,
+            });
+        }
+        for hop in hops {
+            let mut last_error = EngineError::Failed("no engine for a step of the route".into());
+            let mut done = false;
+            for (k, candidate) in hop.iter().enumerate() {
+                let engine = &self.inner.engines[candidate.engine];
+                let input = if k + 1 < hop.len() {
+                    texts.clone()
+                } else {
+                    std::mem::take(&mut texts)
+                };
+                match engine
+                    .translate(&candidate.pair, input, req.tag_handling)
+                    .await
+                {
+                    Ok(out) if out.len() == expected => {
+                        texts = out;
+                        route.push(candidate.pair.id.clone());
+                        done = true;
+                        break;
+                    }
+                    Ok(out) => {
+                        return Err(EngineError::Failed(format!(
+                            "{} returned {} texts for {expected} on {}",
+                            engine.name(),
+                            out.len(),
+                            candidate.pair.id
+                        )));
+                    }
+                    Err(e) if e.is_transient() => {
+                        tracing::warn!(engine = engine.name(), pair = candidate.pair.id, error = %e, "engine unavailable; trying the next one");
+                        last_error = e;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if !done {
+                return Err(last_error);
+            }
+        }
+        Ok(TranslateResponse {
+            texts,
+            detected_source_lang,
+            route,
+        })
+    }
+
+    /// Detects the source base of a request; `Ok(None)` if there is nothing
+    /// to detect (no letters).
+    async fn detect_request(&self, req: &TranslateRequest) -> Result<Option<String>, EngineError> {
+        let mut sample = String::new();
+        for t in &req.texts {
+            if sample.len() >= DETECT_SAMPLE {
+                break;
+            }
+            match req.tag_handling {
+                TagHandling::Xml => sample.push_str(&markup::plain_text(t)),
+                TagHandling::None => sample.push_str(t),
+            }
+            sample.push('\n');
+        }
+        if !sample.chars().any(char::is_alphabetic) {
+            return Ok(None);
+        }
+        let inner = self.inner.clone();
+        let base = tokio::task::spawn_blocking(move || inner.detector.detect(&sample))
+            .await
+            .map_err(|e| EngineError::Failed(format!("language detection failed: {e}")))?;
+        base.map(Some).ok_or(EngineError::DetectionFailed)
+    }
+
+    /// Reported source language when there was nothing to detect.
+    fn default_source(&self) -> String {
+        let base = self
+            .inner
+            .sources
+            .iter()
+            .find(|b| *b == "eng")
+            .or(self.inner.sources.first());
+        base.map(|b| deepl_base(&Lang::new(b.as_str())))
+            .unwrap_or_default()
+    }
+}
+
+fn deepl_base(l: &Lang) -> String {
+    l.deepl_base()
+        .map_or_else(|| l.base.to_uppercase(), str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Pair;
+    use async_trait::async_trait;
+
+    /// An engine that tags texts with the pair id; `flaky` always fails transiently.
+    struct Fake {
+        pairs: Vec<&'static str>,
+        flaky: bool,
+    }
+
+    #[async_trait]
+    impl Engine for Fake {
+        fn name(&self) -> &str {
+            if self.flaky { "flaky" } else { "fake" }
+        }
+        fn pairs(&self) -> Vec<Pair> {
+            self.pairs
+                .iter()
+                .filter_map(|id| {
+                    let (s, t) = id.split_once('-')?;
+                    Some(Pair {
+                        id: (*id).to_owned(),
+                        source: Lang::from_apertium(s)?,
+                        target: Lang::from_apertium(t)?,
+                    })
+                })
+                .collect()
+        }
+        async fn translate(
+            &self,
+            pair: &Pair,
+            texts: Vec<String>,
+            _: TagHandling,
+        ) -> Result<Vec<String>, EngineError> {
+            if self.flaky {
+                return Err(EngineError::Unavailable("down".into()));
+            }
+            Ok(texts
+                .into_iter()
+                .map(|t| format!("{t}>{}", pair.id))
+                .collect())
+        }
+    }
+
+    fn translator() -> Translator {
+        let flaky: Arc<dyn Engine> = Arc::new(Fake {
+            pairs: vec!["eng-spa"],
+            flaky: true,
+        });
+        let fake: Arc<dyn Engine> = Arc::new(Fake {
+            pairs: vec![
+                "eng-spa",
+                "spa-eng",
+                "spa-eng_US",
+                "es-pt",
+                "es-pt_BR",
+                "jpn-kor",
+            ],
+            flaky: false,
+        });
+        Translator::new(vec![flaky, fake]).unwrap()
+    }
+
+    fn req(source: Option<&str>, target: &str, texts: &[&str]) -> TranslateRequest {
+        TranslateRequest {
+            source_lang: source.map(str::to_owned),
+            target_lang: target.to_owned(),
+            texts: texts.iter().map(|t| (*t).to_owned()).collect(),
+            tag_handling: TagHandling::None,
+        }
+    }
+
+    #[tokio::test]
+    async fn routes_with_pivot_and_fallback() {
+        let t = translator();
+        let res = t
+            .translate(req(Some("en"), "PT-BR", &["a", "b"]))
+            .await
+            .unwrap();
+        assert_eq!(res.texts, ["a>eng-spa>es-pt_BR", "b>eng-spa>es-pt_BR"]);
+        assert_eq!(res.route, ["eng-spa", "es-pt_BR"]);
+        assert_eq!(res.detected_source_lang, "EN");
+        assert_eq!(
+            t.route("PT", "EN-US"),
+            Err(EngineError::UnsupportedPair {
+                source: "PT".into(),
+                target: "EN-US".into()
+            })
+        );
+        assert_eq!(t.route("ES", "EN-US").unwrap(), ["spa-eng_US"]);
+        assert_eq!(t.route("ES", "EN-GB").unwrap(), ["spa-eng"]);
+    }
+
+    #[tokio::test]
+    async fn errors() {
+        let t = translator();
+        assert_eq!(
+            t.route("EN", "EN-GB"),
+            Err(EngineError::SameLanguage { lang: "EN".into() })
+        );
+        assert_eq!(
+            t.translate(req(Some("EN"), "JA", &["x"])).await,
+            Err(EngineError::UnsupportedPair {
+                source: "EN".into(),
+                target: "JA".into()
+            })
+        );
+        assert!(matches!(
+            t.translate(req(Some("EN"), "XX", &["x"])).await,
+            Err(EngineError::UnknownLanguage {
+                field: "target_lang",
+                ..
+            })
+        ));
+        assert!(matches!(
+            t.translate(req(Some("QQ"), "ES", &["x"])).await,
+            Err(EngineError::UnknownLanguage {
+                field: "source_lang",
+                ..
+            })
+        ));
+    }
+
+    #[tokio::test]
+    async fn detection() {
+        let t = translator();
+        let res = t
+            .translate(req(
+                None,
+                "ES",
+                &["The weather is lovely today and we are going to the park."],
+            ))
+            .await
+            .unwrap();
+        assert_eq!(res.detected_source_lang, "EN");
+        assert_eq!(res.route, ["eng-spa"]);
+        // Already in the target language: unchanged.
+        let res = t
+            .translate(req(None, "EN-US", &["The weather is lovely today."]))
+            .await
+            .unwrap();
+        assert_eq!(res.texts, ["The weather is lovely today."]);
+        assert!(res.route.is_empty());
+        // Nothing to detect.
+        let res = t.translate(req(None, "ES", &["", "  "])).await.unwrap();
+        assert_eq!(res.texts, ["", "  "]);
+    }
+
+    #[test]
+    fn translator_is_shareable() {
+        fn check<T: Send + Sync + Clone + 'static>() {}
+        check::<Translator>();
+    }
+
+    #[test]
+    fn languages_are_the_reachable_ones() {
+        let t = translator();
+        let l = t.languages();
+        let src: Vec<&str> = l.source.iter().map(|x| x.code.as_str()).collect();
+        let tgt: Vec<&str> = l.target.iter().map(|x| x.code.as_str()).collect();
+        assert_eq!(src, ["EN", "ES", "JA"]);
+        assert_eq!(tgt, ["EN-GB", "EN-US", "ES", "KO", "PT-BR", "PT-PT"]);
+    }
+}
