@@ -42,7 +42,7 @@ impl World {
         let pool = sqlx::PgPool::connect(&admin)
             .await
             .with_context(|| format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)"))?;
-        sqlx::query(&format!("CREATE DATABASE {name}")).execute(&pool).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&pool).await?;
         pool.close().await;
         let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin.clone());
         let database_url = format!("{base}/{name}?sslmode=disable");

@@ -1,1 +1,35 @@
-fn main() {}
+//! Tolk's benchmarks.
+//!
+//! - `tolk-bench queue`: the job queue (apalis-postgres as the platform configures it)
+//!   against Graphile Worker 0.17.3 and a hand-written SKIP LOCKED loop, on the local
+//!   PostgreSQL, in a throwaway database.
+//! - `tolk-bench documents`: documents through the platform (not yet implemented).
+
+mod documents;
+mod queue;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "tolk-bench", about = "Tolk's benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Queue throughput (burn-down) and enqueue-to-start latency: Tolk's queue vs
+    /// Graphile Worker vs a raw SKIP LOCKED loop.
+    Queue(queue::QueueArgs),
+    /// Documents through the platform vs raw apertium.
+    Documents,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Queue(args) => queue::run(args).await,
+        Command::Documents => documents::run().await,
+    }
+}

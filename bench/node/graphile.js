@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// Graphile Worker side of `tolk-bench queue`: one test per invocation.
+//
+//   node graphile.js '<json spec>'
+//
+// The spec (written by bench/src/queue.rs) names the test and its settings; the
+// script prints exactly one JSON object on its last stdout line, which the Rust
+// bench reads. Everything else (warnings, errors) goes to stderr.
+//
+// Tests:
+//   burn        N no-op jobs, bulk-added with addJobs in chunks; "processing" adds
+//               them all first and then starts the worker pool, "e2e" starts the
+//               pool and then adds. Time until every handler ran and the jobs
+//               table is empty (Graphile deletes a job when it completes).
+//   openloop    N jobs added one by one (addJob, one statement each) at a fixed
+//               offered rate, without waiting for earlier adds (open loop);
+//               latency = handler start - moment the add was issued.
+//   sequential  Graphile's own perfTest/latencyTest method: one add at a time,
+//               wait for that job to start before adding the next.
+"use strict";
+
+const { run, makeWorkerUtils, Logger } = require("graphile-worker");
+const { performance } = require("node:perf_hooks");
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function quietLogger() {
+  return new Logger(() => (level, message) => {
+    if (level === "error" || level === "warning") {
+      process.stderr.write(`graphile-worker ${level}: ${message}\n`);
+    }
+  });
+}
+
+function workerPreset(spec) {
+  const worker = {
+    concurrentJobs: spec.concurrency,
+    maxPoolSize: spec.maxPoolSize,
+    pollInterval: spec.pollIntervalMs,
+  };
+  if (spec.preset === "batched") {
+    // The batching settings of Graphile's published performance run
+    // (website/docs/performance.md): a local queue and batched completion.
+    worker.localQueue = { size: spec.localQueueSize };
+    worker.completeJobBatchDelay = 0;
+    worker.failJobBatchDelay = 0;
+  }
+  return { worker };
+}
+
+async function startRunner(spec, taskList) {
+  return run({
+    connectionString: spec.connectionString,
+    schema: spec.schema,
+    concurrency: spec.concurrency,
+    maxPoolSize: spec.maxPoolSize,
+    pollInterval: spec.pollIntervalMs,
+    noHandleSignals: true,
+    logger: quietLogger(),
+    taskList,
+    preset: workerPreset(spec),
+  });
+}
+
+async function countJobs(utils, schema) {
+  return utils.withPgClient(async (client) => {
+    const { rows } = await client.query(
+      `select count(*)::int as n from ${schema}._private_jobs`,
+    );
+    return rows[0].n;
+  });
+}
+
+async function waitEmpty(utils, schema, timeoutMs) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if ((await countJobs(utils, schema)) === 0) return;
+    if (performance.now() > deadline) {
+      throw new Error(`jobs table not empty after ${timeoutMs} ms`);
+    }
+    await sleep(5);
+  }
+}
+
+function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function addInChunks(utils, total, chunk, makeSpec) {
+  for (let start = 0; start < total; start += chunk) {
+    const n = Math.min(chunk, total - start);
+    const specs = new Array(n);
+    for (let i = 0; i < n; i++) specs[i] = makeSpec(start + i);
+    await utils.addJobs(specs);
+  }
+}
+
+async function burn(spec, utils) {
+  const n = spec.jobs;
+  let done = 0;
+  const all = deferred();
+  const taskList = {
+    noop: async () => {
+      done += 1;
+      if (done === n) all.resolve();
+    },
+  };
+  const makeSpec = () => ({ identifier: "noop", payload: {} });
+  let runner;
+  let t0;
+  let insertSeconds;
+  if (spec.mode === "processing") {
+    const ti = performance.now();
+    await addInChunks(utils, n, spec.chunk, makeSpec);
+    insertSeconds = (performance.now() - ti) / 1000;
+    t0 = performance.now();
+    runner = await startRunner(spec, taskList);
+  } else {
+    t0 = performance.now();
+    runner = await startRunner(spec, taskList);
+    const ti = performance.now();
+    await addInChunks(utils, n, spec.chunk, makeSpec);
+    insertSeconds = (performance.now() - ti) / 1000;
+  }
+  await withTimeout(all.promise, spec.timeoutMs, "burn-down");
+  await waitEmpty(utils, spec.schema, spec.timeoutMs);
+  const seconds = (performance.now() - t0) / 1000;
+  await runner.stop();
+  return { test: "burn", mode: spec.mode, preset: spec.preset, jobs: n, seconds, insertSeconds };
+}
+
+async function openloop(spec, utils) {
+  const n = spec.jobs;
+  const latencies = new Array(n).fill(-1);
+  let started = 0;
+  const all = deferred();
+  let warm = deferred();
+  let warmLeft = spec.warmup;
+  const taskList = {
+    lat: async (payload) => {
+      if (payload.i < 0) {
+        warmLeft -= 1;
+        if (warmLeft === 0) warm.resolve();
+        return;
+      }
+      latencies[payload.i] = performance.now() - payload.t;
+      started += 1;
+      if (started === n) all.resolve();
+    },
+  };
+  const runner = await startRunner(spec, taskList);
+  if (spec.warmup > 0) {
+    for (let i = 0; i < spec.warmup; i++) await utils.addJob("lat", { i: -1 - i, t: 0 });
+    await withTimeout(warm.promise, spec.timeoutMs, "warm-up");
+    await waitEmpty(utils, spec.schema, spec.timeoutMs);
+    await sleep(500);
+  }
+  const spacing = 1000 / spec.ratePerSec;
+  const adds = [];
+  const addMs = new Array(n);
+  const t0 = performance.now();
+  let next = 0;
+  while (next < n) {
+    const due = Math.min(n, Math.floor((performance.now() - t0) / spacing) + 1);
+    while (next < due) {
+      const i = next;
+      const t = performance.now();
+      adds.push(
+        utils.addJob("lat", { i, t }).then(() => {
+          addMs[i] = performance.now() - t;
+        }),
+      );
+      next += 1;
+    }
+    if (next < n) await sleep(1);
+  }
+  const offerSeconds = (performance.now() - t0) / 1000;
+  await Promise.all(adds);
+  await withTimeout(all.promise, spec.timeoutMs, "open-loop latency");
+  await runner.stop();
+  return { test: "openloop", jobs: n, offerSeconds, latenciesMs: latencies, enqueueMs: addMs };
+}
+
+async function sequential(spec, utils) {
+  const n = spec.jobs;
+  const latencies = new Array(n).fill(-1);
+  const waiting = new Map();
+  const taskList = {
+    lat: async (payload) => {
+      const d = waiting.get(payload.i);
+      if (payload.i >= 0) latencies[payload.i] = performance.now() - payload.t;
+      if (d) d.resolve();
+    },
+  };
+  const runner = await startRunner(spec, taskList);
+  for (let w = 0; w < spec.warmup; w++) {
+    const d = deferred();
+    waiting.set(-1 - w, d);
+    await utils.addJob("lat", { i: -1 - w, t: 0 });
+    await withTimeout(d.promise, spec.timeoutMs, "warm-up");
+  }
+  await sleep(500);
+  const addMs = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const d = deferred();
+    waiting.set(i, d);
+    const t = performance.now();
+    await utils.addJob("lat", { i, t });
+    addMs[i] = performance.now() - t;
+    await withTimeout(d.promise, spec.timeoutMs, `sample ${i}`);
+  }
+  await runner.stop();
+  return { test: "sequential", jobs: n, latenciesMs: latencies, enqueueMs: addMs };
+}
+
+async function main() {
+  const raw = process.argv[2];
+  if (!raw) throw new Error("usage: node graphile.js '<json spec>'");
+  const spec = JSON.parse(raw);
+  const utils = await makeWorkerUtils({
+    connectionString: spec.connectionString,
+    schema: spec.schema,
+    maxPoolSize: spec.maxPoolSize,
+    logger: quietLogger(),
+  });
+  try {
+    await utils.migrate();
+    await utils.withPgClient((client) =>
+      client.query(
+        `truncate ${spec.schema}._private_jobs, ${spec.schema}._private_job_queues cascade`,
+      ),
+    );
+    let result;
+    if (spec.test === "burn") result = await burn(spec, utils);
+    else if (spec.test === "openloop") result = await openloop(spec, utils);
+    else if (spec.test === "sequential") result = await sequential(spec, utils);
+    else throw new Error(`unknown test ${spec.test}`);
+    result.graphileWorker = require("graphile-worker/package.json").version;
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await utils.release();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});
