@@ -43,13 +43,23 @@ pub struct Common {
     #[arg(long, env = "TOLK_DB_CONNECTIONS", default_value_t = 10, global = true)]
     pub db_connections: u32,
     /// Object store: a folder path, file:///path, or s3://bucket (with AWS_* variables).
-    #[arg(long, env = "TOLK_OBJECT_STORE", default_value = "./data/objects", global = true)]
+    #[arg(
+        long,
+        env = "TOLK_OBJECT_STORE",
+        default_value = "./data/objects",
+        global = true
+    )]
     pub object_store: String,
     /// Redis URL (shared rate limits and login events; optional for the document spine).
     #[arg(long, env = "REDIS_URL", global = true)]
     pub redis_url: Option<String>,
     /// Folder of Apertium mode files.
-    #[arg(long, env = "TOLK_APERTIUM_MODES", default_value = "/usr/share/apertium/modes", global = true)]
+    #[arg(
+        long,
+        env = "TOLK_APERTIUM_MODES",
+        default_value = "/usr/share/apertium/modes",
+        global = true
+    )]
     pub apertium_modes: PathBuf,
     /// Apertium pipelines kept per language pair (default: the number of CPUs).
     #[arg(long, env = "TOLK_APERTIUM_PIPELINES", global = true)]

@@ -27,9 +27,12 @@ fn main() -> anyhow::Result<()> {
 
 fn init_tracing(format: &str) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,apalis=warn,apalis_core=warn,apalis_postgres=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("info,sqlx=warn,apalis=warn,apalis_core=warn,apalis_postgres=warn")
+    });
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if format == "json" {
         builder.json().init();
     } else {
@@ -46,7 +49,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!("migrations applied");
             Ok(())
         }
-        Command::Admin { command: AdminCommand::CreateKey { label, admin, organization } } => {
+        Command::Admin {
+            command:
+                AdminCommand::CreateKey {
+                    label,
+                    admin,
+                    organization,
+                },
+        } => {
             let pool = connect(&common).await?;
             db::migrate(&pool).await.context("running migrations")?;
             let org = keys::ensure_organization(&pool, &organization).await?;
@@ -76,7 +86,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             run_scheduler(args, services, stop).await;
             Ok(())
         }
-        Command::Up { api, worker, scheduler } => {
+        Command::Up {
+            api,
+            worker,
+            scheduler,
+        } => {
             let pool = connect(&common).await?;
             if !api.no_migrate {
                 db::migrate(&pool).await.context("running migrations")?;
@@ -113,9 +127,15 @@ impl Services {
         }
         let translator = Translator::apertium(config).context("loading the Apertium engine")?;
         if common.redis_url.is_none() {
-            tracing::warn!("REDIS_URL is not set: limits that need sharing between replicas stay in-process");
+            tracing::warn!(
+                "REDIS_URL is not set: limits that need sharing between replicas stay in-process"
+            );
         }
-        Ok(Self { db, objects, translator: Arc::new(translator) })
+        Ok(Self {
+            db,
+            objects,
+            translator: Arc::new(translator),
+        })
     }
 }
 
@@ -129,7 +149,9 @@ async fn connect(common: &Common) -> anyhow::Result<PgPool> {
         user: common.pg_user.clone(),
         password: common.pg_password.clone(),
     };
-    let options = settings.connect_options().context("reading the database settings")?;
+    let options = settings
+        .connect_options()
+        .context("reading the database settings")?;
     db::connect(options, common.db_connections)
         .await
         .context("connecting to PostgreSQL")
@@ -179,16 +201,26 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         translator: s.translator,
         max_upload_bytes: args.max_upload_bytes,
     };
-    tolk_api::serve(listener, state, stopped(stop)).await.context("serving HTTP")
+    tolk_api::serve(listener, state, stopped(stop))
+        .await
+        .context("serving HTTP")
 }
 
-async fn run_worker(args: WorkerArgs, s: Services, stop: watch::Receiver<bool>) -> anyhow::Result<()> {
+async fn run_worker(
+    args: WorkerArgs,
+    s: Services,
+    stop: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let config = tolk_worker::WorkerConfig {
         concurrency: args.concurrency.max(1),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
         ..Default::default()
     };
-    let state = tolk_worker::WorkerState { db: s.db, objects: s.objects, translator: s.translator };
+    let state = tolk_worker::WorkerState {
+        db: s.db,
+        objects: s.objects,
+        translator: s.translator,
+    };
     tolk_worker::run(config, state, stopped(stop))
         .await
         .map_err(|e| anyhow::anyhow!("worker: {e}"))

@@ -13,7 +13,14 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
     assert!(secret.len() >= 32 && !key.contains('\n'));
     let other_org_key = {
         let out = world
-            .tolk(&["admin", "create-key", "--label", "other", "--organization", "other"])
+            .tolk(&[
+                "admin",
+                "create-key",
+                "--label",
+                "other",
+                "--organization",
+                "other",
+            ])
             .output()
             .await?;
         String::from_utf8(out.stdout)?.trim().to_owned()
@@ -33,29 +40,77 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
     let res = api.http.post(api.url("/v2/document")).send().await?;
     assert_eq!(res.status(), 403);
     let body: serde_json::Value = res.json().await?;
-    assert!(body["message"].as_str().unwrap_or_default().contains("DeepL-Auth-Key"));
-    for bad in [format!("{key_id}.wrong"), "nonsense".to_owned(), format!("{key}x")] {
-        let (code, body) = api.upload(&bad, "a.txt", b"x".to_vec(), &[("target_lang", "ES")]).await?;
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("DeepL-Auth-Key")
+    );
+    for bad in [
+        format!("{key_id}.wrong"),
+        "nonsense".to_owned(),
+        format!("{key}x"),
+    ] {
+        let (code, body) = api
+            .upload(&bad, "a.txt", b"x".to_vec(), &[("target_lang", "ES")])
+            .await?;
         assert_eq!(code, 403, "{bad}: {body}");
     }
 
     // Validation → 400 naming the problem.
-    let (code, body) = api.upload(&key, "a.exe", b"MZ".to_vec(), &[("target_lang", "ES")]).await?;
+    let (code, body) = api
+        .upload(&key, "a.exe", b"MZ".to_vec(), &[("target_lang", "ES")])
+        .await?;
     assert_eq!(code, 400);
-    assert!(body["message"].as_str().unwrap_or_default().contains("file extension"), "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("file extension"),
+        "{body}"
+    );
     let (code, body) = api.upload(&key, "a.txt", b"hi".to_vec(), &[]).await?;
     assert_eq!(code, 400);
-    assert!(body["message"].as_str().unwrap_or_default().contains("target_lang"), "{body}");
-    let (code, body) = api.upload(&key, "a.txt", b"hi".to_vec(), &[("target_lang", "XX")]).await?;
-    assert_eq!(code, 400);
-    assert!(body["message"].as_str().unwrap_or_default().contains("target_lang"), "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("target_lang"),
+        "{body}"
+    );
     let (code, body) = api
-        .upload(&key, "a.txt", b"hi".to_vec(), &[("target_lang", "ES"), ("glossary_id", "g1")])
+        .upload(&key, "a.txt", b"hi".to_vec(), &[("target_lang", "XX")])
         .await?;
-    assert_eq!(code, 400, "an option we cannot honour must not be ignored: {body}");
+    assert_eq!(code, 400);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("target_lang"),
+        "{body}"
+    );
+    let (code, body) = api
+        .upload(
+            &key,
+            "a.txt",
+            b"hi".to_vec(),
+            &[("target_lang", "ES"), ("glossary_id", "g1")],
+        )
+        .await?;
+    assert_eq!(
+        code, 400,
+        "an option we cannot honour must not be ignored: {body}"
+    );
 
     // Queued document: status queued; download → 503; wrong key or org → 404.
-    let (id, dk) = api.upload_ok(&key, "a.txt", b"The dog runs.".to_vec(), &[("target_lang", "ES")]).await?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "a.txt",
+            b"The dog runs.".to_vec(),
+            &[("target_lang", "ES")],
+        )
+        .await?;
     let (code, body) = api.status(&key, &id, &dk).await?;
     assert_eq!(code, 200);
     assert_eq!(body["status"], "queued");
@@ -95,7 +150,10 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
         .multipart(
             reqwest::multipart::Form::new()
                 .text("target_lang", "ES")
-                .part("file", reqwest::multipart::Part::bytes(b"Hello".to_vec()).file_name("t.txt")),
+                .part(
+                    "file",
+                    reqwest::multipart::Part::bytes(b"Hello".to_vec()).file_name("t.txt"),
+                ),
         )
         .send()
         .await?;
@@ -108,9 +166,21 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
     assert_eq!(trace, "feedface01");
 
     // Metrics: queue depth counts the two queued jobs.
-    let text = api.http.get(api.url("/metrics")).send().await?.text().await?;
-    assert!(text.contains("tolk_queue_depth{queue=\"translate-document\"} 2"), "{text}");
-    assert!(text.contains("tolk_documents{state=\"queued\"} 2"), "{text}");
+    let text = api
+        .http
+        .get(api.url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    assert!(
+        text.contains("tolk_queue_depth{queue=\"translate-document\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tolk_documents{state=\"queued\"} 2"),
+        "{text}"
+    );
     assert!(text.contains("tolk_job_duration_seconds_bucket"), "{text}");
 
     // Unknown route: JSON 404.

@@ -61,7 +61,12 @@ async fn read_docx(world: &World, bytes: &[u8]) -> Result<Value> {
 
 fn joined(v: &Value) -> String {
     v.as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(" | "))
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        })
         .unwrap_or_default()
 }
 
@@ -76,13 +81,24 @@ async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()>
     assert_eq!(before["bold"][0], "The cat sleeps");
 
     let (id, doc_key) = api
-        .upload_ok(&key, "report.docx", docx, &[("target_lang", "ES"), ("source_lang", "EN")])
+        .upload_ok(
+            &key,
+            "report.docx",
+            docx,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
         .await?;
     assert_eq!(id.len(), 32);
     assert_eq!(doc_key.len(), 64);
-    assert!(id.chars().chain(doc_key.chars()).all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()));
+    assert!(
+        id.chars()
+            .chain(doc_key.chars())
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    );
 
-    let st = api.wait(&key, &id, &doc_key, Duration::from_secs(120)).await?;
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(120))
+        .await?;
     assert_eq!(st.status, "done", "{}", st.body);
     let billed = st.body["billed_characters"].as_i64().unwrap_or(0);
     assert!(billed > 100, "billed_characters {billed}");
@@ -93,22 +109,35 @@ async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()>
         headers["content-type"],
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
     );
-    assert!(headers["content-disposition"].to_str()?.contains("report.docx"));
+    assert!(
+        headers["content-disposition"]
+            .to_str()?
+            .contains("report.docx")
+    );
     let after = read_docx(&world, &bytes).await?;
     let text = joined(&after["paragraphs"]).to_lowercase();
     assert!(text.contains("perro"), "no Spanish in {text}");
     assert!(!text.contains("the dog runs"), "English left in {text}");
     // Formatting runs survived, now around Spanish words.
     let bold = joined(&after["bold"]).to_lowercase();
-    assert!(bold.contains("gato"), "bold run lost or not translated: {after}");
+    assert!(
+        bold.contains("gato"),
+        "bold run lost or not translated: {after}"
+    );
     let italic = joined(&after["italic"]).to_lowercase();
-    assert!(!italic.is_empty() && !italic.contains("bird"), "italic run: {after}");
+    assert!(
+        !italic.is_empty() && !italic.contains("bird"),
+        "italic run: {after}"
+    );
     // Table, header and hyperlink are still there, translated.
     let cells = joined(&after["cells"]).to_lowercase();
     assert_eq!(after["cells"].as_array().map(Vec::len), Some(4));
     assert!(cells.contains("casa"), "table not translated: {cells}");
     let header = joined(&after["header"]).to_lowercase();
-    assert!(header.contains("informe") || header.contains("compañía") || header.contains("empresa"), "header: {header}");
+    assert!(
+        header.contains("informe") || header.contains("compañía") || header.contains("empresa"),
+        "header: {header}"
+    );
     assert_eq!(after["hyperlinks"], 1, "{after}");
     assert!(!joined(&after["hyperlink_text"]).is_empty());
 
@@ -139,11 +168,21 @@ async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
 <h1>The big dog</h1><p>The cat <b>sleeps</b> in the house.</p>
 <img src="a.png" alt="The green tree"><script>var x = "The dog";</script></body></html>"#;
     let (id, dk) = api
-        .upload_ok(&key, "page.html", html.as_bytes().to_vec(), &[("target_lang", "ES"), ("source_lang", "EN")])
+        .upload_ok(
+            &key,
+            "page.html",
+            html.as_bytes().to_vec(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
         .await?;
     let txt = "The dog runs in the park.\n\nThe cat sleeps in the house.\n";
     let (tid, tdk) = api
-        .upload_ok(&key, "notes.txt", txt.as_bytes().to_vec(), &[("target_lang", "ES")])
+        .upload_ok(
+            &key,
+            "notes.txt",
+            txt.as_bytes().to_vec(),
+            &[("target_lang", "ES")],
+        )
         .await?;
 
     let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
@@ -156,8 +195,14 @@ async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
     assert!(lower.contains("perro"), "{out}");
     assert!(lower.contains("<b>"), "inline markup lost: {out}");
     assert!(lower.contains("<h1>") && lower.contains("<img"), "{out}");
-    assert!(out.contains(r#"var x = "The dog";"#), "script must stay untouched: {out}");
-    assert!(!out.contains(r#"alt="The green tree""#), "alt not translated: {out}");
+    assert!(
+        out.contains(r#"var x = "The dog";"#),
+        "script must stay untouched: {out}"
+    );
+    assert!(
+        !out.contains(r#"alt="The green tree""#),
+        "alt not translated: {out}"
+    );
 
     // txt without source_lang: the source language is detected.
     let st = api.wait(&key, &tid, &tdk, Duration::from_secs(120)).await?;
@@ -166,7 +211,11 @@ async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
     assert!(headers["content-type"].to_str()?.starts_with("text/plain"));
     let out = String::from_utf8(bytes)?;
     assert!(out.to_lowercase().contains("perro"), "{out}");
-    assert_eq!(out.matches('\n').count(), txt.matches('\n').count(), "line structure: {out:?}");
+    assert_eq!(
+        out.matches('\n').count(),
+        txt.matches('\n').count(),
+        "line structure: {out:?}"
+    );
     Ok(())
 }
 
@@ -190,7 +239,10 @@ async fn english_to_portuguese_goes_through_the_spanish_pivot() -> Result<()> {
     let out = String::from_utf8(bytes)?.to_lowercase();
     // Portuguese, not Spanish: "cão" (dog) / "casa é grande"; Spanish would say "perro"/"es".
     assert!(out.contains("cão") || out.contains("parque"), "{out}");
-    assert!(!out.contains("perro") && !out.contains(" es "), "still Spanish: {out}");
+    assert!(
+        !out.contains("perro") && !out.contains(" es "),
+        "still Spanish: {out}"
+    );
     Ok(())
 }
 
@@ -210,26 +262,71 @@ async fn corrupt_documents_end_in_error_and_the_worker_goes_on() -> Result<()> {
         zip.finish()?;
         buf.into_inner()
     };
-    let (t_id, t_key) = api.upload_ok(&key, "broken.docx", truncated, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
-    let (z_id, z_key) = api.upload_ok(&key, "other.docx", not_docx, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
-    let (g_id, g_key) = api.upload_ok(&key, "good.docx", good, &[("target_lang", "ES"), ("source_lang", "EN")]).await?;
+    let (t_id, t_key) = api
+        .upload_ok(
+            &key,
+            "broken.docx",
+            truncated,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let (z_id, z_key) = api
+        .upload_ok(
+            &key,
+            "other.docx",
+            not_docx,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let (g_id, g_key) = api
+        .upload_ok(
+            &key,
+            "good.docx",
+            good,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
 
     for (id, dk) in [(&t_id, &t_key), (&z_id, &z_key)] {
         let st = api.wait(&key, id, dk, Duration::from_secs(60)).await?;
         assert_eq!(st.status, "error", "{}", st.body);
-        let msg = st.body["error_message"].as_str().unwrap_or_default().to_lowercase();
-        assert!(msg.contains("docx") || msg.contains("zip"), "unclear message: {msg}");
+        let msg = st.body["error_message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase();
+        assert!(
+            msg.contains("docx") || msg.contains("zip"),
+            "unclear message: {msg}"
+        );
         // The result of a failed document is not downloadable.
         let (code, _, _) = api.download(&key, id, dk).await?;
         assert_ne!(code, 200);
     }
-    let st = api.wait(&key, &g_id, &g_key, Duration::from_secs(120)).await?;
+    let st = api
+        .wait(&key, &g_id, &g_key, Duration::from_secs(120))
+        .await?;
     assert_eq!(st.status, "done", "{}", st.body);
 
     // Same source and target: an error that says so.
-    let (s_id, s_key) = api.upload_ok(&key, "same.txt", b"The dog runs.".to_vec(), &[("target_lang", "EN-GB"), ("source_lang", "EN")]).await?;
-    let st = api.wait(&key, &s_id, &s_key, Duration::from_secs(60)).await?;
+    let (s_id, s_key) = api
+        .upload_ok(
+            &key,
+            "same.txt",
+            b"The dog runs.".to_vec(),
+            &[("target_lang", "EN-GB"), ("source_lang", "EN")],
+        )
+        .await?;
+    let st = api
+        .wait(&key, &s_id, &s_key, Duration::from_secs(60))
+        .await?;
     assert_eq!(st.status, "error");
-    assert!(st.body["error_message"].as_str().unwrap_or_default().contains("same"), "{}", st.body);
+    assert!(
+        st.body["error_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("same"),
+        "{}",
+        st.body
+    );
     Ok(())
 }

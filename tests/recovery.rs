@@ -30,14 +30,21 @@ fn long_text() -> String {
 #[tokio::test]
 async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     let mut world = World::new("kill").await?;
-    world.extra_env.push(("TOLK_WORKER_HEARTBEAT_SECS".into(), "1".into()));
+    world
+        .extra_env
+        .push(("TOLK_WORKER_HEARTBEAT_SECS".into(), "1".into()));
     let key = world.create_key("kill", false).await?;
     let api = world.start_api().await?;
     // The scheduler sweeps jobs of dead workers too.
     world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler")?;
     let victim = world.start_worker("victim")?;
     let (id, dk) = api
-        .upload_ok(&key, "long.txt", long_text().into_bytes(), &[("target_lang", "ES"), ("source_lang", "EN")])
+        .upload_ok(
+            &key,
+            "long.txt",
+            long_text().into_bytes(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
         .await?;
 
     // Wait until the victim is translating (progress between 0 and 1), then SIGKILL it.
@@ -56,11 +63,16 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
             bail!("the document finished before the worker could be killed; make it longer");
         }
         if Instant::now() > deadline {
-            bail!("the worker never started translating: {}", world.log("worker-victim"));
+            bail!(
+                "the worker never started translating: {}",
+                world.log("worker-victim")
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let rc = std::process::Command::new("kill").args(["-9", &victim.to_string()]).status()?;
+    let rc = std::process::Command::new("kill")
+        .args(["-9", &victim.to_string()])
+        .status()?;
     assert!(rc.success());
     let locked_by: Option<String> = sqlx::query_scalar(
         "SELECT j.lock_by FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
@@ -68,7 +80,10 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     .bind(&id)
     .fetch_one(&db)
     .await?;
-    assert!(locked_by.is_some(), "the job was locked by the killed worker");
+    assert!(
+        locked_by.is_some(),
+        "the job was locked by the killed worker"
+    );
 
     // A new worker (with a new, unique name) takes over.
     world.start_worker("rescuer")?;
@@ -77,7 +92,11 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     let (_, _, bytes) = api.download(&key, &id, &dk).await?;
     let out = String::from_utf8(bytes)?;
     assert!(out.contains("perro"));
-    assert_eq!(out.matches("\n\n").count(), 1_200, "every paragraph is in the result");
+    assert_eq!(
+        out.matches("\n\n").count(),
+        1_200,
+        "every paragraph is in the result"
+    );
 
     // Ran to completion once: one usage entry, two runs recorded (killed + rescued).
     let (entries, attempts): (i64, i32) = sqlx::query_as(
@@ -88,12 +107,22 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     .await?;
     assert_eq!(entries, 1);
     assert_eq!(attempts, 2, "one killed run and one complete run");
-    let job_status: String = sqlx::query_scalar(
-        "SELECT j.status FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
-    )
-    .bind(&id)
-    .fetch_one(&db)
-    .await?;
-    assert_eq!(job_status, "Done");
+    // The queue row reaches Done too (apalis acknowledges in batches, so wait a little).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let job_status: String = sqlx::query_scalar(
+            "SELECT j.status FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
+        )
+        .bind(&id)
+        .fetch_one(&db)
+        .await?;
+        if job_status == "Done" {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("queue row still {job_status}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     Ok(())
 }

@@ -36,13 +36,20 @@ async fn start_s3(world: &World) -> Result<S3Server> {
         .spawn()
         .with_context(|| format!("{bin} must be installed (scripts/setup.sh installs s3s-fs)"))?;
     let deadline = Instant::now() + Duration::from_secs(20);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
         if Instant::now() > deadline {
             bail!("s3s-fs did not start on port {port}");
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Ok(S3Server { endpoint: format!("http://127.0.0.1:{port}"), root, _child: child })
+    Ok(S3Server {
+        endpoint: format!("http://127.0.0.1:{port}"),
+        root,
+        _child: child,
+    })
 }
 
 fn s3_env(server: &S3Server) -> Vec<(String, String)> {
@@ -69,14 +76,25 @@ async fn documents_flow_through_an_s3_compatible_store() -> Result<()> {
     world.start_worker("a")?;
 
     let (id, dk) = api
-        .upload_ok(&key, "s3.txt", b"The dog runs in the park.".to_vec(), &[("target_lang", "ES"), ("source_lang", "EN")])
+        .upload_ok(
+            &key,
+            "s3.txt",
+            b"The dog runs in the park.".to_vec(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
         .await?;
     // The upload is in the bucket on the server's disk, not in a local folder.
-    let upload = server.root.join(BUCKET).join(format!("uploads/{id}/source.txt"));
+    let upload = server
+        .root
+        .join(BUCKET)
+        .join(format!("uploads/{id}/source.txt"));
     assert!(upload.exists(), "{} missing", upload.display());
     let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
     assert_eq!(st.status, "done", "{}", st.body);
-    let result = server.root.join(BUCKET).join(format!("results/{id}/translated.txt"));
+    let result = server
+        .root
+        .join(BUCKET)
+        .join(format!("results/{id}/translated.txt"));
     assert!(result.exists(), "{} missing", result.display());
     let (code, _, bytes) = api.download(&key, &id, &dk).await?;
     assert_eq!(code, 200);
@@ -88,7 +106,8 @@ async fn documents_flow_through_an_s3_compatible_store() -> Result<()> {
 async fn object_store_put_get_stream_delete_over_s3() -> Result<()> {
     let world = World::new("s3objects").await?;
     let server = start_s3(&world).await?;
-    let objects = tolk_storage::objects::Objects::open_with(&format!("s3://{BUCKET}"), s3_env(&server))?;
+    let objects =
+        tolk_storage::objects::Objects::open_with(&format!("s3://{BUCKET}"), s3_env(&server))?;
     let data = Bytes::from(vec![7u8; 3 * 1024 * 1024 + 5]);
     objects.put("a/b.bin", data.clone()).await?;
     assert_eq!(objects.get("a/b.bin").await?, data);
@@ -102,9 +121,13 @@ async fn object_store_put_get_stream_delete_over_s3() -> Result<()> {
     assert!(objects.get("a/b.bin").await.is_err());
     objects.delete("a/b.bin").await?; // deleting a missing object is fine
     // Wrong credentials are refused by the server.
-    let wrong = s3_env(&server)
-        .into_iter()
-        .map(|(k, v)| if k == "AWS_SECRET_ACCESS_KEY" { (k, "wrong".to_owned()) } else { (k, v) });
+    let wrong = s3_env(&server).into_iter().map(|(k, v)| {
+        if k == "AWS_SECRET_ACCESS_KEY" {
+            (k, "wrong".to_owned())
+        } else {
+            (k, v)
+        }
+    });
     let bad = tolk_storage::objects::Objects::open_with(&format!("s3://{BUCKET}"), wrong)?;
     assert!(bad.put("x", Bytes::from_static(b"x")).await.is_err());
     Ok(())

@@ -26,7 +26,7 @@ pub fn free_port() -> u16 {
 
 /// One test's world: its own database and object folder.
 pub struct World {
-    pub name: String,
+    name: String,
     pub database_url: String,
     pub dir: PathBuf,
     pub object_store: String,
@@ -39,12 +39,17 @@ impl World {
     pub async fn new(tag: &str) -> Result<Self> {
         let name = format!("tolk_e2e_{tag}_{}", uuid::Uuid::new_v4().simple());
         let admin = admin_url();
-        let pool = sqlx::PgPool::connect(&admin)
-            .await
-            .with_context(|| format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)"))?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&pool).await?;
+        let pool = sqlx::PgPool::connect(&admin).await.with_context(|| {
+            format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)")
+        })?;
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&pool)
+            .await?;
         pool.close().await;
-        let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap_or(admin.clone());
+        let base = admin
+            .rsplit_once('/')
+            .map(|(b, _)| b.to_owned())
+            .unwrap_or(admin.clone());
         let database_url = format!("{base}/{name}?sslmode=disable");
         let dir = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&dir)?;
@@ -59,7 +64,10 @@ impl World {
         };
         let out = world.tolk(&["migrate"]).output().await?;
         if !out.status.success() {
-            bail!("tolk migrate failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "tolk migrate failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         Ok(world)
     }
@@ -87,9 +95,17 @@ impl World {
         if admin {
             args.push("--admin");
         }
-        let out = self.tolk(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).output().await?;
+        let out = self
+            .tolk(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .await?;
         if !out.status.success() {
-            bail!("create-key failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "create-key failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let key = String::from_utf8(out.stdout)?.trim().to_owned();
         Ok(key)
@@ -113,7 +129,10 @@ impl World {
     pub async fn start_api(&mut self) -> Result<Api> {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        self.spawn(&["api", "--listen", &listen, "--no-migrate"], &format!("api-{port}"))?;
+        self.spawn(
+            &["api", "--listen", &listen, "--no-migrate"],
+            &format!("api-{port}"),
+        )?;
         let api = Api::new(format!("http://{listen}"));
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -151,9 +170,39 @@ impl World {
 }
 
 impl Drop for World {
+    /// Stops the processes; on success also drops the database and the folder (a
+    /// failing test keeps them, with the process logs, for a look).
     fn drop(&mut self) {
         for c in &mut self.children {
             let _ = c.start_kill();
+        }
+        if std::thread::panicking() {
+            eprintln!(
+                "test world kept for inspection: database {}, folder {}",
+                self.name,
+                self.dir.display()
+            );
+            return;
+        }
+        let name = self.name.clone();
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            rt.block_on(async {
+                let pool = sqlx::PgPool::connect(&admin_url()).await.ok()?;
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+                )))
+                .execute(&pool)
+                .await
+                .ok()
+            })
+        })
+        .join();
+        if matches!(dropped, Ok(Some(_))) {
+            let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
 }
@@ -226,8 +275,14 @@ impl Api {
             bail!("upload answered {code}: {body}");
         }
         Ok((
-            body["document_id"].as_str().context("document_id")?.to_owned(),
-            body["document_key"].as_str().context("document_key")?.to_owned(),
+            body["document_id"]
+                .as_str()
+                .context("document_id")?
+                .to_owned(),
+            body["document_key"]
+                .as_str()
+                .context("document_key")?
+                .to_owned(),
         ))
     }
 
@@ -244,7 +299,13 @@ impl Api {
     }
 
     /// Polls until done or error (or the deadline).
-    pub async fn wait(&self, key: &str, id: &str, doc_key: &str, timeout: Duration) -> Result<DocStatus> {
+    pub async fn wait(
+        &self,
+        key: &str,
+        id: &str,
+        doc_key: &str,
+        timeout: Duration,
+    ) -> Result<DocStatus> {
         let deadline = Instant::now() + timeout;
         loop {
             let (code, body) = self.status(key, id, doc_key).await?;

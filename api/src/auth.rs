@@ -19,7 +19,10 @@ pub struct AuthKey(pub ApiKey);
 impl FromRequestParts<AppState> for AuthKey {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
         let presented = parts
             .headers
             .get(axum::http::header::AUTHORIZATION)

@@ -26,13 +26,18 @@ where
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .map(|ct| ct.trim_start().to_ascii_lowercase().starts_with("application/json"))
+            .map(|ct| {
+                ct.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("application/json")
+            })
             .unwrap_or(false);
         let bytes = axum::body::to_bytes(req.into_body(), LIMIT)
             .await
             .map_err(|_| ApiError::TooLarge("Request body too large.".to_owned()))?;
         let parsed = if is_json {
-            serde_json::from_slice(&bytes).map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {e}")))
+            serde_json::from_slice(&bytes)
+                .map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {e}")))
         } else {
             serde_urlencoded::from_bytes(&bytes)
                 .map_err(|e| ApiError::BadRequest(format!("Invalid form body: {e}")))

@@ -24,7 +24,11 @@ impl Leader {
     pub async fn ensure(&mut self) -> Result<bool, sqlx::Error> {
         if let Some(conn) = self.conn.as_mut() {
             // Still alive? A broken connection means the lock is gone.
-            if sqlx::query_scalar!("SELECT 1 AS \"one!\"").fetch_one(&mut **conn).await.is_ok() {
+            if sqlx::query_scalar!("SELECT 1 AS \"one!\"")
+                .fetch_one(&mut **conn)
+                .await
+                .is_ok()
+            {
                 return Ok(true);
             }
             tracing::warn!("lost the leader connection");

@@ -15,7 +15,10 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
     }
     match documents::fail_lost_jobs(db).await {
         Ok(0) => {}
-        Ok(n) => tracing::warn!(documents = n, "documents whose job ended without finishing them"),
+        Ok(n) => tracing::warn!(
+            documents = n,
+            "documents whose job ended without finishing them"
+        ),
         Err(e) => tracing::warn!(error = %e, "checking lost jobs failed"),
     }
     if let Err(e) = queue::prune_finished(db, config.keep_finished_jobs).await {

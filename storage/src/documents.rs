@@ -299,7 +299,10 @@ pub async fn counts_by_status(pool: &PgPool) -> Result<Vec<(String, i64)>, Stora
 }
 
 /// Durations (seconds) of documents finished in the last `window_secs`, for metrics.
-pub async fn recent_durations(pool: &PgPool, window_secs: f64) -> Result<Vec<(String, f64)>, StorageError> {
+pub async fn recent_durations(
+    pool: &PgPool,
+    window_secs: f64,
+) -> Result<Vec<(String, f64)>, StorageError> {
     let rows = sqlx::query!(
         r#"SELECT status, EXTRACT(EPOCH FROM (finished_at - started_at))::float8 AS "secs!"
            FROM documents
@@ -352,7 +355,10 @@ mod tests {
         let key = random_upper_hex(32);
         assert_eq!(id.len(), 32);
         assert_eq!(key.len(), 64);
-        assert!(id.chars().all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c)));
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c))
+        );
     }
 }
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::stream::BoxStream;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
@@ -90,7 +90,9 @@ impl Objects {
 
     /// Writes an object.
     pub async fn put(&self, key: &str, data: Bytes) -> Result<(), StorageError> {
-        self.store.put(&Path::from(key), PutPayload::from(data)).await?;
+        self.store
+            .put(&Path::from(key), PutPayload::from(data))
+            .await?;
         Ok(())
     }
 
@@ -105,7 +107,10 @@ impl Objects {
         key: &str,
     ) -> Result<BoxStream<'static, Result<Bytes, StorageError>>, StorageError> {
         let res = self.store.get(&Path::from(key)).await?;
-        Ok(res.into_stream().map(|r| r.map_err(StorageError::from)).boxed())
+        Ok(res
+            .into_stream()
+            .map(|r| r.map_err(StorageError::from))
+            .boxed())
     }
 
     /// Deletes an object; a missing object is not an error.

@@ -62,7 +62,11 @@ pub async fn enqueue<T: Serialize>(
 /// Moves a job's next run time `delay` into the future; called by a handler just
 /// before it returns a transient error, so the retry waits (apalis-postgres would
 /// otherwise fetch the `Failed` row again at once).
-pub async fn schedule_retry(pool: &PgPool, job_id: &str, delay: Duration) -> Result<(), StorageError> {
+pub async fn schedule_retry(
+    pool: &PgPool,
+    job_id: &str,
+    delay: Duration,
+) -> Result<(), StorageError> {
     let delay = interval(delay);
     sqlx::query!(
         "UPDATE apalis.jobs SET run_at = now() + $2 WHERE id = $1",
@@ -83,7 +87,10 @@ pub fn backoff(attempt: u32) -> Duration {
 /// Puts back to `Pending` every job still `Queued`/`Running` under a worker that has
 /// not been seen for `dead_after` (a killed process). Returns how many rows moved.
 /// Worker names are unique per process start, so a dead name never comes back.
-pub async fn release_dead_workers(pool: &PgPool, dead_after: Duration) -> Result<u64, StorageError> {
+pub async fn release_dead_workers(
+    pool: &PgPool,
+    dead_after: Duration,
+) -> Result<u64, StorageError> {
     let dead_after = interval(dead_after);
     let res = sqlx::query!(
         r#"WITH stale AS (
@@ -139,7 +146,10 @@ pub async fn counts(pool: &PgPool) -> Result<Vec<(String, String, i64)>, Storage
     )
     .fetch_all(pool)
     .await?;
-    Ok(rows.into_iter().map(|r| (r.job_type, r.status, r.n)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.job_type, r.status, r.n))
+        .collect())
 }
 
 fn interval(d: Duration) -> PgInterval {

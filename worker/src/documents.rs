@@ -8,10 +8,10 @@ use apalis::prelude::*;
 use futures::{StreamExt, TryStreamExt};
 use tolk_engine::{EngineError, TagHandling, TranslateRequest};
 use tolk_formats::{DocumentFormat, FormatError, inline};
+use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
 use tolk_storage::queue::{self, TranslateDocument};
 use tolk_storage::usage::{self, UsageEvent};
-use tolk_storage::StorageError;
 use tracing::Instrument;
 
 use crate::WorkerState;
@@ -77,7 +77,10 @@ pub async fn translate_document(
     let _enter = span.enter();
     match outcome {
         Ok(()) => {
-            tracing::info!(elapsed_ms = started.elapsed().as_millis() as u64, "document done");
+            tracing::info!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "document done"
+            );
             Ok(())
         }
         Err(JobError::Permanent(msg)) => {
@@ -93,14 +96,20 @@ pub async fn translate_document(
             let runs = doc_attempts.max(attempt.current() as i32);
             if runs >= queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS {
                 tracing::error!(error = %msg, runs, "document failed after retries");
-                let text = format!("The document could not be translated after {runs} attempts: {msg}");
+                let text =
+                    format!("The document could not be translated after {runs} attempts: {msg}");
                 documents::fail(&state.db, &job.document_id, &text).await?;
                 return Err(AbortError::new(text).into());
             }
             let delay = queue::backoff(runs.max(1) as u32);
             tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
             queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
-            documents::requeue(&state.db, &job.document_id, &format!("Retrying after: {msg}")).await?;
+            documents::requeue(
+                &state.db,
+                &job.document_id,
+                &format!("Retrying after: {msg}"),
+            )
+            .await?;
             Err(msg.into())
         }
     }
@@ -174,7 +183,8 @@ async fn source_language(
             }
             let lang = state.translator.detect(&sample).ok_or_else(|| {
                 JobError::Permanent(
-                    "The source language of the document could not be detected; set source_lang.".to_owned(),
+                    "The source language of the document could not be detected; set source_lang."
+                        .to_owned(),
                 )
             })?;
             documents::set_detected_source(&state.db, &doc.id, &lang).await?;
@@ -218,7 +228,11 @@ async fn translate_segments(
             };
             let done = &done;
             async move {
-                let res = state.translator.translate(req).await.map_err(JobError::from)?;
+                let res = state
+                    .translator
+                    .translate(req)
+                    .await
+                    .map_err(JobError::from)?;
                 if res.texts.len() != n {
                     return Err(JobError::Transient(format!(
                         "the engine returned {} texts for {n}",
@@ -241,7 +255,8 @@ fn chunk(segments: Vec<String>) -> Vec<Vec<String>> {
     let mut current = Vec::new();
     let mut chars = 0;
     for s in segments {
-        if !current.is_empty() && (current.len() >= CHUNK_SEGMENTS || chars + s.len() > CHUNK_CHARS) {
+        if !current.is_empty() && (current.len() >= CHUNK_SEGMENTS || chars + s.len() > CHUNK_CHARS)
+        {
             chunks.push(std::mem::take(&mut current));
             chars = 0;
         }

@@ -56,7 +56,11 @@ pub fn unique_name(queue: &str) -> String {
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "host".to_owned());
-    format!("{queue}-{host}-{}-{}", std::process::id(), ulid::Ulid::generate())
+    format!(
+        "{queue}-{host}-{}-{}",
+        std::process::id(),
+        ulid::Ulid::generate()
+    )
 }
 
 /// Runs the workers of every queue until `shutdown` resolves; running jobs then

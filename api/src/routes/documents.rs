@@ -73,26 +73,15 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "output_format" => up.output_format = Some(value).filter(|v| !v.is_empty()),
             "formality" => up.formality = Some(value),
             "enable_beta_languages" | "auth_key" => {}
-            "enable_watermark" => {
-                if value.eq_ignore_ascii_case("true") || value == "1" {
-                    return Err(ApiError::BadRequest(
-                        "Parameter 'enable_watermark' is not supported by this server.".to_owned(),
-                    ));
-                }
+            "enable_watermark" | "enable_quality_evaluation" if is_true(&value) => {
+                return Err(ApiError::BadRequest(format!(
+                    "Parameter '{name}' is not supported by this server yet."
+                )));
             }
-            "enable_quality_evaluation" => {
-                if value.eq_ignore_ascii_case("true") || value == "1" {
-                    return Err(ApiError::BadRequest(
-                        "Parameter 'enable_quality_evaluation' is not supported by this server yet.".to_owned(),
-                    ));
-                }
-            }
-            n if NOT_SUPPORTED_YET.contains(&n) => {
-                if !value.is_empty() {
-                    return Err(ApiError::BadRequest(format!(
-                        "Parameter '{n}' is not supported by this server yet."
-                    )));
-                }
+            n if NOT_SUPPORTED_YET.contains(&n) && !value.is_empty() => {
+                return Err(ApiError::BadRequest(format!(
+                    "Parameter '{n}' is not supported by this server yet."
+                )));
             }
             _ => {}
         }
@@ -100,9 +89,15 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
     Ok(up)
 }
 
+fn is_true(value: &str) -> bool {
+    value.eq_ignore_ascii_case("true") || value == "1"
+}
+
 fn multipart_error(e: axum::extract::multipart::MultipartError, limit: usize) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::TooLarge(format!("The document is too large: at most {limit} bytes are accepted."))
+        ApiError::TooLarge(format!(
+            "The document is too large: at most {limit} bytes are accepted."
+        ))
     } else {
         ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
     }
@@ -143,9 +138,12 @@ async fn upload(
     let output = match up.output_format.as_deref() {
         None => format,
         Some(out) => {
-            let wanted = DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
-                ApiError::BadRequest(format!("Value for 'output_format' not supported: '{out}'."))
-            })?;
+            let wanted =
+                DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "Value for 'output_format' not supported: '{out}'."
+                    ))
+                })?;
             if wanted != format {
                 return Err(ApiError::BadRequest(format!(
                     "Conversion from {} to {} is not supported.",
@@ -157,9 +155,16 @@ async fn upload(
         }
     };
     if data.is_empty() {
-        return Err(ApiError::BadRequest("Invalid file data: the file is empty.".to_owned()));
+        return Err(ApiError::BadRequest(
+            "Invalid file data: the file is empty.".to_owned(),
+        ));
     }
-    crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, up.formality.as_deref())?;
+    crate::routes::languages::check(
+        &state,
+        up.source_lang.as_deref(),
+        &target_lang,
+        up.formality.as_deref(),
+    )?;
 
     let id = random_upper_hex(16);
     let doc_key = random_upper_hex(32);
@@ -180,7 +185,10 @@ async fn upload(
         job_id: job_id.clone(),
         trace_id: trace_id.clone(),
     };
-    let job = queue::TranslateDocument { document_id: id.clone(), trace_id };
+    let job = queue::TranslateDocument {
+        document_id: id.clone(),
+        trace_id,
+    };
     let stored = async {
         let mut tx = state.db.begin().await?;
         documents::insert(&mut tx, &doc).await?;
@@ -203,7 +211,11 @@ async fn upload(
         return Err(e.into());
     }
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
-    Ok(Json(UploadResponse { document_id: id, document_key: doc_key }).into_response())
+    Ok(Json(UploadResponse {
+        document_id: id,
+        document_key: doc_key,
+    })
+    .into_response())
 }
 
 /// Body of status and download requests.
@@ -284,14 +296,19 @@ async fn result(
                 doc.error_message.unwrap_or_default()
             )));
         }
-        _ => return Err(ApiError::NotReady("Document translation is not done yet.".to_owned())),
+        _ => {
+            return Err(ApiError::NotReady(
+                "Document translation is not done yet.".to_owned(),
+            ));
+        }
     }
     let object = documents::take_result(&state.db, &doc.id)
         .await?
         .ok_or_else(|| ApiError::NotFound(NOT_FOUND.to_owned()))?;
     let stream = state.objects.stream(&object).await?;
-    let format = DocumentFormat::from_extension(&doc.output_format)
-        .ok_or_else(|| ApiError::Internal(format!("unknown stored format {}", doc.output_format)))?;
+    let format = DocumentFormat::from_extension(&doc.output_format).ok_or_else(|| {
+        ApiError::Internal(format!("unknown stored format {}", doc.output_format))
+    })?;
     let body = Body::from_stream(stream.map(|r| r.map_err(std::io::Error::other)));
     Ok((
         [
@@ -307,7 +324,13 @@ async fn result(
 fn content_disposition(name: &str) -> String {
     let ascii: String = name
         .chars()
-        .map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_graphic() && c != '"' && c != '\\' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let mut encoded = String::new();
     for b in name.bytes() {

@@ -15,7 +15,10 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {
-    match sqlx::query_scalar!("SELECT 1 AS \"one!\"").fetch_one(&state.db).await {
+    match sqlx::query_scalar!("SELECT 1 AS \"one!\"")
+        .fetch_one(&state.db)
+        .await
+    {
         Ok(_) => Json(json!({"status": "ok"})).into_response(),
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -20,7 +20,9 @@ pub fn check(
             Err(e) => return Err(engine_error(e)),
         },
         None => {
-            let code = target_lang.deepl_code().unwrap_or_else(|| target.to_ascii_uppercase());
+            let code = target_lang
+                .deepl_code()
+                .unwrap_or_else(|| target.to_ascii_uppercase());
             let reachable = state
                 .translator
                 .languages()
@@ -37,7 +39,11 @@ pub fn check(
     check_formality(state, target, formality)
 }
 
-fn check_formality(state: &AppState, target: &str, formality: Option<&str>) -> Result<(), ApiError> {
+fn check_formality(
+    state: &AppState,
+    target: &str,
+    formality: Option<&str>,
+) -> Result<(), ApiError> {
     match formality.map(str::trim).filter(|f| !f.is_empty()) {
         None | Some("default") | Some("prefer_more") | Some("prefer_less") => Ok(()),
         Some(f @ ("more" | "less")) => {

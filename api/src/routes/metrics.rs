@@ -5,11 +5,11 @@
 
 use std::fmt::Write as _;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use tolk_storage::{documents, queue};
 
 use crate::{ApiError, AppState};
@@ -29,12 +29,22 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let docs = documents::counts_by_status(&state.db).await?;
     let durations = documents::recent_durations(&state.db, WINDOW_SECS).await?;
     let body = render(&jobs, &docs, &durations);
-    Ok(([(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], body).into_response())
+    Ok((
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        body,
+    )
+        .into_response())
 }
 
-fn render(jobs: &[(String, String, i64)], docs: &[(String, i64)], durations: &[(String, f64)]) -> String {
+fn render(
+    jobs: &[(String, String, i64)],
+    docs: &[(String, i64)],
+    durations: &[(String, f64)],
+) -> String {
     let mut out = String::new();
-    out.push_str("# HELP tolk_queue_jobs Queue rows by queue and state.\n# TYPE tolk_queue_jobs gauge\n");
+    out.push_str(
+        "# HELP tolk_queue_jobs Queue rows by queue and state.\n# TYPE tolk_queue_jobs gauge\n",
+    );
     for (q, s, n) in jobs {
         let _ = writeln!(out, "tolk_queue_jobs{{queue=\"{q}\",state=\"{s}\"}} {n}");
     }
@@ -51,25 +61,44 @@ fn render(jobs: &[(String, String, i64)], docs: &[(String, i64)], durations: &[(
     }
     out.push_str("# HELP tolk_documents Documents by state.\n# TYPE tolk_documents gauge\n");
     for state in ["queued", "translating", "done", "error"] {
-        let n = docs.iter().find(|(s, _)| s == state).map(|(_, n)| *n).unwrap_or(0);
+        let n = docs
+            .iter()
+            .find(|(s, _)| s == state)
+            .map(|(_, n)| *n)
+            .unwrap_or(0);
         let _ = writeln!(out, "tolk_documents{{state=\"{state}\"}} {n}");
     }
     out.push_str(
         "# HELP tolk_job_duration_seconds Duration of document jobs finished in the last hour.\n# TYPE tolk_job_duration_seconds histogram\n",
     );
     for outcome in ["done", "error"] {
-        let secs: Vec<f64> = durations.iter().filter(|(s, _)| s == outcome).map(|(_, d)| *d).collect();
+        let secs: Vec<f64> = durations
+            .iter()
+            .filter(|(s, _)| s == outcome)
+            .map(|(_, d)| *d)
+            .collect();
         for b in BUCKETS {
             let n = secs.iter().filter(|d| **d <= b).count();
-            let _ = writeln!(out, "tolk_job_duration_seconds_bucket{{kind=\"translate-document\",outcome=\"{outcome}\",le=\"{b}\"}} {n}");
+            let _ = writeln!(
+                out,
+                "tolk_job_duration_seconds_bucket{{kind=\"translate-document\",outcome=\"{outcome}\",le=\"{b}\"}} {n}"
+            );
         }
         let _ = writeln!(
             out,
             "tolk_job_duration_seconds_bucket{{kind=\"translate-document\",outcome=\"{outcome}\",le=\"+Inf\"}} {}",
             secs.len()
         );
-        let _ = writeln!(out, "tolk_job_duration_seconds_sum{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}", secs.iter().sum::<f64>());
-        let _ = writeln!(out, "tolk_job_duration_seconds_count{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}", secs.len());
+        let _ = writeln!(
+            out,
+            "tolk_job_duration_seconds_sum{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}",
+            secs.iter().sum::<f64>()
+        );
+        let _ = writeln!(
+            out,
+            "tolk_job_duration_seconds_count{{kind=\"translate-document\",outcome=\"{outcome}\"}} {}",
+            secs.len()
+        );
     }
     out
 }

@@ -1,8 +1,8 @@
 //! One module per area of the API.
 
 pub mod documents;
-pub mod languages;
 pub mod health;
+pub mod languages;
 pub mod metrics;
 
 use axum::http::StatusCode;
