@@ -44,3 +44,6 @@ pub use engine::{Engine, Pair, TagHandling};
 pub use error::EngineError;
 pub use lang::Lang;
 pub use translator::{LanguageInfo, Languages, TranslateRequest, TranslateResponse, Translator};
+
+#[cfg(test)]
+mod tests;

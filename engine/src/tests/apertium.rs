@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tolk_engine::{
+use crate::{
     ApertiumConfig, EngineError, TagHandling, TranslateRequest, TranslateResponse, Translator,
 };
 

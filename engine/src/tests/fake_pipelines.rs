@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use tolk_engine::{ApertiumConfig, EngineError, TagHandling, TranslateRequest, Translator};
+use crate::{ApertiumConfig, EngineError, TagHandling, TranslateRequest, Translator};
 
 /// A modes directory with `eng-spa` = identity, `spa-eng` = silent,
 /// `eng-cat` = dies after a few bytes.
