@@ -27,6 +27,75 @@ fn long_text() -> String {
     text
 }
 
+/// Waits until the document is being translated (progress above 0).
+async fn wait_translating(world: &World, db: &sqlx::PgPool, id: &str, log: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (status, progress): (String, f32) =
+            sqlx::query_as("SELECT status, progress FROM documents WHERE id = $1")
+                .bind(id)
+                .fetch_one(db)
+                .await?;
+        if status == "translating" && progress > 0.0 {
+            return Ok(());
+        }
+        if status == "done" {
+            bail!("the document finished before the worker could be stopped; make it longer");
+        }
+        if Instant::now() > deadline {
+            bail!("the worker never started translating: {}", world.log(log));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn sigterm_lets_the_running_job_finish_and_releases_the_rest() -> Result<()> {
+    let mut world = World::new("sigterm").await?;
+    let key = world.create_key("sigterm", false).await?;
+    let api = world.start_api().await?;
+    let worker = world.spawn(&["worker", "--concurrency", "1"], "worker-term")?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "long.txt",
+            long_text().into_bytes(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let (next, next_key) = api
+        .upload_ok(
+            &key,
+            "next.txt",
+            b"The cat sleeps.".to_vec(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let db = world.db().await?;
+    wait_translating(&world, &db, &id, "worker-term").await?;
+    let rc = std::process::Command::new("kill")
+        .args(["-TERM", &worker.to_string()])
+        .status()?;
+    assert!(rc.success());
+    let status = world.wait_exit(worker, Duration::from_secs(60)).await?;
+    assert!(
+        status.success(),
+        "worker exited with {status}: {}",
+        world.log("worker-term")
+    );
+    // The running job was finished before the exit, not abandoned.
+    let (code, body) = api.status(&key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    assert_eq!(body["status"], "done", "{body}");
+    // The other job was not started, and is done by the next worker.
+    world.start_worker("after")?;
+    let st = api
+        .wait(&key, &next, &next_key, Duration::from_secs(120))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    Ok(())
+}
+
 #[tokio::test]
 async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     let mut world = World::new("kill").await?;
@@ -47,29 +116,9 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
         )
         .await?;
 
-    // Wait until the victim is translating (progress between 0 and 1), then SIGKILL it.
+    // Wait until the victim is translating, then SIGKILL it.
     let db = world.db().await?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (status, progress): (String, f32) =
-            sqlx::query_as("SELECT status, progress FROM documents WHERE id = $1")
-                .bind(&id)
-                .fetch_one(&db)
-                .await?;
-        if status == "translating" && progress > 0.0 {
-            break;
-        }
-        if status == "done" {
-            bail!("the document finished before the worker could be killed; make it longer");
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "the worker never started translating: {}",
-                world.log("worker-victim")
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_translating(&world, &db, &id, "worker-victim").await?;
     let rc = std::process::Command::new("kill")
         .args(["-9", &victim.to_string()])
         .status()?;

@@ -153,6 +153,22 @@ impl World {
         self.spawn(&["worker", "--concurrency", "2"], &format!("worker-{tag}"))
     }
 
+    /// Waits for the process `pid` (started with `spawn`) to exit.
+    pub async fn wait_exit(
+        &mut self,
+        pid: u32,
+        timeout: Duration,
+    ) -> Result<std::process::ExitStatus> {
+        let child = self
+            .children
+            .iter_mut()
+            .find(|c| c.id() == Some(pid))
+            .context("no such child")?;
+        Ok(tokio::time::timeout(timeout, child.wait())
+            .await
+            .with_context(|| format!("process {pid} did not exit within {timeout:?}"))??)
+    }
+
     /// The log of a process started with `spawn`.
     pub fn log(&self, log_name: &str) -> String {
         std::fs::read_to_string(self.dir.join(format!("{log_name}.log"))).unwrap_or_default()
