@@ -1,8 +1,461 @@
-//! `tolk-bench documents`: documents through the platform vs raw apertium.
+//! `tolk-bench documents`: the same generated English text (≥ 100,000 words in
+//! ≥ 50 docx files by default) translated to Spanish
 //!
-//! Placeholder: another change fills this in.
+//! 1. by the raw `apertium eng-spa` command (the baseline: one process pipeline
+//!    over the plain text, and as many in parallel as the platform's pipelines), and
+//! 2. through the whole platform, in this process: HTTP upload → PostgreSQL queue →
+//!    worker (formats + Apertium pipelines) → object store → status polling,
+//!
+//! printing words/second for each and the platform/raw ratio (target ≥ 80 %).
 
-/// Runs the documents benchmark.
-pub async fn run() -> anyhow::Result<()> {
-    anyhow::bail!("`tolk-bench documents` is not yet implemented (see bench/src/documents.rs)")
+use std::io::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tokio::io::AsyncWriteExt;
+use tolk_engine::{ApertiumConfig, Translator};
+use tolk_storage::objects::Objects;
+
+/// Options of the documents benchmark.
+#[derive(Debug, Args)]
+pub struct DocumentsArgs {
+    /// Number of docx files.
+    #[arg(long, default_value_t = 50)]
+    docs: usize,
+    /// Words per file.
+    #[arg(long, default_value_t = 2_100)]
+    words_per_doc: usize,
+    /// Jobs the in-process worker runs at once.
+    #[arg(long, default_value_t = 2)]
+    concurrency: usize,
+    /// Apertium pipelines per pair (default: CPUs).
+    #[arg(long)]
+    pipelines: Option<usize>,
+    /// Admin URL of the local PostgreSQL (a throwaway database is created and dropped).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    database_url: String,
+    /// Apertium modes folder.
+    #[arg(long, default_value = "/usr/share/apertium/modes")]
+    modes: std::path::PathBuf,
+}
+
+const SUBJECTS: [&str; 12] = [
+    "The dog",
+    "The cat",
+    "The teacher",
+    "The child",
+    "The doctor",
+    "The city",
+    "The family",
+    "The student",
+    "The farmer",
+    "The woman",
+    "The man",
+    "The government",
+];
+const VERBS: [&str; 10] = [
+    "sees", "buys", "needs", "finds", "wants", "likes", "opens", "reads", "sells", "visits",
+];
+const OBJECTS: [&str; 12] = [
+    "a big house",
+    "the old book",
+    "a new car",
+    "the green tree",
+    "a small garden",
+    "the long letter",
+    "a cold river",
+    "the white door",
+    "a good school",
+    "the red apple",
+    "a beautiful picture",
+    "the quiet street",
+];
+const TAILS: [&str; 8] = [
+    "every morning",
+    "in the summer",
+    "near the station",
+    "with the friends",
+    "after the meeting",
+    "before the dinner",
+    "in the village",
+    "on the weekend",
+];
+
+/// Deterministic pseudo-random sentences (xorshift), so every run uses the same text.
+struct Text {
+    state: u64,
+}
+
+impl Text {
+    fn next(&mut self, n: usize) -> usize {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        (self.state % n as u64) as usize
+    }
+
+    fn sentence(&mut self) -> String {
+        format!(
+            "{} {} {} {}.",
+            SUBJECTS[self.next(SUBJECTS.len())],
+            VERBS[self.next(VERBS.len())],
+            OBJECTS[self.next(OBJECTS.len())],
+            TAILS[self.next(TAILS.len())]
+        )
+    }
+
+    /// Paragraphs of about 40 words until `words` words.
+    fn paragraphs(&mut self, words: usize) -> Vec<String> {
+        let mut paras = Vec::new();
+        let mut total = 0;
+        while total < words {
+            let mut p = String::new();
+            while p.split_whitespace().count() < 40 {
+                if !p.is_empty() {
+                    p.push(' ');
+                }
+                p.push_str(&self.sentence());
+            }
+            total += p.split_whitespace().count();
+            paras.push(p);
+        }
+        paras
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A minimal valid docx: every third paragraph has a bold run.
+fn docx(paragraphs: &[String]) -> Result<Vec<u8>> {
+    let mut body = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        if i % 3 == 0 {
+            let (first, rest) = p.split_once(". ").unwrap_or((p, ""));
+            body.push_str(&format!(
+                "<w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">{}. </w:t></w:r><w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>",
+                xml_escape(first),
+                xml_escape(rest)
+            ));
+        } else {
+            body.push_str(&format!(
+                "<w:p><w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>",
+                xml_escape(p)
+            ));
+        }
+    }
+    let document = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>{body}<w:sectPr/></w:body></w:document>"
+    );
+    let content_types = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/><Default Extension=\"xml\" ContentType=\"application/xml\"/><Override PartName=\"/word/document.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/></Types>";
+    let rels = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>";
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default();
+    for (name, data) in [
+        ("[Content_Types].xml", content_types.to_owned()),
+        ("_rels/.rels", rels.to_owned()),
+        ("word/document.xml", document),
+    ] {
+        zip.start_file(name, opts)?;
+        zip.write_all(data.as_bytes())?;
+    }
+    zip.finish()?;
+    Ok(buf.into_inner())
+}
+
+/// Runs `apertium -u eng-spa` over `text` in `parallel` processes (the text split in
+/// equal parts); returns the wall time.
+async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration> {
+    let lines: Vec<&str> = text.lines().collect();
+    let per = lines.len().div_ceil(parallel.max(1));
+    let parts: Vec<String> = lines
+        .chunks(per.max(1))
+        .map(|c| c.join("\n") + "\n")
+        .collect();
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for part in parts {
+        tasks.push(tokio::spawn(async move {
+            let mut child = tokio::process::Command::new("apertium")
+                .args(["-u", "eng-spa"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .context("the apertium command must be installed (scripts/setup.sh)")?;
+            let mut stdin = child.stdin.take().context("stdin")?;
+            let writer = tokio::spawn(async move {
+                let r = stdin.write_all(part.as_bytes()).await;
+                drop(stdin);
+                r
+            });
+            let out = child.wait_with_output().await?;
+            writer.await??;
+            if !out.status.success() || out.stdout.is_empty() {
+                bail!("apertium failed");
+            }
+            Ok::<usize, anyhow::Error>(out.stdout.len())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    Ok(start.elapsed())
+}
+
+/// The platform in this process: API on a loopback port, one worker, a scheduler.
+struct Platform {
+    base: String,
+    key: String,
+    db_name: String,
+    admin_url: String,
+    dir: std::path::PathBuf,
+    stop: tokio::sync::watch::Sender<bool>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
+    let db_name = format!("tolk_bench_docs_{}", std::process::id());
+    let admin = sqlx::PgPool::connect(&args.database_url)
+        .await
+        .context("PostgreSQL must be running (scripts/setup.sh)")?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {db_name}"
+    )))
+    .execute(&admin)
+    .await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
+        .execute(&admin)
+        .await?;
+    admin.close().await;
+    let base_url = args
+        .database_url
+        .rsplit_once('/')
+        .map(|(b, _)| b)
+        .unwrap_or(&args.database_url);
+    let url = format!("{base_url}/{db_name}?sslmode=disable");
+    let options: sqlx::postgres::PgConnectOptions = url.parse()?;
+    let db = tolk_storage::db::connect(options, 10).await?;
+    tolk_storage::db::migrate(&db).await?;
+    let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
+    let key = tolk_storage::keys::create(&db, org, "bench", false)
+        .await?
+        .secret;
+    let dir = std::env::temp_dir().join(&db_name);
+    let objects = Objects::open(&dir.join("objects").display().to_string())?;
+    let mut config = ApertiumConfig {
+        modes_dir: args.modes.clone(),
+        ..ApertiumConfig::default()
+    };
+    if let Some(n) = args.pipelines {
+        config.pipelines_per_pair = n.max(1);
+    }
+    let translator = Arc::new(Translator::apertium(config)?);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let (stop, rx) = tokio::sync::watch::channel(false);
+    let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|v| *v).await;
+    };
+    let api_state = tolk_api::AppState {
+        db: db.clone(),
+        objects: objects.clone(),
+        translator: translator.clone(),
+        max_upload_bytes: 64 * 1024 * 1024,
+    };
+    let mut tasks = Vec::new();
+    let r = rx.clone();
+    tasks.push(tokio::spawn(async move {
+        if let Err(e) = tolk_api::serve(listener, api_state, stopped(r)).await {
+            eprintln!("api: {e}");
+        }
+    }));
+    let worker_state = tolk_worker::WorkerState {
+        db: db.clone(),
+        objects: objects.clone(),
+        translator,
+    };
+    let worker_config = tolk_worker::WorkerConfig {
+        concurrency: args.concurrency.max(1),
+        ..Default::default()
+    };
+    let r = rx.clone();
+    tasks.push(tokio::spawn(async move {
+        if let Err(e) = tolk_worker::run(worker_config, worker_state, stopped(r)).await {
+            eprintln!("worker: {e}");
+        }
+    }));
+    let r = rx.clone();
+    tasks.push(tokio::spawn(async move {
+        tolk_scheduler::run(
+            tolk_scheduler::SchedulerConfig::default(),
+            db,
+            objects,
+            stopped(r),
+        )
+        .await;
+    }));
+    Ok(Platform {
+        base,
+        key,
+        db_name,
+        admin_url: args.database_url.clone(),
+        dir,
+        stop,
+        tasks,
+    })
+}
+
+impl Platform {
+    async fn shutdown(self) -> Result<()> {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            let _ = tokio::time::timeout(Duration::from_secs(40), t).await;
+        }
+        let admin = sqlx::PgPool::connect(&self.admin_url).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.db_name
+        )))
+        .execute(&admin)
+        .await?;
+        let _ = std::fs::remove_dir_all(&self.dir);
+        Ok(())
+    }
+}
+
+/// Uploads every document, polls until all are done; returns the wall time.
+async fn through_platform(p: &Platform, docs: &[Vec<u8>]) -> Result<Duration> {
+    let http = reqwest::Client::new();
+    let auth = format!("DeepL-Auth-Key {}", p.key);
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let form = reqwest::multipart::Form::new()
+            .text("target_lang", "ES")
+            .text("source_lang", "EN")
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(d.clone()).file_name(format!("doc{i}.docx")),
+            );
+        let res = http
+            .post(format!("{}/v2/document", p.base))
+            .header("Authorization", &auth)
+            .multipart(form)
+            .send()
+            .await?;
+        if !res.status().is_success() {
+            bail!("upload answered {}: {}", res.status(), res.text().await?);
+        }
+        let v: serde_json::Value = res.json().await?;
+        handles.push((
+            v["document_id"].as_str().context("document_id")?.to_owned(),
+            v["document_key"]
+                .as_str()
+                .context("document_key")?
+                .to_owned(),
+        ));
+    }
+    let mut pending = handles;
+    while !pending.is_empty() {
+        let mut still = Vec::new();
+        for (id, key) in pending {
+            let res = http
+                .post(format!("{}/v2/document/{id}", p.base))
+                .header("Authorization", &auth)
+                .form(&[("document_key", &key)])
+                .send()
+                .await?;
+            let v: serde_json::Value = res.json().await?;
+            match v["status"].as_str() {
+                Some("done") => {}
+                Some("error") => bail!("document {id} failed: {v}"),
+                _ => still.push((id, key)),
+            }
+        }
+        pending = still;
+        if !pending.is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Ok(start.elapsed())
+}
+
+/// Runs the benchmark and prints the figures.
+pub async fn run(args: DocumentsArgs) -> Result<()> {
+    let mut text_gen = Text {
+        state: 0x9E37_79B9_7F4A_7C15,
+    };
+    let mut all_text = String::new();
+    let mut docs = Vec::new();
+    let mut words = 0usize;
+    for _ in 0..args.docs {
+        let paras = text_gen.paragraphs(args.words_per_doc);
+        words += paras
+            .iter()
+            .map(|p| p.split_whitespace().count())
+            .sum::<usize>();
+        for p in &paras {
+            all_text.push_str(p);
+            all_text.push('\n');
+        }
+        docs.push(docx(&paras)?);
+    }
+    let pipelines = args.pipelines.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    });
+    println!(
+        "documents benchmark: {} docx files, {words} words, EN→ES, {pipelines} pipelines, worker concurrency {}",
+        docs.len(),
+        args.concurrency
+    );
+
+    let raw1 = raw_apertium(&all_text, 1).await?;
+    let raw_n = raw_apertium(&all_text, pipelines).await?;
+    let platform = start_platform(&args).await?;
+    // Warm-up: one small document starts the pipelines (not timed).
+    let warm = docx(&text_gen.paragraphs(50))?;
+    through_platform(&platform, &[warm]).await?;
+    let plat = through_platform(&platform, &docs).await;
+    platform.shutdown().await?;
+    let plat = plat?;
+
+    let wps = |d: Duration| words as f64 / d.as_secs_f64();
+    println!();
+    println!("| run | seconds | words/s | platform / run |");
+    println!("|---|---|---|---|");
+    println!(
+        "| raw `apertium -u eng-spa`, 1 process | {:.2} | {:.0} | {:.0} % |",
+        raw1.as_secs_f64(),
+        wps(raw1),
+        100.0 * wps(plat) / wps(raw1)
+    );
+    println!(
+        "| raw `apertium -u eng-spa`, {pipelines} in parallel | {:.2} | {:.0} | {:.0} % |",
+        raw_n.as_secs_f64(),
+        wps(raw_n),
+        100.0 * wps(plat) / wps(raw_n)
+    );
+    println!(
+        "| Tolk: upload → queue → worker → done, {} docx | {:.2} | {:.0} | — |",
+        docs.len(),
+        plat.as_secs_f64(),
+        wps(plat)
+    );
+    let ratio = wps(plat) / wps(raw1);
+    println!();
+    println!(
+        "target: platform ≥ 80 % of the raw engine (1 process): {:.0} % → {}",
+        100.0 * ratio,
+        if ratio >= 0.8 { "PASS" } else { "MISS" }
+    );
+    std::io::stdout().flush()?;
+    Ok(())
 }

@@ -3,7 +3,8 @@
 //! - `tolk-bench queue`: the job queue (apalis-postgres as the platform configures it)
 //!   against Graphile Worker 0.17.3 and a hand-written SKIP LOCKED loop, on the local
 //!   PostgreSQL, in a throwaway database.
-//! - `tolk-bench documents`: documents through the platform (not yet implemented).
+//! - `tolk-bench documents`: docx documents through the whole platform against the raw
+//!   `apertium` command on the same text.
 
 mod documents;
 mod queue;
@@ -23,13 +24,13 @@ enum Command {
     /// Graphile Worker vs a raw SKIP LOCKED loop.
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
-    Documents,
+    Documents(documents::DocumentsArgs),
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
-        Command::Documents => documents::run().await,
+        Command::Documents(args) => documents::run(args).await,
     }
 }
