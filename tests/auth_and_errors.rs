@@ -122,14 +122,17 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
     assert_eq!(api.status(&other_org_key, &id, &dk).await?.0, 404);
     assert_eq!(api.status(&key, &"A".repeat(32), &dk).await?.0, 404);
 
-    // The document row and its queue job were written together.
-    let job_status: String = sqlx::query_scalar(
-        "SELECT j.status FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
+    // The document row and its queue job were written together (with the
+    // document as idempotency key, and a bounded number of attempts).
+    let (job_status, idem, max_attempts): (String, Option<String>, i32) = sqlx::query_as(
+        "SELECT j.status, j.idempotency_key, j.max_attempts FROM documents d JOIN apalis.jobs j ON j.id = d.job_id WHERE d.id = $1",
     )
     .bind(&id)
     .fetch_one(&db)
     .await?;
     assert_eq!(job_status, "Pending");
+    assert_eq!(idem.as_deref(), Some(format!("document:{id}").as_str()));
+    assert_eq!(max_attempts, 5);
 
     // X-Trace-ID: generated, or propagated; also on errors; stored on the document.
     let res = api.http.get(api.url("/healthz")).send().await?;

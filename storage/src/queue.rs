@@ -41,19 +41,22 @@ pub fn new_job_id() -> String {
 }
 
 /// Enqueues `job` on `queue` with the given id, inside the caller's transaction
-/// (the NOTIFY that wakes workers goes out at commit).
+/// (the NOTIFY that wakes workers goes out at commit). `idempotency_key` (unique per
+/// queue, over all rows ever) makes a second enqueue of the same work fail.
 pub async fn enqueue<T: Serialize>(
     conn: &mut PgConnection,
     queue: &str,
     job_id: &str,
     job: &T,
     max_attempts: i32,
+    idempotency_key: &str,
 ) -> Result<(), StorageError> {
     let ulid = Ulid::from_string(job_id)
         .map_err(|e| StorageError::ObjectConfig(format!("bad job id {job_id}: {e}")))?;
     let task = TaskBuilder::new(serde_json::to_vec(job)?)
         .task_id(TaskId::from_ulid(ulid))
         .max_attempts(max_attempts.max(1) as usize)
+        .idempotency_key(idempotency_key)
         .build();
     apalis_postgres::queries::push_tasks(conn, queue, vec![task]).await?;
     Ok(())

@@ -198,6 +198,7 @@ async fn upload(
             &job_id,
             &job,
             queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS,
+            &format!("document:{id}"),
         )
         .await?;
         tx.commit().await?;
