@@ -8,3 +8,4 @@ mod auth_and_errors;
 mod documents;
 mod recovery;
 mod s3;
+mod translate;

@@ -23,6 +23,9 @@ pub enum ApiError {
     /// 503: not ready yet.
     #[error("{0}")]
     NotReady(String),
+    /// 504: a backend (the translation engine) is unavailable or timed out; retry later.
+    #[error("{0}")]
+    Timeout(String),
     /// 500: logged with details, answered generically.
     #[error("internal error: {0}")]
     Internal(String),
@@ -37,6 +40,7 @@ impl ApiError {
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

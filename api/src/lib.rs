@@ -23,6 +23,9 @@ pub fn router(state: AppState) -> Router {
     let upload_limit = state.max_upload_bytes;
     Router::new()
         .merge(routes::documents::router())
+        .merge(routes::translate::router())
+        .merge(routes::languages::router())
+        .merge(routes::usage::router())
         .merge(routes::health::router())
         .merge(routes::metrics::router())
         .fallback(routes::not_found)

@@ -345,23 +345,6 @@ pub async fn expire(
         .collect())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_are_upper_hex_of_the_wire_lengths() {
-        let id = random_upper_hex(16);
-        let key = random_upper_hex(32);
-        assert_eq!(id.len(), 32);
-        assert_eq!(key.len(), 64);
-        assert!(
-            id.chars()
-                .all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c))
-        );
-    }
-}
-
 /// Ends in error every unfinished document whose queue job is over (killed, or
 /// failed with no attempt left): a safety net so no client polls forever.
 pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
@@ -377,4 +360,21 @@ pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
     .execute(pool)
     .await?;
     Ok(res.rows_affected())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_upper_hex_of_the_wire_lengths() {
+        let id = random_upper_hex(16);
+        let key = random_upper_hex(32);
+        assert_eq!(id.len(), 32);
+        assert_eq!(key.len(), 64);
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c))
+        );
+    }
 }

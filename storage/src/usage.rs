@@ -64,3 +64,34 @@ pub async fn total_for_key(
     .fetch_one(&mut *conn)
     .await?)
 }
+
+/// A key's character usage and its limit, as `GET /v2/usage` reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyCharacters {
+    /// Characters billed to the key so far: text plus document translation.
+    pub count: i64,
+    /// The key's `character_limit`; `None` when the key has no limit.
+    pub limit: Option<i64>,
+}
+
+/// Characters billed to `api_key_id` (text and document translation, all time)
+/// and the key's character limit; `None` if the key does not exist.
+pub async fn key_characters(
+    conn: &mut PgConnection,
+    api_key_id: &str,
+) -> Result<Option<KeyCharacters>, StorageError> {
+    let row = sqlx::query!(
+        r#"SELECT k.character_limit,
+                  COALESCE((SELECT sum(u.amount) FROM usage_events u
+                            WHERE u.api_key_id = k.key_id AND u.kind = ANY($2)), 0)::bigint AS "count!"
+           FROM api_keys k WHERE k.key_id = $1"#,
+        api_key_id,
+        &[kind::TEXT_TRANSLATION, kind::DOCUMENT_TRANSLATION] as &[&str]
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    Ok(row.map(|r| KeyCharacters {
+        count: r.count,
+        limit: r.character_limit,
+    }))
+}

@@ -1,8 +1,74 @@
-//! Language validation shared by the routes that take `source_lang`/`target_lang`.
+//! `GET /v2/languages`, and the language validation shared by the routes that
+//! take `source_lang`/`target_lang`.
 
+use axum::extract::{RawQuery, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Serialize;
 use tolk_engine::{EngineError, lang};
 
+use crate::auth::AuthKey;
 use crate::{ApiError, AppState};
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v2/languages", get(list))
+}
+
+/// One entry of `GET /v2/languages`.
+#[derive(Debug, Serialize)]
+struct LanguageEntry {
+    language: String,
+    name: String,
+    /// Only in target lists (DeepL omits it for sources).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    supports_formality: Option<bool>,
+}
+
+/// `GET /v2/languages?type=source|target` (default `source`): the languages
+/// the installed engines really reach, directly or through pivots.
+async fn list(
+    State(state): State<AppState>,
+    AuthKey(_key): AuthKey,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Vec<LanguageEntry>>, ApiError> {
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+            .map_err(|e| ApiError::BadRequest(format!("Invalid query string: {e}")))?;
+    let kind = pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "type")
+        .map(|(_, v)| v.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let languages = state.translator.languages();
+    let entries = match kind.as_str() {
+        "" | "source" => languages
+            .source
+            .into_iter()
+            .map(|l| LanguageEntry {
+                language: l.code,
+                name: l.name,
+                supports_formality: None,
+            })
+            .collect(),
+        "target" => languages
+            .target
+            .into_iter()
+            .map(|l| LanguageEntry {
+                language: l.code,
+                name: l.name,
+                supports_formality: Some(l.supports_formality),
+            })
+            .collect(),
+        other => {
+            return Err(ApiError::BadRequest(format!(
+                "Value for 'type' not supported: '{other}' (allowed: source, target)."
+            )));
+        }
+    };
+    Ok(Json(entries))
+}
 
 /// Checks that the request can be served: known codes, a route between them (when
 /// the source is given), and a formality the target supports. Source == target is
@@ -69,10 +135,18 @@ fn check_formality(
 }
 
 /// Maps an engine error to the API's 400 with the engine's message (which names the
-/// parameter or the pair), or to 500 for engine failures.
+/// parameter or the pair), to 504 when the engine is unavailable (transient: the
+/// client may retry; details only in the log), or to 500 for other engine failures.
 pub fn engine_error(e: EngineError) -> ApiError {
     match e {
-        EngineError::Unavailable(m) | EngineError::Failed(m) => ApiError::Internal(m),
+        EngineError::Unavailable(m) => {
+            tracing::warn!(error = %m, "translation engine unavailable");
+            ApiError::Timeout(
+                "The translation engine is temporarily unavailable. Please try again later."
+                    .to_owned(),
+            )
+        }
+        EngineError::Failed(m) => ApiError::Internal(m),
         other => ApiError::BadRequest(other.to_string()),
     }
 }

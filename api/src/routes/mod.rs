@@ -4,6 +4,8 @@ pub mod documents;
 pub mod health;
 pub mod languages;
 pub mod metrics;
+pub mod translate;
+pub mod usage;
 
 use axum::http::StatusCode;
 use axum::response::Response;
