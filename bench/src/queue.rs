@@ -128,15 +128,15 @@ pub struct QueueArgs {
     /// Samples of the sequential (Graphile latencyTest) test (default 1,000; 300 with --quick).
     #[arg(long)]
     sequential: Option<usize>,
-    /// Graphile Worker concurrency in the burn-downs (its published perf setting is 24).
+    /// Graphile Worker concurrency (burn-downs and latency; its published perf setting).
     #[arg(long, default_value_t = 24)]
     graphile_concurrency: usize,
     /// Consumers of the raw SKIP LOCKED loop.
     #[arg(long, default_value_t = 2)]
     raw_consumers: usize,
-    /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,prune250,drained`
-    /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS;
-    /// pubsub | drained | interval; poolN). Repeatable.
+    /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,fix,prune1000,drained`
+    /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS |
+    /// noprune; fix | nofix; pubsub | drained | interval; poolN). Repeatable.
     #[arg(long = "try", value_name = "KEY=SPEC")]
     tries: Vec<String>,
     /// Only these Tolk settings (comma-separated keys, e.g. `platform,tuned`); all by default.
@@ -1438,7 +1438,6 @@ struct GraphileSpec<'a> {
     max_pool_size: usize,
     poll_interval_ms: u64,
     local_queue_size: usize,
-    rate_per_sec: u32,
     warmup: usize,
     timeout_ms: u64,
     cap_ms: u64,
@@ -1558,7 +1557,6 @@ impl GraphileCfg<'_> {
             max_pool_size: concurrency + 1,
             poll_interval_ms: 2000,
             local_queue_size: 500,
-            rate_per_sec: 1000,
             warmup: WARMUP,
             timeout_ms: 600_000,
             cap_ms: 600_000,
