@@ -113,6 +113,8 @@ struct Services {
     db: PgPool,
     objects: Objects,
     translator: Arc<Translator>,
+    espeak: tolk_voice::tts::Espeak,
+    recognizer: tolk_voice::asr::Recognizer,
 }
 
 impl Services {
@@ -132,10 +134,18 @@ impl Services {
                 "REDIS_URL is not set: limits that need sharing between replicas stay in-process"
             );
         }
+        let espeak = tolk_voice::tts::Espeak::new(&common.espeak);
+        let recognizer =
+            tolk_voice::asr::Recognizer::new(&common.pocketsphinx, &common.pocketsphinx_model);
+        if let Err(e) = recognizer.check() {
+            tracing::warn!(error = %e, "speech recognition unavailable: voice jobs will fail");
+        }
         Ok(Self {
             db,
             objects,
             translator: Arc::new(translator),
+            espeak,
+            recognizer,
         })
     }
 }
@@ -201,6 +211,13 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         objects: s.objects,
         translator: s.translator,
         max_upload_bytes: args.max_upload_bytes,
+        voice: tolk_api::routes::voice::VoiceSettings {
+            espeak: s.espeak.clone(),
+            recognizer: s.recognizer.clone(),
+            max_upload_bytes: args.max_voice_upload_bytes,
+            max_audio_seconds: args.max_voice_seconds,
+            public_url: args.public_url.clone(),
+        },
     };
     tolk_api::serve(listener, state, stopped(stop))
         .await

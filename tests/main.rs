@@ -9,3 +9,4 @@ mod documents;
 mod recovery;
 mod s3;
 mod translate;
+mod voice;

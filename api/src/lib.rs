@@ -21,6 +21,7 @@ pub use state::AppState;
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let upload_limit = state.max_upload_bytes;
+    let voice_upload_limit = state.voice.max_upload_bytes;
     Router::new()
         .merge(routes::documents::router())
         .merge(routes::translate::router())
@@ -28,6 +29,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::usage::router())
         .merge(routes::health::router())
         .merge(routes::metrics::router())
+        .merge(routes::voice::router(voice_upload_limit))
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(upload_limit))
         .layer(TraceLayer::new_for_http().make_span_with(trace_id::make_span))

@@ -17,4 +17,6 @@ pub struct AppState {
     pub translator: Arc<Translator>,
     /// Largest accepted upload, in bytes.
     pub max_upload_bytes: usize,
+    /// The voice service's engines and limits.
+    pub voice: crate::routes::voice::VoiceSettings,
 }

@@ -267,6 +267,7 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         objects: objects.clone(),
         translator: translator.clone(),
         max_upload_bytes: 64 * 1024 * 1024,
+        voice: Default::default(),
     };
     let mut tasks = Vec::new();
     let r = rx.clone();

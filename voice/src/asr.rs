@@ -46,7 +46,9 @@ impl Recognizer {
     /// True when `language` (a DeepL code, any case, variants allowed) can be recognised.
     pub fn supports(&self, language: &str) -> bool {
         let base = language.split(['-', '_']).next().unwrap_or(language);
-        self.languages().iter().any(|l| l.eq_ignore_ascii_case(base))
+        self.languages()
+            .iter()
+            .any(|l| l.eq_ignore_ascii_case(base))
     }
 
     /// Checks that the program and the model are installed.

@@ -12,10 +12,10 @@
 //!
 //! The output has the input's length and sample rate.
 
+use crate::VoiceError;
 use crate::pitch::{self, PitchTrack};
 use crate::resample;
 use crate::voices::VcVoice;
-use crate::VoiceError;
 
 /// Spacing of marks in unvoiced stretches, in seconds.
 const UNVOICED_STEP_S: f32 = 0.005;
@@ -64,7 +64,13 @@ fn target_f0(f0: f32, source_median: f32, voice: &VcVoice) -> f32 {
     log.exp().clamp(pitch::F0_MIN * 0.8, pitch::F0_MAX * 1.2)
 }
 
-fn marks(x: &[f32], rate: u32, track: &PitchTrack, source_median: f32, voice: &VcVoice) -> Vec<Mark> {
+fn marks(
+    x: &[f32],
+    rate: u32,
+    track: &PitchTrack,
+    source_median: f32,
+    voice: &VcVoice,
+) -> Vec<Mark> {
     let unvoiced_step = ((rate as f32 * UNVOICED_STEP_S) as usize).max(1);
     let mut marks = Vec::with_capacity(x.len() / unvoiced_step + 1);
     let mut pos = 0usize;
@@ -76,7 +82,10 @@ fn marks(x: &[f32], rate: u32, track: &PitchTrack, source_median: f32, voice: &V
             // Snap to the strongest peak near the expected place, so grains
             // stay centred on glottal pulses.
             let (lo, hi) = if prev_voiced {
-                (pos.saturating_sub(period / 4), (pos + period / 4).min(x.len() - 1))
+                (
+                    pos.saturating_sub(period / 4),
+                    (pos + period / 4).min(x.len() - 1),
+                )
             } else {
                 (pos, (pos + period).min(x.len() - 1))
             };
@@ -87,11 +96,19 @@ fn marks(x: &[f32], rate: u32, track: &PitchTrack, source_median: f32, voice: &V
                 }
             }
             let factor = target_f0(f0, source_median, voice) / f0;
-            marks.push(Mark { pos: best, period, factor: Some(factor) });
+            marks.push(Mark {
+                pos: best,
+                period,
+                factor: Some(factor),
+            });
             pos = best + period;
             prev_voiced = true;
         } else {
-            marks.push(Mark { pos, period: unvoiced_step, factor: None });
+            marks.push(Mark {
+                pos,
+                period: unvoiced_step,
+                factor: None,
+            });
             pos += unvoiced_step;
             prev_voiced = false;
         }
@@ -167,7 +184,10 @@ mod tests {
         let (mut y1, mut y2, mut z1, mut z2) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
         let res = |f: f32, bw: f32| {
             let r = (-std::f32::consts::PI * bw / rate as f32).exp();
-            (2.0 * r * (2.0 * std::f32::consts::PI * f / rate as f32).cos(), -r * r)
+            (
+                2.0 * r * (2.0 * std::f32::consts::PI * f / rate as f32).cos(),
+                -r * r,
+            )
         };
         let (a1, a2) = res(700.0, 80.0);
         let (b1, b2) = res(1200.0, 90.0);

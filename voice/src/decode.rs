@@ -44,7 +44,12 @@ pub fn decode(bytes: &[u8], extension: &str, max_seconds: u32) -> Result<Decoded
         hint.with_extension(extension);
     }
     let probed = symphonia::default::get_probe()
-        .format(&hint, mss, &FormatOptions::default(), &MetadataOptions::default())
+        .format(
+            &hint,
+            mss,
+            &FormatOptions::default(),
+            &MetadataOptions::default(),
+        )
         .map_err(|e| {
             VoiceError::BadAudio(format!(
                 "The file is not audio in a supported format (WAV, FLAC, OGG/Vorbis, MP3): {e}"
@@ -137,7 +142,9 @@ mod tests {
 
     #[test]
     fn decodes_wav() {
-        let s: Vec<i16> = (0..8000).map(|i| ((i % 100) * 200 - 10000) as i16).collect();
+        let s: Vec<i16> = (0..8000)
+            .map(|i| ((i % 100) * 200 - 10000) as i16)
+            .collect();
         let d = decode(&wav(&s, 8000), "wav", 60).unwrap();
         assert_eq!(d.rate, 8000);
         assert_eq!(d.samples.len(), 8000);
@@ -146,13 +153,24 @@ mod tests {
 
     #[test]
     fn refuses_garbage_silence_and_length() {
-        assert!(matches!(decode(b"not audio at all", "", 60), Err(VoiceError::BadAudio(_))));
-        assert!(matches!(decode(&[], "wav", 60), Err(VoiceError::BadAudio(_))));
+        assert!(matches!(
+            decode(b"not audio at all", "", 60),
+            Err(VoiceError::BadAudio(_))
+        ));
+        assert!(matches!(
+            decode(&[], "wav", 60),
+            Err(VoiceError::BadAudio(_))
+        ));
         let silent = wav(&vec![0i16; 8000], 8000);
         let e = decode(&silent, "wav", 60).unwrap_err().to_string();
         assert!(e.contains("silent"), "{e}");
         let long = wav(&vec![1000i16; 8000 * 3], 8000);
-        assert!(decode(&long, "wav", 2).unwrap_err().to_string().contains("longer"));
+        assert!(
+            decode(&long, "wav", 2)
+                .unwrap_err()
+                .to_string()
+                .contains("longer")
+        );
         let mut truncated = wav(&vec![1000i16; 8000], 8000);
         truncated.truncate(30);
         assert!(decode(&truncated, "wav", 60).is_err());

@@ -61,7 +61,11 @@ mod tests {
         let long = "word ".repeat(200);
         let parts = sentences(&long);
         assert!(parts.len() >= 3);
-        assert!(parts.iter().all(|p| p.chars().count() <= MAX_PIECE_CHARS + 5));
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.chars().count() <= MAX_PIECE_CHARS + 5)
+        );
         assert_eq!(parts.join(" "), long.trim());
     }
 }

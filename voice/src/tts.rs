@@ -201,7 +201,11 @@ fn check_header(h: &[u8]) -> Result<(), VoiceError> {
     let rate = u32::from_le_bytes([h[24], h[25], h[26], h[27]]);
     let channels = u16::from_le_bytes([h[22], h[23]]);
     let bits = u16::from_le_bytes([h[34], h[35]]);
-    if &h[0..4] != b"RIFF" || &h[8..12] != b"WAVE" || rate != SAMPLE_RATE || channels != 1 || bits != 16
+    if &h[0..4] != b"RIFF"
+        || &h[8..12] != b"WAVE"
+        || rate != SAMPLE_RATE
+        || channels != 1
+        || bits != 16
     {
         return Err(VoiceError::Engine(format!(
             "unexpected espeak-ng output format ({rate} Hz, {channels} channels, {bits} bits)"
@@ -213,7 +217,7 @@ fn check_header(h: &[u8]) -> Result<(), VoiceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::voices::{TTS_VOICES, tts_voice, VoiceLookup};
+    use crate::voices::{TTS_VOICES, VoiceLookup, tts_voice};
 
     fn voice(id: i64) -> &'static TtsVoice {
         match tts_voice(id) {
@@ -230,14 +234,20 @@ mod tests {
             let pcm = espeak.synthesize(v, "Hello, one two three.").await.unwrap();
             let secs = pcm.len() as f32 / SAMPLE_RATE as f32;
             assert!((0.5..5.0).contains(&secs), "{}: {secs} s", v.espeak);
-            assert!(pcm.iter().any(|&s| s.unsigned_abs() > 1000), "{} is silent", v.espeak);
+            assert!(
+                pcm.iter().any(|&s| s.unsigned_abs() > 1000),
+                "{} is silent",
+                v.espeak
+            );
         }
     }
 
     #[tokio::test]
     async fn streams_in_chunks_and_refuses_empty_text() {
         let espeak = Espeak::default();
-        let mut s = espeak.start(voice(101), &"This sentence is long enough. ".repeat(5)).unwrap();
+        let mut s = espeak
+            .start(voice(101), &"This sentence is long enough. ".repeat(5))
+            .unwrap();
         let mut chunks = 0;
         let mut total = 0;
         while let Some(c) = s.next_chunk().await.unwrap() {
@@ -245,8 +255,14 @@ mod tests {
             total += c.len();
         }
         assert!(chunks > 5 && total > SAMPLE_RATE as usize * 3);
-        assert!(matches!(espeak.start(voice(101), " ... "), Err(VoiceError::BadRequest(_))));
+        assert!(matches!(
+            espeak.start(voice(101), " ... "),
+            Err(VoiceError::BadRequest(_))
+        ));
         let missing = Espeak::new("/nonexistent/espeak-ng");
-        assert!(matches!(missing.start(voice(101), "hi"), Err(VoiceError::Engine(_))));
+        assert!(matches!(
+            missing.start(voice(101), "hi"),
+            Err(VoiceError::Engine(_))
+        ));
     }
 }

@@ -106,7 +106,10 @@ mod tests {
 
     #[test]
     fn conversions_round_trip_and_clip() {
-        assert_eq!(to_i16(&to_f32(&[-32768, 0, 1234, 32767])), [-32768, 0, 1234, 32767]);
+        assert_eq!(
+            to_i16(&to_f32(&[-32768, 0, 1234, 32767])),
+            [-32768, 0, 1234, 32767]
+        );
         assert_eq!(to_i16(&[2.0, -2.0]), [32767, -32768]);
         assert_eq!(duration_ms(22050, 22050), 1000);
     }

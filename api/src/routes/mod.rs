@@ -6,6 +6,7 @@ pub mod languages;
 pub mod metrics;
 pub mod translate;
 pub mod usage;
+pub mod voice;
 
 use axum::http::StatusCode;
 use axum::response::Response;
