@@ -436,3 +436,290 @@ fn silent_wav() -> Vec<u8> {
     }
     cursor.into_inner()
 }
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// What a stream session delivered.
+#[derive(Debug, Default)]
+struct Received {
+    /// Binary frames, in order.
+    frames: Vec<Vec<u8>>,
+    /// Non-binary data frames (must stay empty).
+    texts: Vec<String>,
+    /// The server's close code and reason.
+    close: Option<(u16, String)>,
+}
+
+impl Received {
+    /// PCM after the header frame.
+    fn pcm(&self) -> Vec<u8> {
+        self.frames.iter().skip(1).flatten().copied().collect()
+    }
+}
+
+async fn connect(api: &Api, kind: &str, query: &str) -> Result<Ws> {
+    let url = format!(
+        "{}/v1/tts/stream/{kind}/ws?{query}",
+        api.base.replacen("http", "ws", 1)
+    );
+    let (ws, _) = tokio_tungstenite::connect_async(url).await?;
+    Ok(ws)
+}
+
+async fn send(ws: &mut Ws, v: Value) -> Result<()> {
+    ws.send(Message::Text(v.to_string().into())).await?;
+    Ok(())
+}
+
+fn auth_msg(key: &str) -> Value {
+    let client = key.split_once('.').map(|(id, _)| id).unwrap_or(key);
+    json!({"type": "authApiKey", "clientKey": client, "apiKey": key})
+}
+
+/// Reads until the server closes (or the connection ends).
+async fn receive_all(ws: &mut Ws) -> Result<Received> {
+    let mut got = Received::default();
+    let read = async {
+        while let Some(msg) = ws.next().await {
+            match msg? {
+                Message::Binary(b) => got.frames.push(b.to_vec()),
+                Message::Text(t) => got.texts.push(t.to_string()),
+                Message::Close(frame) => {
+                    got.close = Some(
+                        frame
+                            .map(|f| (u16::from(f.code), f.reason.to_string()))
+                            .unwrap_or((1005, String::new())),
+                    );
+                }
+                _ => {}
+            }
+        }
+        anyhow::Ok(())
+    };
+    tokio::time::timeout(Duration::from_secs(60), read)
+        .await
+        .context("the server neither finished nor closed")??;
+    Ok(got)
+}
+
+/// The raw PCM of /v1/tts/convert for `text`.
+async fn tts_pcm(api: &Api, key: &str, voice: i64, text: &str) -> Result<Vec<u8>> {
+    let wav = tts(api, key, voice, text).await?;
+    Ok(wav[44..].to_vec())
+}
+
+fn check_header(frame: &[u8], rate: u32) {
+    assert_eq!(frame.len(), 44, "first frame is the WAV header");
+    assert_eq!(&frame[0..4], b"RIFF");
+    assert_eq!(&frame[8..12], b"WAVE");
+    assert_eq!(u16::from_le_bytes([frame[22], frame[23]]), 1);
+    assert_eq!(
+        u32::from_le_bytes([frame[24], frame[25], frame[26], frame[27]]),
+        rate
+    );
+    assert_eq!(u16::from_le_bytes([frame[34], frame[35]]), 16);
+}
+
+#[tokio::test]
+async fn tts_streams_simplex_and_duplex() -> Result<()> {
+    let mut world = World::new("voicews").await?;
+    let key = world.create_key("voice", false).await?;
+    let api = world.start_api().await?;
+    let (a, b, c) = (
+        "The first sentence comes first.",
+        "Then a second one follows it!",
+        "And a third closes the stream?",
+    );
+
+    // Simplex: header frame, then exactly the PCM of the same sentences, in
+    // order, then a close 1000 sent by the server.
+    let mut ws = connect(&api, "simplex", "voiceId=102").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(
+        &mut ws,
+        json!({"type": "convert", "text": format!("{a} {b} {c}")}),
+    )
+    .await?;
+    let got = receive_all(&mut ws).await?;
+    assert_eq!(
+        got.close.as_ref().map(|c| c.0),
+        Some(1000),
+        "{:?}",
+        got.close
+    );
+    assert!(got.texts.is_empty(), "only binary frames: {:?}", got.texts);
+    check_header(&got.frames[0], 22050);
+    assert!(got.frames.len() > 4, "audio comes in several frames");
+    let mut expected = Vec::new();
+    for s in [a, b, c] {
+        expected.extend(tts_pcm(&api, &key, 102, s).await?);
+    }
+    assert_eq!(got.pcm().len(), expected.len());
+    assert!(got.pcm() == expected, "sentences arrive in order");
+
+    // Resampled to sr=44100: header says so, twice the samples.
+    let mut ws = connect(
+        &api,
+        "simplex",
+        "voiceId=102&format=wav&sr=44100&voiceType=system",
+    )
+    .await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(&mut ws, json!({"type": "convert", "text": a})).await?;
+    let got = receive_all(&mut ws).await?;
+    assert_eq!(got.close.as_ref().map(|c| c.0), Some(1000));
+    check_header(&got.frames[0], 44100);
+    let single = tts_pcm(&api, &key, 102, a).await?.len() as f64;
+    assert!((got.pcm().len() as f64 / single - 2.0).abs() < 0.01);
+
+    // Duplex, two sessions at once: each gets its own texts, in order, then
+    // close → the server flushes and closes with 1000.
+    let duplex = |texts: Vec<&'static str>| {
+        let key = key.clone();
+        let api = Api::new(api.base.clone());
+        async move {
+            let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+            send(&mut ws, auth_msg(&key)).await?;
+            for t in &texts {
+                send(&mut ws, json!({"type": "convert", "text": t})).await?;
+            }
+            send(&mut ws, json!({"type": "close"})).await?;
+            let got = receive_all(&mut ws).await?;
+            let mut expected = Vec::new();
+            for t in &texts {
+                expected.extend(tts_pcm(&api, &key, 101, t).await?);
+            }
+            anyhow::Ok((got, expected))
+        }
+    };
+    let (one, two) = tokio::join!(duplex(vec![a, b, c]), duplex(vec![c, a]));
+    for (got, expected) in [one?, two?] {
+        assert_eq!(
+            got.close.as_ref().map(|c| c.0),
+            Some(1000),
+            "{:?}",
+            got.close
+        );
+        check_header(&got.frames[0], 22050);
+        assert!(got.texts.is_empty());
+        assert!(
+            got.pcm() == expected,
+            "duplex audio in order ({} vs {} bytes)",
+            got.pcm().len(),
+            expected.len()
+        );
+    }
+
+    // Duplex: frames flow back while the client keeps the stream open.
+    let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(&mut ws, json!({"type": "convert", "text": a})).await?;
+    let first = tokio::time::timeout(Duration::from_secs(10), ws.next()).await?;
+    assert!(matches!(first, Some(Ok(Message::Binary(_)))), "{first:?}");
+    // The client may also just drop the connection.
+    drop(ws);
+
+    // Errors: a non-1000 close with a reason.
+    let other = world.create_key("other", false).await?;
+    let other_client = other
+        .split_once('.')
+        .map(|(id, _)| id.to_owned())
+        .unwrap_or_default();
+    let cases: Vec<(&str, &str, Vec<Value>, u16, &str)> = vec![
+        (
+            "simplex",
+            "voiceId=101",
+            vec![json!({"type": "authApiKey", "clientKey": other_client, "apiKey": key})],
+            1008,
+            "Authentication",
+        ),
+        (
+            "simplex",
+            "voiceId=101",
+            vec![json!({"type": "authApiKey", "clientKey": "x", "apiKey": "x.y"})],
+            1008,
+            "Authentication",
+        ),
+        (
+            "duplex",
+            "voiceId=101",
+            vec![json!({"type": "convert", "text": "hi"})],
+            4400,
+            "authApiKey",
+        ),
+        (
+            "duplex",
+            "voiceId=101",
+            vec![auth_msg(&key), json!({"type": "shout"})],
+            4400,
+            "Unknown message",
+        ),
+        (
+            "simplex",
+            "voiceId=101",
+            vec![auth_msg(&key), json!({"type": "close"})],
+            4400,
+            "convert",
+        ),
+        (
+            "duplex",
+            "voiceId=101",
+            vec![auth_msg(&key), json!({"type": "convert", "text": ""})],
+            4400,
+            "non-empty",
+        ),
+        (
+            "duplex",
+            "voiceId=101",
+            vec![auth_msg(&key), auth_msg(&key)],
+            4400,
+            "authenticated",
+        ),
+        (
+            "simplex",
+            "voiceId=999",
+            vec![auth_msg(&key)],
+            4404,
+            "not found",
+        ),
+        (
+            "simplex",
+            "voiceId=203",
+            vec![auth_msg(&key)],
+            4400,
+            "voice-conversion",
+        ),
+        ("simplex", "", vec![auth_msg(&key)], 4400, "voiceId"),
+        (
+            "simplex",
+            "voiceId=101&sr=8000",
+            vec![auth_msg(&key)],
+            4400,
+            "sr",
+        ),
+    ];
+    for (kind, query, msgs, code, words) in cases {
+        let mut ws = connect(&api, kind, query).await?;
+        for m in msgs {
+            // The server may already have closed; a failed send is fine.
+            let _ = send(&mut ws, m).await;
+        }
+        let got = receive_all(&mut ws).await?;
+        let (c, reason) = got.close.clone().unwrap_or_default();
+        assert_eq!(c, code, "{kind}?{query}: {:?}", got.close);
+        assert!(reason.contains(words), "{kind}?{query}: {reason}");
+        assert!(got.frames.is_empty());
+    }
+    // Bad JSON.
+    let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    ws.send(Message::Text("{oops".into())).await?;
+    let got = receive_all(&mut ws).await?;
+    assert_eq!(got.close.map(|c| c.0), Some(4400));
+
+    // The API is still healthy after all of that.
+    let (code, _) = get_json(&api, &key, "/v1/tts/voices").await?;
+    assert_eq!(code, 200);
+    Ok(())
+}
