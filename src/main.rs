@@ -238,6 +238,8 @@ async fn run_worker(
         db: s.db,
         objects: s.objects,
         translator: s.translator,
+        espeak: s.espeak,
+        recognizer: s.recognizer,
     };
     tolk_worker::run(config, state, stopped(stop))
         .await

@@ -280,6 +280,8 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         db: db.clone(),
         objects: objects.clone(),
         translator,
+        espeak: Default::default(),
+        recognizer: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
         concurrency: args.concurrency.max(1),

@@ -11,6 +11,7 @@ pub mod keys;
 pub mod objects;
 pub mod queue;
 pub mod usage;
+pub mod voice_jobs;
 
 pub use error::StorageError;
 pub use sqlx::PgPool;

@@ -9,7 +9,7 @@ use apalis_postgres::{Config, PostgresStorage};
 use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
-use tolk_storage::queue::{self, TranslateDocument};
+use tolk_storage::queue::{self, TranslateDocument, VoiceTranslate};
 
 /// Settings of a worker process.
 #[derive(Debug, Clone)]
@@ -47,6 +47,10 @@ pub struct WorkerState {
     pub objects: Objects,
     /// The engines.
     pub translator: Arc<Translator>,
+    /// Text to speech (voice jobs).
+    pub espeak: tolk_voice::tts::Espeak,
+    /// Speech recognition (voice jobs).
+    pub recognizer: tolk_voice::asr::Recognizer,
 }
 
 /// A worker name unique to this process start.
@@ -75,7 +79,15 @@ pub async fn run(
         .batch_size(config.concurrency.max(1))
         .heartbeat_interval(config.heartbeat)
         .missed_heartbeats(config.missed_heartbeats);
+    let voice_pg = Config::default()
+        .queue(queue::VOICE_TRANSLATE)
+        .batch_size(config.concurrency.max(1))
+        .heartbeat_interval(config.heartbeat)
+        .missed_heartbeats(config.missed_heartbeats);
     let pool = state.db.clone();
+    let voice_pool = state.db.clone();
+    let voice_state = state.clone();
+    let voice_name = unique_name(queue::VOICE_TRANSLATE);
     let name = unique_name(queue::TRANSLATE_DOCUMENT);
     tracing::info!(worker = %name, concurrency = config.concurrency, "worker starting");
     let concurrency = config.concurrency.max(1);
@@ -92,6 +104,18 @@ pub async fn run(
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::documents::translate_document)
+        })
+        .register(move |_restarts| {
+            let backend = PostgresStorage::<VoiceTranslate>::new(&voice_pool)
+                .with_config(voice_pg.clone())
+                .with_pubsub()
+                .poll_with_interval(poll);
+            WorkerBuilder::new(voice_name.clone())
+                .backend(backend)
+                .data(voice_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::voice::translate_voice)
         })
         .shutdown_timeout(config.shutdown_timeout)
         .run_with_signal(async move {
