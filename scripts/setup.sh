@@ -7,7 +7,10 @@
 #   - Debian packages: PostgreSQL (with contrib: pg_trgm, hstore), Redis,
 #     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
 #     python3-docx (the tests open result .docx files with it), and a C
-#     toolchain for the few -sys crates (gcc, libc6-dev).
+#     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
+#     espeak-ng (text to speech) and pocketsphinx with its en-us model
+#     (recognition of voice jobs); lame, flac and vorbis-tools (the voice
+#     tests encode MP3/FLAC/OGG inputs with them).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.
@@ -35,6 +38,8 @@ PACKAGES=(
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
     python3 python3-docx
     gcc libc6-dev
+    espeak-ng pocketsphinx pocketsphinx-en-us
+    lame flac vorbis-tools
     ca-certificates
 )
 
