@@ -5,9 +5,12 @@
 //!   PostgreSQL, in a throwaway database.
 //! - `tolk-bench documents`: docx documents through the whole platform against the raw
 //!   `apertium` command on the same text.
+//! - `tolk-bench voice`: real-time factors of TTS, voice conversion and the voice job,
+//!   and time to first audio of the simplex stream, beside the bare `espeak-ng` command.
 
 mod documents;
 mod queue;
+mod voice;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +28,9 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
     Documents(documents::DocumentsArgs),
+    /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
+    /// stream's first-frame latency, beside the bare espeak-ng command.
+    Voice(voice::VoiceArgs),
 }
 
 #[tokio::main]
@@ -32,5 +38,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
+        Command::Voice(args) => voice::run(args).await,
     }
 }
