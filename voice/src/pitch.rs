@@ -104,10 +104,10 @@ fn yin(frame: &[f32], w: usize, tau_min: usize, tau_max: usize, d: &mut [f32]) -
     }
     // Cumulative mean normalised difference, in place.
     let mut running = 0.0f32;
-    for tau in 1..=tau_max {
-        running += d[tau];
-        d[tau] = if running > 0.0 {
-            d[tau] * tau as f32 / running
+    for (tau, v) in d.iter_mut().enumerate().take(tau_max + 1).skip(1) {
+        running += *v;
+        *v = if running > 0.0 {
+            *v * tau as f32 / running
         } else {
             1.0
         };

@@ -18,11 +18,10 @@ pub fn sentences(text: &str) -> Vec<String> {
         current.push(c);
         let stop = matches!(c, '.' | '!' | '?' | ';' | '…' | '。' | '！' | '？');
         let cjk = matches!(c, '。' | '！' | '？');
-        if stop && (cjk || chars.peek().is_none_or(|n| n.is_whitespace())) {
-            push(&mut out, &mut current);
-        } else if current.chars().count() >= MAX_PIECE_CHARS && c.is_whitespace() {
-            push(&mut out, &mut current);
-        } else if current.chars().count() >= 2 * MAX_PIECE_CHARS {
+        let sentence_end = stop && (cjk || chars.peek().is_none_or(|n| n.is_whitespace()));
+        let len = current.chars().count();
+        let too_long = (len >= MAX_PIECE_CHARS && c.is_whitespace()) || len >= 2 * MAX_PIECE_CHARS;
+        if sentence_end || too_long {
             push(&mut out, &mut current);
         }
     }

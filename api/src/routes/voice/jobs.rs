@@ -104,11 +104,17 @@ fn bad(path: &str, what: &str) -> ApiError {
     ApiError::BadRequest(format!("{path}: {what}"))
 }
 
-/// Validates the create body; returns (name, content type, length, source language, targets).
-fn parse_create(
-    state: &AppState,
-    body: &Value,
-) -> Result<(String, String, i64, Option<String>, Vec<Target>), ApiError> {
+/// A validated create request.
+struct CreateRequest {
+    name: String,
+    content_type: String,
+    length: i64,
+    source_language: Option<String>,
+    targets: Vec<Target>,
+}
+
+/// Validates the create body.
+fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiError> {
     let obj = body
         .as_object()
         .ok_or_else(|| ApiError::BadRequest("The body must be a JSON object.".to_owned()))?;
@@ -211,13 +217,13 @@ fn parse_create(
             kind: kind.to_owned(),
         });
     }
-    Ok((
-        name.trim().to_owned(),
-        content_type.to_owned(),
+    Ok(CreateRequest {
+        name: name.trim().to_owned(),
+        content_type: content_type.to_owned(),
         length,
         source_language,
-        out,
-    ))
+        targets: out,
+    })
 }
 
 fn base(code: &str) -> String {
@@ -237,7 +243,13 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Json(body) =
         body.map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {}", e.body_text())))?;
-    let (name, content_type, length, source_language, targets) = parse_create(&state, &body)?;
+    let CreateRequest {
+        name,
+        content_type,
+        length,
+        source_language,
+        targets,
+    } = parse_create(&state, &body)?;
     let id = Uuid::new_v4();
     let secret = voice_jobs::new_secret();
     let expires = Utc::now() + Duration::minutes(SIGNATURE_TTL_MINUTES);
