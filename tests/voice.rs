@@ -1009,3 +1009,60 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     assert_eq!(res.status(), 403);
     Ok(())
 }
+
+#[tokio::test]
+async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
+    let mut world = World::new("voices3").await?;
+    let server = crate::s3::start_s3(&world).await?;
+    world.extra_env = crate::s3::s3_env(&server);
+    world.object_store = format!("s3://{}", crate::s3::BUCKET);
+    let key = world.create_key("voice", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("voice")?;
+
+    let speech = tts(&api, &key, 101, "I would like a cup of coffee please.").await?;
+    let res = api
+        .http
+        .post(api.url("/v1/jobs/voice/translate?include=signed_url"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .json(&json!({
+            "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
+            "targets": [{"language": "en", "type": "text/plain"}],
+        }))
+        .send()
+        .await?;
+    assert_eq!(res.status(), 201);
+    let created: Value = res.json().await?;
+    let id = created["job_id"].as_str().context("job_id")?.to_owned();
+    let direct = created["signed_upload_url"]
+        .as_str()
+        .context("signed_upload_url")?;
+    assert!(direct.starts_with(&server.endpoint), "{direct}");
+    assert!(direct.contains("X-Amz-Signature"), "{direct}");
+
+    // The client uploads to the bucket itself, without any header.
+    let res = fresh_client()
+        .put(direct)
+        .body(speech.clone())
+        .send()
+        .await?;
+    assert!(res.status().is_success(), "{}", res.status());
+
+    // Status calls notice the object, enqueue the job, and report the result.
+    let done = wait_job(&api, &key, &id).await?;
+    assert_eq!(done["results"][0]["status"], "complete", "{done}");
+    let res = api
+        .http
+        .get(api.url(&format!("/v1/jobs/voice/translate/{id}?include=signed_url")))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .send()
+        .await?;
+    let body: Value = res.json().await?;
+    let url = body["results"][0]["signed_download_url"]
+        .as_str()
+        .context("signed_download_url")?;
+    assert!(url.starts_with(&server.endpoint), "{url}");
+    let text = fresh_client().get(url).send().await?.text().await?;
+    assert!(text.contains("coffee"), "{text}");
+    Ok(())
+}

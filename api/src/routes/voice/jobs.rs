@@ -22,6 +22,7 @@ use axum::routing::{get, post, put};
 use axum::{Extension, Json, Router};
 use chrono::{Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
+use tolk_storage::objects::Presign;
 use tolk_storage::queue;
 use tolk_storage::voice_jobs::{self, NewVoiceJob, Target, VoiceJob, status};
 use tolk_voice::voices;
@@ -66,6 +67,10 @@ const SOURCE_TYPES: [&str; 4] = ["audio/mpeg", "audio/wav", "audio/ogg", "audio/
 const MAX_TARGETS: usize = 10;
 /// How long upload and download signatures stay valid.
 const SIGNATURE_TTL_MINUTES: i64 = 60;
+
+fn signature_ttl() -> std::time::Duration {
+    std::time::Duration::from_secs(SIGNATURE_TTL_MINUTES as u64 * 60)
+}
 
 /// Routes of this module; `upload_limit` bounds the audio upload.
 pub fn router(upload_limit: usize) -> Router<AppState> {
@@ -276,7 +281,14 @@ async fn create(
     );
     let mut out = json!({"job_id": id, "upload_url": upload_url, "signature": signature});
     if wants_signed_url(&query) {
-        out["signed_upload_url"] = json!(format!("{upload_url}?signature={signature}"));
+        // With an S3 store: a presigned PUT straight to the bucket; the job
+        // starts when a status call finds the object there.
+        let direct = state
+            .objects
+            .presigned_url(Presign::Put, &job.source_object, signature_ttl())
+            .await?;
+        out["signed_upload_url"] =
+            json!(direct.unwrap_or_else(|| format!("{upload_url}?signature={signature}")));
     }
     Ok((StatusCode::CREATED, Json(out)).into_response())
 }
@@ -348,12 +360,26 @@ async fn upload(
     }
     let size = data.len() as i64;
     state.objects.put(&job.source_object, data).await?;
-    let queue_job = queue::new_job_id();
-    let mut tx = state.db.begin().await?;
-    if !voice_jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
+    if !start_job(&state, &job, size, trace_id).await? {
         return Err(ApiError::BadRequest(
             "The audio of this job was already uploaded.".to_owned(),
         ));
+    }
+    Ok(StatusCode::OK.into_response())
+}
+
+/// One transaction: the job becomes `uploaded` and its queue job is pushed.
+/// False when the job was not pending any more.
+async fn start_job(
+    state: &AppState,
+    job: &VoiceJob,
+    size: i64,
+    trace_id: String,
+) -> Result<bool, ApiError> {
+    let queue_job = queue::new_job_id();
+    let mut tx = state.db.begin().await?;
+    if !voice_jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
+        return Ok(false);
     }
     queue::enqueue(
         &mut tx,
@@ -368,12 +394,43 @@ async fn upload(
     )
     .await?;
     tx.commit().await?;
-    Ok(StatusCode::OK.into_response())
+    Ok(true)
+}
+
+/// A pending job whose audio was uploaded straight to the bucket (presigned
+/// URL) is started here; returns the job as it is now.
+async fn start_if_uploaded(
+    state: &AppState,
+    job: VoiceJob,
+    trace_id: &str,
+) -> Result<VoiceJob, ApiError> {
+    if job.status != status::PENDING || !state.objects.can_presign() {
+        return Ok(job);
+    }
+    let Some(size) = state.objects.size(&job.source_object).await? else {
+        return Ok(job);
+    };
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    if size > job.source_content_length {
+        voice_jobs::fail(
+            &state.db,
+            job.id,
+            &format!(
+                "The upload ({size} bytes) is larger than the declared content_length ({}).",
+                job.source_content_length
+            ),
+        )
+        .await?;
+    } else {
+        start_job(state, &job, size, trace_id.to_owned()).await?;
+    }
+    load(state, &job.id.to_string()).await
 }
 
 async fn status_of(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
+    Extension(TraceId(trace_id)): Extension<TraceId>,
     Path(job_id): Path<String>,
     Query(query): Query<Vec<(String, String)>>,
     headers: HeaderMap,
@@ -381,6 +438,18 @@ async fn status_of(
     let job = load(&state, &job_id).await?;
     if job.organization_id != key.organization_id {
         return Err(ApiError::NotFound("Voice job not found.".to_owned()));
+    }
+    let job = start_if_uploaded(&state, job, &trace_id).await?;
+    let mut direct: Vec<Option<String>> = vec![None; job.targets.len()];
+    if wants_signed_url(&query) && job.status == status::COMPLETE {
+        for (i, r) in job.results.iter().enumerate() {
+            if let (Some(object), Some(slot)) = (&r.object, direct.get_mut(i)) {
+                *slot = state
+                    .objects
+                    .presigned_url(Presign::Get, object, signature_ttl())
+                    .await?;
+            }
+        }
     }
     let signed = wants_signed_url(&query);
     let base = base_url(&state, &headers);
@@ -393,7 +462,9 @@ async fn status_of(
                     let signature = voice_jobs::sign(&job.secret, &format!("download:{i}"), expires);
                     let mut v = json!({"status": r.status, "download_url": url, "signature": signature});
                     if signed {
-                        v["signed_download_url"] = json!(format!("{url}?signature={signature}"));
+                        let own = format!("{url}?signature={signature}");
+                        let direct = direct.get(i).cloned().flatten();
+                        v["signed_download_url"] = json!(direct.unwrap_or(own));
                     }
                     v
                 }
