@@ -22,7 +22,8 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # ---- runtime --------------------------------------------------------------
 FROM debian:bookworm-slim
 # Apertium and the language pairs the engine discovers in /usr/share/apertium/modes;
-# espeak-ng (text to speech) and pocketsphinx with its en-us model (voice jobs).
+# espeak-ng (text to speech), lame (MP3 streams) and pocketsphinx with its en-us
+# model (voice jobs).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates \
@@ -32,6 +33,7 @@ RUN apt-get update \
         apertium-fr-es \
         apertium-eng-cat \
         espeak-ng \
+        lame \
         pocketsphinx \
         pocketsphinx-en-us \
  && rm -rf /var/lib/apt/lists/*

@@ -9,8 +9,9 @@
 #     python3-docx (the tests open result .docx files with it), and a C
 #     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
-#     (recognition of voice jobs); lame, flac and vorbis-tools (the voice
-#     tests encode MP3/FLAC/OGG inputs with them).
+#     (recognition of voice jobs); lame (MP3 streams; the voice tests also
+#     encode MP3 with it), flac and vorbis-tools (the voice tests encode
+#     FLAC/OGG inputs with them).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.

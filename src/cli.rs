@@ -67,6 +67,9 @@ pub struct Common {
     /// The espeak-ng program (text to speech).
     #[arg(long, env = "TOLK_ESPEAK", default_value = "espeak-ng", global = true)]
     pub espeak: PathBuf,
+    /// The lame program (MP3 output of TTS streams with format=mp3).
+    #[arg(long, env = "TOLK_LAME", default_value = "lame", global = true)]
+    pub lame: PathBuf,
     /// The pocketsphinx_continuous program (speech recognition of voice jobs).
     #[arg(
         long,

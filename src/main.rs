@@ -114,6 +114,7 @@ struct Services {
     objects: Objects,
     translator: Arc<Translator>,
     espeak: tolk_voice::tts::Espeak,
+    lame: std::path::PathBuf,
     recognizer: tolk_voice::asr::Recognizer,
 }
 
@@ -145,6 +146,7 @@ impl Services {
             objects,
             translator: Arc::new(translator),
             espeak,
+            lame: common.lame.clone(),
             recognizer,
         })
     }
@@ -213,6 +215,7 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         max_upload_bytes: args.max_upload_bytes,
         voice: tolk_api::routes::voice::VoiceSettings {
             espeak: s.espeak.clone(),
+            lame: s.lame.clone(),
             recognizer: s.recognizer.clone(),
             max_upload_bytes: args.max_voice_upload_bytes,
             max_audio_seconds: args.max_voice_seconds,

@@ -573,6 +573,48 @@ async fn tts_streams_simplex_and_duplex() -> Result<()> {
     let single = tts_pcm(&api, &key, 102, a).await?.len() as f64;
     assert!((got.pcm().len() as f64 / single - 2.0).abs() < 0.01);
 
+    // format=mp3: an MP3 stream (lame) that decodes to the same length of speech.
+    let mut ws = connect(&api, "simplex", "voiceId=102&format=mp3&sr=44100").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(
+        &mut ws,
+        json!({"type": "convert", "text": format!("{a} {b}")}),
+    )
+    .await?;
+    let got = receive_all(&mut ws).await?;
+    assert_eq!(
+        got.close.as_ref().map(|c| c.0),
+        Some(1000),
+        "{:?}",
+        got.close
+    );
+    let mp3: Vec<u8> = got.frames.iter().flatten().copied().collect();
+    assert!(
+        mp3.len() > 1000 && mp3[0] == 0xFF && mp3[1] & 0xE0 == 0xE0,
+        "MP3 frame sync"
+    );
+    let mp3_path = world.path("stream.mp3");
+    std::fs::write(&mp3_path, &mp3)?;
+    let wav_path = world.path("stream-decoded.wav");
+    let out = tokio::process::Command::new("lame")
+        .args(["--quiet", "--decode"])
+        .arg(&mp3_path)
+        .arg(&wav_path)
+        .output()
+        .await?;
+    assert!(out.status.success());
+    let (decoded, decoded_rate) = read_wav(&std::fs::read(&wav_path)?)?;
+    assert_eq!(decoded_rate, 44100);
+    let spoken = (tts_pcm(&api, &key, 102, a).await?.len()
+        + tts_pcm(&api, &key, 102, b).await?.len()) as f64
+        / 2.0
+        / 22050.0;
+    let mp3_secs = decoded.len() as f64 / 44100.0;
+    assert!(
+        (mp3_secs / spoken - 1.0).abs() < 0.1,
+        "{mp3_secs} s vs {spoken} s"
+    );
+
     // Duplex, two sessions at once: each gets its own texts, in order, then
     // close → the server flushes and closes with 1000.
     let duplex = |texts: Vec<&'static str>| {

@@ -31,6 +31,8 @@ pub const TTS_BODY_LIMIT: usize = 1024 * 1024;
 pub struct VoiceSettings {
     /// Text to speech.
     pub espeak: Espeak,
+    /// The `lame` program (MP3 output of streams with `format=mp3`).
+    pub lame: std::path::PathBuf,
     /// Speech recognition (checked when a voice job is created).
     pub recognizer: Recognizer,
     /// Largest upload to `POST /v1/vc/convert` and to a voice job, in bytes.
@@ -46,6 +48,7 @@ impl Default for VoiceSettings {
     fn default() -> Self {
         Self {
             espeak: Espeak::default(),
+            lame: "lame".into(),
             recognizer: Recognizer::default(),
             max_upload_bytes: 20 * 1024 * 1024,
             max_audio_seconds: 600,

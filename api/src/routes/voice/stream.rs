@@ -6,7 +6,8 @@
 //! duplex) and, for duplex, `close`. The server sends only binary frames: with
 //! `format=wav` (the default) a RIFF/WAVE header with placeholder sizes, then
 //! raw 16-bit mono PCM at `sr` Hz (22050 by default), sentence by sentence as
-//! espeak-ng produces it. It closes with 1000 when all audio is out, and with
+//! espeak-ng produces it; with `format=mp3`, an MP3 stream (64 kbit/s mono,
+//! encoded by one `lame` process per session). It closes with 1000 when all audio is out, and with
 //! 1008 (authentication) or 4400/4404 (bad message, order or parameter, unknown
 //! voice) or 1011 (engine failure) and a reason otherwise.
 
@@ -74,6 +75,7 @@ impl End {
 struct Params {
     voice: &'static TtsVoice,
     rate: u32,
+    mp3: bool,
 }
 
 fn params(query: &HashMap<String, String>) -> Result<Params, End> {
@@ -98,19 +100,19 @@ fn params(query: &HashMap<String, String>) -> Result<Params, End> {
             ));
         }
     };
-    match query
+    let mp3 = match query
         .get("format")
         .map(|f| f.to_ascii_lowercase())
         .as_deref()
     {
-        None | Some("wav") | Some("") => {}
-        Some("mp3") => {
-            return Err(End::bad(
-                "format=mp3 is not available on this server; use format=wav.",
-            ));
+        None | Some("wav") | Some("") => false,
+        Some("mp3") => true,
+        Some(other) => {
+            return Err(End::bad(format!(
+                "Unknown format {other:?}; use wav or mp3."
+            )));
         }
-        Some(other) => return Err(End::bad(format!("Unknown format {other:?}; use wav."))),
-    }
+    };
     let rate = match query.get("sr") {
         None => tts::SAMPLE_RATE,
         Some(s) => s
@@ -130,7 +132,7 @@ fn params(query: &HashMap<String, String>) -> Result<Params, End> {
         }
         Some(other) => return Err(End::bad(format!("Unknown voiceType {other:?}."))),
     }
-    Ok(Params { voice, rate })
+    Ok(Params { voice, rate, mp3 })
 }
 
 /// A client message.
@@ -353,14 +355,88 @@ async fn read_texts(
     }
 }
 
-/// Synthesises queued texts sentence by sentence and sends the audio.
+/// Synthesises queued texts sentence by sentence and sends the audio: WAV
+/// (header frame, then PCM) or MP3 (PCM through a `lame` process).
 async fn speak(
     tx: &mut SplitSink<WebSocket, Message>,
-    mut texts: mpsc::Receiver<String>,
+    texts: mpsc::Receiver<String>,
     state: &AppState,
     params: Params,
 ) -> Result<(), End> {
-    let mut header_sent = false;
+    let (pcm_tx, mut pcm_rx) = mpsc::channel::<Vec<i16>>(16);
+    let producer = produce_pcm(texts, state, params, pcm_tx);
+    if !params.mp3 {
+        let sender = async {
+            let mut header_sent = false;
+            while let Some(pcm) = pcm_rx.recv().await {
+                send_pcm(tx, &mut header_sent, params.rate, &pcm).await?;
+            }
+            Ok(())
+        };
+        return tokio::try_join!(producer, sender).map(|_| ());
+    }
+    let mut lame = tokio::process::Command::new(&state.voice.lame)
+        .arg("-r")
+        .args(["-s", &format!("{}", f64::from(params.rate) / 1000.0)])
+        .args(["--bitwidth", "16", "--signed", "--little-endian", "-m", "m"])
+        .args(["-b", "64", "--quiet", "--flush", "-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            End::Close(
+                CLOSE_INTERNAL,
+                format!("MP3 encoder unavailable (apt-get install lame): {e}"),
+            )
+        })?;
+    let (Some(mut stdin), Some(mut stdout)) = (lame.stdin.take(), lame.stdout.take()) else {
+        return Err(End::Close(
+            CLOSE_INTERNAL,
+            "MP3 encoder has no pipes".to_owned(),
+        ));
+    };
+    let feeder = async move {
+        use tokio::io::AsyncWriteExt;
+        while let Some(pcm) = pcm_rx.recv().await {
+            stdin
+                .write_all(&wav::pcm_bytes(&pcm))
+                .await
+                .map_err(|e| End::Close(CLOSE_INTERNAL, format!("MP3 encoder: {e}")))?;
+        }
+        // EOF: lame flushes its last frames and exits.
+        drop(stdin);
+        Ok(())
+    };
+    let forwarder = async {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 8192];
+        loop {
+            let n = stdout
+                .read(&mut buf)
+                .await
+                .map_err(|e| End::Close(CLOSE_INTERNAL, format!("MP3 encoder: {e}")))?;
+            if n == 0 {
+                return Ok(());
+            }
+            tx.send(Message::Binary(buf[..n].to_vec().into()))
+                .await
+                .map_err(|_| End::Gone)?;
+        }
+    };
+    tokio::try_join!(producer, feeder, forwarder)?;
+    let _ = lame.wait().await;
+    Ok(())
+}
+
+/// Synthesises queued texts sentence by sentence into `out` (PCM at `params.rate`).
+async fn produce_pcm(
+    mut texts: mpsc::Receiver<String>,
+    state: &AppState,
+    params: Params,
+    out: mpsc::Sender<Vec<i16>>,
+) -> Result<(), End> {
     let frame_samples = (params.rate * FRAME_MS / 1000) as usize;
     while let Some(text) = texts.recv().await {
         let sentences = text::sentences(&text);
@@ -381,7 +457,7 @@ async fn speak(
                     .map_err(|e| End::Close(CLOSE_INTERNAL, e.to_string()))?;
                 let Some(chunk) = chunk else { break };
                 if params.rate == tts::SAMPLE_RATE {
-                    send_pcm(tx, &mut header_sent, params.rate, &chunk).await?;
+                    out.send(chunk).await.map_err(|_| End::Gone)?;
                 } else {
                     pending.extend_from_slice(&chunk);
                 }
@@ -393,7 +469,7 @@ async fn speak(
                     params.rate,
                 ));
                 for frame in resampled.chunks(frame_samples.max(1)) {
-                    send_pcm(tx, &mut header_sent, params.rate, frame).await?;
+                    out.send(frame.to_vec()).await.map_err(|_| End::Gone)?;
                 }
             }
         }
@@ -456,6 +532,11 @@ mod tests {
         assert_eq!(
             code(params(&q(&[("voiceId", "101"), ("sr", "8000")]))),
             CLOSE_BAD_REQUEST
+        );
+        assert!(
+            params(&q(&[("voiceId", "101"), ("format", "mp3")]))
+                .unwrap()
+                .mp3
         );
         assert_eq!(
             code(params(&q(&[("voiceId", "101"), ("format", "ogg")]))),
