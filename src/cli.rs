@@ -89,6 +89,11 @@ pub struct WorkerArgs {
     /// Jobs run at once by this process.
     #[arg(long, env = "TOLK_WORKER_CONCURRENCY", default_value_t = 2)]
     pub concurrency: usize,
+    /// Jobs fetched per round trip (default: the concurrency). Fetched jobs are
+    /// locked to this worker until they run: keep it at the concurrency for
+    /// documents; raise both for many short jobs.
+    #[arg(long = "batch-size", env = "TOLK_WORKER_BATCH")]
+    pub batch_size: Option<usize>,
     /// Heartbeat period in seconds; a worker missing 3 is dead and its jobs run again elsewhere.
     #[arg(long, env = "TOLK_WORKER_HEARTBEAT_SECS", default_value_t = 5)]
     pub heartbeat_secs: u64,
@@ -103,6 +108,12 @@ pub struct SchedulerArgs {
     /// Days a document and its files are kept after upload.
     #[arg(long, env = "TOLK_DOCUMENT_RETENTION_DAYS", default_value_t = 7)]
     pub retention_days: u64,
+    /// Seconds a succeeded job's queue row is kept (the document row stays).
+    #[arg(long, env = "TOLK_KEEP_DONE_JOBS_SECS", default_value_t = 10)]
+    pub keep_done_jobs_secs: u64,
+    /// Hours a failed or killed job's queue row is kept.
+    #[arg(long, env = "TOLK_KEEP_FAILED_JOBS_HOURS", default_value_t = 168)]
+    pub keep_failed_jobs_hours: u64,
 }
 
 /// Subcommands.

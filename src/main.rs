@@ -214,6 +214,7 @@ async fn run_worker(
 ) -> anyhow::Result<()> {
     let config = tolk_worker::WorkerConfig {
         concurrency: args.concurrency.max(1),
+        batch_size: args.batch_size.map(|b| b.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
         ..Default::default()
     };
@@ -231,6 +232,8 @@ async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<b
     let config = tolk_scheduler::SchedulerConfig {
         tick: Duration::from_secs(args.tick_secs.max(1)),
         keep_documents: Duration::from_secs(args.retention_days.max(1) * 24 * 3600),
+        keep_done_jobs: Duration::from_secs(args.keep_done_jobs_secs),
+        keep_failed_jobs: Duration::from_secs(args.keep_failed_jobs_hours * 3600),
         ..Default::default()
     };
     tolk_scheduler::run(config, s.db, s.objects, stopped(stop)).await;

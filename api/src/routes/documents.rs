@@ -211,6 +211,10 @@ async fn upload(
         }
         return Err(e.into());
     }
+    if let Err(e) = queue::notify_enqueued(&state.db, queue::TRANSLATE_DOCUMENT).await {
+        // The job is committed; a worker's interval poll finds it.
+        tracing::warn!(error = %e, "could not notify workers of a new job");
+    }
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
     Ok(Json(UploadResponse {
         document_id: id,
