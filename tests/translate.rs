@@ -46,6 +46,11 @@ async fn get(api: &Api, key: &str, path: &str) -> Result<(u16, Value)> {
     Ok((code, res.json().await.unwrap_or(Value::Null)))
 }
 
+/// A well-formed glossary id that names no glossary.
+const GLOSSARY: &str = "def3a26b-3e84-45b3-84ae-0c0aaf3525f7";
+/// A well-formed translation memory id that names none.
+const TM: &str = "a74d88fb-ed2a-4943-a664-a4512398b994";
+
 fn message(body: &Value) -> &str {
     body["message"].as_str().unwrap_or_default()
 }
@@ -314,6 +319,63 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
             json!({"text": ["a"], "target_lang": "ES", "show_billed_characters": "yes"}),
             "'show_billed_characters'",
         ),
+        (
+            json!({"text": ["a"], "source_lang": "EN", "target_lang": "ES",
+                   "glossary_id": GLOSSARY, "glossary_ids": [GLOSSARY]}),
+            "'glossary_id' and 'glossary_ids' cannot be combined",
+        ),
+        (
+            json!({"text": ["a"], "source_lang": "EN", "target_lang": "ES",
+                   "glossary_ids": vec![GLOSSARY; 6]}),
+            "'glossary_ids' accepts at most 5",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "glossary_ids": [GLOSSARY]}),
+            "'source_lang' is required when 'glossary_ids' is given",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "glossary_id": GLOSSARY}),
+            "'source_lang' is required when 'glossary_id' is given",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "DE", "custom_instructions": vec!["Be brief."; 11]}),
+            "'custom_instructions' accepts at most 10",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "DE", "custom_instructions": ["x".repeat(301)]}),
+            "'custom_instructions' is longer than 300",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "PT-BR", "custom_instructions": ["Be brief."]}),
+            "'custom_instructions' is not supported for target_lang PT-BR",
+        ),
+        // ES accepts instructions in DeepL, but Apertium cannot follow them.
+        (
+            json!({"text": ["The house"], "source_lang": "EN", "target_lang": "ES",
+                   "custom_instructions": ["Be brief."]}),
+            "'custom_instructions' is not supported for target_lang ES by the configured engines",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "translation_memory_id": TM,
+                   "translation_memory_threshold": 101}),
+            "'translation_memory_threshold' must be an integer from 0 to 100",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "translation_memory_threshold": 80}),
+            "'translation_memory_threshold' needs 'translation_memory_id'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "tag_handling_version": "v3"}),
+            "'tag_handling_version'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "enable_beta_languages": "maybe"}),
+            "'enable_beta_languages'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "context": ["not", "a", "string"]}),
+            "'context'",
+        ),
     ];
     for (body, field) in &cases {
         let (code, answer) = post_json(&api, &key, body, None).await?;
@@ -331,6 +393,90 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     .await?;
     assert_eq!(code, 400);
     assert!(message(&body).contains("'glossary_id'"), "{body}");
+    // JSON-only fields in a form body.
+    for field in ["custom_instructions", "style_id", "tag_handling_version"] {
+        let (code, body) = post_form(
+            &api,
+            &key,
+            &[("text", "a"), ("target_lang", "DE"), (field, "v1")],
+        )
+        .await?;
+        assert_eq!(code, 400, "{field}: {body}");
+        assert_eq!(
+            message(&body),
+            format!("Parameter '{field}' is only accepted in JSON bodies."),
+            "{body}"
+        );
+    }
+    // Form glossary_ids: comma-separated and repeated count together.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "a"),
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            ("glossary_ids", &format!("{GLOSSARY},{GLOSSARY},{GLOSSARY}")),
+            ("glossary_ids", &format!("{GLOSSARY},{GLOSSARY},{GLOSSARY}")),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(message(&body).contains("at most 5"), "{body}");
+
+    // Well-formed references to resources that do not exist: 404.
+    for (extra, what) in [
+        (
+            json!({"source_lang": "EN", "glossary_id": GLOSSARY}),
+            "Glossary",
+        ),
+        (
+            json!({"source_lang": "EN", "glossary_ids": [GLOSSARY]}),
+            "Glossary",
+        ),
+        (json!({"style_id": GLOSSARY}), "Style rule list"),
+        (
+            json!({"translation_memory_id": TM, "translation_memory_threshold": 75}),
+            "Translation memory",
+        ),
+    ] {
+        let mut body = json!({"text": ["a"], "target_lang": "ES"});
+        for (k, v) in extra.as_object().context("object")? {
+            body[k] = v.clone();
+        }
+        let (code, answer) = post_json(&api, &key, &body, None).await?;
+        assert_eq!(code, 404, "{body} → {answer}");
+        assert!(message(&answer).starts_with(what), "{answer}");
+    }
+
+    // Accepted and without effect: enable_beta_languages; prefer_less falls back.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "The house is big."),
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            ("enable_beta_languages", "1"),
+            ("formality", "prefer_less"),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(texts(&body), ["La casa es grande."]);
+    let accepted_chars = "The house is big.".chars().count();
+
+    // A too-long request URI → 414 with a JSON message.
+    let res = api
+        .http
+        .post(api.url(&format!("/v2/translate?x={}", "a".repeat(9000))))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .json(&json!({"text": ["a"], "target_lang": "ES"}))
+        .send()
+        .await?;
+    assert_eq!(res.status(), 414);
+    let body: Value = res.json().await?;
+    assert!(message(&body).contains("URI too long"), "{body}");
 
     // Reporting tag longer than 100 characters.
     let (code, body) = post_json(
@@ -363,7 +509,7 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     // None of the refused requests was billed.
     let (code, body) = get(&api, &key, "/v2/usage").await?;
     assert_eq!(code, 200, "{body}");
-    assert_eq!(body["character_count"], 0, "{body}");
+    assert_eq!(body["character_count"], accepted_chars, "{body}");
 
     // Languages: sources without supports_formality, targets with it.
     let (code, sources) = get(&api, &key, "/v2/languages").await?;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{Engine, EngineError, Pair, TagHandling};
+use crate::{Engine, EngineError, Pair, TagHandling, TranslateOptions};
 use pipeline::Pool;
 use stream::{Prepared, Unit};
 
@@ -129,6 +129,7 @@ impl Engine for ApertiumEngine {
         pair: &Pair,
         texts: Vec<String>,
         tags: TagHandling,
+        _options: &TranslateOptions,
     ) -> Result<Vec<String>, EngineError> {
         let pool = self
             .pools

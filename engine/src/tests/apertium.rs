@@ -31,6 +31,7 @@ fn req(source: Option<&str>, target: &str, texts: &[&str], tags: TagHandling) ->
         target_lang: target.to_owned(),
         texts: texts.iter().map(|t| (*t).to_owned()).collect(),
         tag_handling: tags,
+        ..Default::default()
     }
 }
 
@@ -149,6 +150,7 @@ async fn batches_keep_order() {
             target_lang: "ES".into(),
             texts: texts.clone(),
             tag_handling: TagHandling::None,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -318,6 +320,7 @@ async fn concurrent_requests() {
                 target_lang: target.into(),
                 texts,
                 tag_handling: TagHandling::None,
+                ..Default::default()
             })
             .await
         })
@@ -459,6 +462,7 @@ async fn random_tags_stay_well_formed() {
                 target_lang: target.into(),
                 texts: texts.clone(),
                 tag_handling: TagHandling::Xml,
+                ..Default::default()
             })
             .await
             .unwrap();

@@ -49,6 +49,7 @@ fn req(source: &str, target: &str, texts: Vec<String>, tags: TagHandling) -> Tra
         target_lang: target.into(),
         texts,
         tag_handling: tags,
+        ..Default::default()
     }
 }
 
