@@ -573,3 +573,142 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     assert_eq!(res.status(), 403);
     Ok(())
 }
+
+/// Whether `s` is balanced markup: every end tag closes the last open element.
+fn balanced(s: &str) -> bool {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('<') {
+        let Some(end) = rest[at..].find('>') else {
+            return false;
+        };
+        let tag = &rest[at + 1..at + end];
+        rest = &rest[at + end + 1..];
+        if tag.ends_with('/') || tag.starts_with('!') || tag.starts_with('?') {
+            continue;
+        }
+        let name = tag
+            .trim_start_matches('/')
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if ["br", "img"].contains(&name.as_str()) {
+            continue;
+        }
+        if tag.starts_with('/') {
+            if stack.pop() != Some(name) {
+                return false;
+            }
+        } else {
+            stack.push(name);
+        }
+    }
+    stack.is_empty()
+}
+
+#[tokio::test]
+async fn translate_tag_handling_options() -> Result<()> {
+    let mut world = World::new("translate_tags").await?;
+    let key = world.create_key("client", false).await?;
+    let api = world.start_api().await?;
+    let one = |body: Value| {
+        let api = &api;
+        let key = &key;
+        async move {
+            let (code, answer) = post_json(api, key, &body, None).await?;
+            anyhow::ensure!(code == 200, "{body} → {code} {answer}");
+            let text = answer["translations"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            anyhow::ensure!(balanced(&text), "not well-formed: {text}");
+            Ok::<_, anyhow::Error>(text)
+        }
+    };
+
+    // ignore_tags: the element and its content come back verbatim.
+    let out = one(json!({"text": ["I have a <code>red dog</code> and a cat."],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "xml",
+        "ignore_tags": ["code"]}))
+    .await?;
+    assert!(out.contains("<code>red dog</code>"), "{out}");
+    assert!(out.contains("gato"), "{out}");
+
+    // splitting_tags: each <par> is a sentence of its own; the structure stays.
+    let out = one(
+        json!({"text": ["<doc><par>The house is big</par><par>I have a dog</par></doc>"],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "xml",
+        "outline_detection": false, "splitting_tags": ["par"]}),
+    )
+    .await?;
+    assert_eq!(
+        out,
+        "<doc><par>La casa es grande</par><par>Tengo un perro</par></doc>"
+    );
+
+    // outline_detection (default on): elements laid out on lines split.
+    let outline = "<doc>\n  <p>The house is big</p>\n  <p>I have a dog</p>\n</doc>";
+    let out = one(
+        json!({"text": [outline], "source_lang": "EN", "target_lang": "ES",
+        "tag_handling": "xml"}),
+    )
+    .await?;
+    assert_eq!(
+        out,
+        "<doc>\n  <p>La casa es grande</p>\n  <p>Tengo un perro</p>\n</doc>"
+    );
+    // non_splitting_tags overrides the detection: one sentence, still well-formed.
+    let out = one(
+        json!({"text": [outline], "source_lang": "EN", "target_lang": "ES",
+        "tag_handling": "xml", "non_splitting_tags": "p"}),
+    )
+    .await?;
+    assert_eq!(out.matches("<p>").count(), 2, "{out}");
+    assert!(out.starts_with("<doc>") && out.ends_with("</doc>"), "{out}");
+    assert_ne!(
+        out,
+        "<doc>\n  <p>La casa es grande</p>\n  <p>Tengo un perro</p>\n</doc>"
+    );
+
+    // html: block elements split, <br> and <script> are kept as written.
+    let out = one(json!({"text": ["<div><p>The house is big<br>I have a dog</p><script>var t = \"The house\";</script><p>Good morning</p></div>"],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "html",
+        "tag_handling_version": "v2"}))
+    .await?;
+    assert!(out.starts_with("<div><p>La casa es grande"), "{out}");
+    assert!(out.contains("<br>"), "{out}");
+    assert!(
+        out.contains("<script>var t = \"The house\";</script><p>Buenos días</p></div>"),
+        "{out}"
+    );
+
+    // v1 with malformed input: a stray end tag is dropped, an open element closed.
+    let out = one(
+        json!({"text": ["The </i> house is <b>big"], "source_lang": "EN",
+        "target_lang": "ES", "tag_handling": "xml", "tag_handling_version": "v1"}),
+    )
+    .await?;
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>().join(" "),
+        "La casa es <b>grande</b>"
+    );
+
+    // preserve_formatting and split_sentences=nonewlines: surrounding
+    // whitespace and line breaks are kept.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "  The house is big.\n"),
+            ("source_lang", "EN"),
+            ("target_lang", "ES"),
+            ("preserve_formatting", "1"),
+            ("split_sentences", "nonewlines"),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(texts(&body), ["  La casa es grande.\n"]);
+    Ok(())
+}
