@@ -31,6 +31,9 @@ pub struct ApertiumConfig {
     /// Longest time one block may take in a pipeline before the pipeline is
     /// killed and the request fails with [`EngineError::Unavailable`].
     pub timeout: Duration,
+    /// Blocks that may wait for a pipeline of one pair; more are refused
+    /// with [`EngineError::Overloaded`] (default 1024).
+    pub queue: usize,
 }
 
 impl Default for ApertiumConfig {
@@ -39,6 +42,7 @@ impl Default for ApertiumConfig {
             modes_dir: PathBuf::from("/usr/share/apertium/modes"),
             pipelines_per_pair: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(60),
+            queue: 1024,
         }
     }
 }
@@ -71,6 +75,7 @@ impl ApertiumEngine {
                     mode.stages,
                     config.pipelines_per_pair,
                     config.timeout,
+                    config.queue,
                 )),
             );
             pairs.push(mode.pair);
