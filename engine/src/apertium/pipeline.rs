@@ -316,6 +316,7 @@ pub(crate) struct Pool {
     timeout: Duration,
     slots: Vec<Mutex<Option<Arc<Pipeline>>>>,
     gate: Gate,
+    blocks: AtomicUsize,
 }
 
 impl Pool {
@@ -333,7 +334,13 @@ impl Pool {
             stages,
             timeout,
             slots: (0..size).map(|_| Mutex::new(None)).collect(),
+            blocks: AtomicUsize::new(0),
         }
+    }
+
+    /// Blocks sent so far (each is one flush through the pipeline).
+    pub fn blocks(&self) -> usize {
+        self.blocks.load(Ordering::Relaxed)
     }
 
     /// Number of pipelines the pool may run.
@@ -419,6 +426,7 @@ impl Pool {
     /// a fresh one; a timeout kills the pipeline and gives
     /// [`EngineError::Unavailable`].
     pub async fn run(&self, block: &[u8]) -> Result<Vec<u8>, EngineError> {
+        self.blocks.fetch_add(1, Ordering::Relaxed);
         let _permit = self.gate.enter().await?;
         let mut last_error = String::new();
         for attempt in 0..2 {
