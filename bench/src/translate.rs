@@ -428,7 +428,9 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
         "raw `apertium -u eng-spa` batch ({batch_words} words, one sentence per line): 1 process {raw1_wps:.0} words/s, {pipelines} processes {raw_n_wps:.0} words/s"
     );
     println!();
-    println!("| clients | Tolk/APY req/s | Tolk/APY p50 | Tolk words/s / raw apertium ({pipelines} processes) |");
+    println!(
+        "| clients | Tolk/APY req/s | Tolk/APY p50 | Tolk words/s / raw apertium ({pipelines} processes) |"
+    );
     println!("|---|---|---|---|");
     for (clients, t, a) in &results {
         let (thr, p50) = match a {

@@ -85,9 +85,6 @@ pub struct TranslateOptions {
     pub custom_instructions: Vec<String>,
     /// DeepL `model_type` as requested (`quality_optimized`, …).
     pub model_type: Option<String>,
-    /// Whether the source language was given by the client (not detected).
-    /// Upstreams receive it only then.
-    pub source_given: bool,
 }
 
 /// Optional features an engine may support on a pair.

@@ -323,7 +323,6 @@ impl Translator {
                     Vec::new()
                 },
                 model_type: req.options.model_type.clone(),
-                source_given: h > 0 || req.options.source_given,
             };
             let needs: Vec<Feature> = [
                 options.formality.is_strict().then_some(Feature::Formality),

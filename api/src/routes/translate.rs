@@ -591,7 +591,6 @@ async fn translate(
                 context: opts.context.clone(),
                 custom_instructions: opts.custom_instructions.clone(),
                 model_type: opts.model_type.map(str::to_owned),
-                source_given: opts.source_lang.is_some(),
             },
             markup: opts.markup.clone(),
         })
