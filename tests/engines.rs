@@ -317,13 +317,21 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     let mut saw_529 = false;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let (code, body) = post_json(
-            &api,
-            &key,
-            &json!({"text": ["Hello"], "source_lang": "EN", "target_lang": "DE"}),
-        )
-        .await?;
+        let res = api
+            .http
+            .post(api.url("/v2/translate"))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .json(&json!({"text": ["Hello"], "source_lang": "EN", "target_lang": "DE"}))
+            .send()
+            .await?;
+        let code = res.status().as_u16();
+        let retry_after = res.headers().get("retry-after").cloned();
+        let body: Value = res.json().await.unwrap_or(Value::Null);
         if code == 529 {
+            assert_eq!(
+                retry_after.as_ref().and_then(|v| v.to_str().ok()),
+                Some("1")
+            );
             assert!(
                 body["message"]
                     .as_str()

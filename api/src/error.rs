@@ -78,7 +78,15 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        (status, Json(json!({ "message": message }))).into_response()
+        let mut res = (status, Json(json!({ "message": message }))).into_response();
+        if matches!(self, Self::Overloaded(_)) {
+            // Engines shed load for a moment only.
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        res
     }
 }
 

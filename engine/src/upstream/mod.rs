@@ -130,3 +130,45 @@ pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, EngineError> 
         .build()
         .map_err(|e| EngineError::Failed(format!("HTTP client: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_transient_or_permanent_errors() {
+        assert!(matches!(
+            status_error("x", 429, ""),
+            EngineError::Overloaded(_)
+        ));
+        assert!(matches!(
+            status_error("x", 529, ""),
+            EngineError::Overloaded(_)
+        ));
+        assert!(matches!(
+            status_error("x", 504, ""),
+            EngineError::Timeout(_)
+        ));
+        assert!(matches!(
+            status_error("x", 503, ""),
+            EngineError::Unavailable(_)
+        ));
+        assert!(matches!(
+            status_error("x", 456, ""),
+            EngineError::Unavailable(_)
+        ));
+        assert!(
+            matches!(status_error("x", 400, "bad"), EngineError::Failed(m) if m.contains("bad"))
+        );
+    }
+
+    #[test]
+    fn pairs_are_deepl_codes() {
+        let pairs = parse_pairs("deepl", &["en:de".into(), "DE:EN-US".into()]).unwrap();
+        assert_eq!(pairs[0].id, "deepl:EN-DE");
+        assert_eq!(pairs[1].id, "deepl:DE-EN-US");
+        assert_eq!(display_name(&pairs[1].target), "English (American)");
+        assert!(parse_pairs("deepl", &["EN-DE".into()]).is_err());
+        assert!(parse_pairs("deepl", &["EN:XX".into()]).is_err());
+    }
+}
