@@ -5,9 +5,13 @@
 //!   PostgreSQL, in a throwaway database.
 //! - `tolk-bench documents`: docx documents through the whole platform against the raw
 //!   `apertium` command on the same text.
+//! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
+//!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
+//!   `apertium` command's batch throughput.
 
 mod documents;
 mod queue;
+mod translate;
 
 use clap::{Parser, Subcommand};
 
@@ -25,6 +29,8 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
     Documents(documents::DocumentsArgs),
+    /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
+    Translate(translate::TranslateArgs),
 }
 
 #[tokio::main]
@@ -32,5 +38,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
+        Command::Translate(args) => translate::run(args).await,
     }
 }
