@@ -6,6 +6,7 @@
 #
 #   - Debian packages: PostgreSQL (with contrib: pg_trgm, hstore), Redis,
 #     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
+#     apertium-apy (the HTTP engine and the bench baseline),
 #     python3-docx (the tests open result .docx files with it), and a C
 #     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
@@ -37,6 +38,7 @@ CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 PACKAGES=(
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
+    apertium-apy
     python3 python3-docx
     gcc libc6-dev
     espeak-ng pocketsphinx pocketsphinx-en-us

@@ -6,6 +6,7 @@ mod support;
 
 mod auth_and_errors;
 mod documents;
+mod engines;
 mod recovery;
 mod s3;
 mod translate;

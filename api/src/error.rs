@@ -26,6 +26,12 @@ pub enum ApiError {
     /// 504: a backend (the translation engine) is unavailable or timed out; retry later.
     #[error("{0}")]
     Timeout(String),
+    /// 414: the request URI is too long.
+    #[error("{0}")]
+    UriTooLong(String),
+    /// 529: the engines' bounded queues are full; retry later.
+    #[error("{0}")]
+    Overloaded(String),
     /// 500: logged with details, answered generically.
     #[error("internal error: {0}")]
     Internal(String),
@@ -41,6 +47,10 @@ impl ApiError {
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Self::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            Self::Overloaded(_) => {
+                StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -68,7 +78,15 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        (status, Json(json!({ "message": message }))).into_response()
+        let mut res = (status, Json(json!({ "message": message }))).into_response();
+        if matches!(self, Self::Overloaded(_)) {
+            // Engines shed load for a moment only.
+            res.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        res
     }
 }
 

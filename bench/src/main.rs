@@ -7,9 +7,13 @@
 //!   `apertium` command on the same text.
 //! - `tolk-bench voice`: real-time factors of TTS, voice conversion and the voice job,
 //!   and time to first audio of the simplex stream, beside the bare `espeak-ng` command.
+//! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
+//!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
+//!   `apertium` command's batch throughput.
 
 mod documents;
 mod queue;
+mod translate;
 mod voice;
 
 use clap::{Parser, Subcommand};
@@ -28,6 +32,8 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
     Documents(documents::DocumentsArgs),
+    /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
+    Translate(translate::TranslateArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -38,6 +44,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
+        Command::Translate(args) => translate::run(args).await,
         Command::Voice(args) => voice::run(args).await,
     }
 }

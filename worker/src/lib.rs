@@ -8,5 +8,6 @@
 pub mod documents;
 pub mod run;
 pub mod voice;
+pub mod wake;
 
 pub use run::{WorkerConfig, WorkerState, run};

@@ -199,6 +199,7 @@ async fn produce(
                 target_lang: target.language.clone(),
                 texts: vec![transcript.to_owned()],
                 tag_handling: TagHandling::None,
+                ..Default::default()
             })
             .await
             .map_err(|e| {

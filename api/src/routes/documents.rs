@@ -159,12 +159,15 @@ async fn upload(
             "Invalid file data: the file is empty.".to_owned(),
         ));
     }
-    crate::routes::languages::check(
-        &state,
-        up.source_lang.as_deref(),
-        &target_lang,
-        up.formality.as_deref(),
-    )?;
+    let formality = match up.formality.as_deref().map(str::trim) {
+        None | Some("") => tolk_engine::Formality::Default,
+        Some(f) => tolk_engine::Formality::parse(f).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
+            ))
+        })?,
+    };
+    crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
 
     let id = random_upper_hex(16);
     let doc_key = random_upper_hex(32);
@@ -210,6 +213,10 @@ async fn upload(
             tracing::warn!(error = %del, "could not delete the upload of a failed enqueue");
         }
         return Err(e.into());
+    }
+    if let Err(e) = queue::notify_enqueued(&state.db, queue::TRANSLATE_DOCUMENT).await {
+        // The job is committed; a worker's interval poll finds it.
+        tracing::warn!(error = %e, "could not notify workers of a new job");
     }
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
     Ok(Json(UploadResponse {

@@ -394,6 +394,10 @@ async fn start_job(
     )
     .await?;
     tx.commit().await?;
+    if let Err(e) = queue::notify_enqueued(&state.db, queue::VOICE_TRANSLATE).await {
+        // The job is committed; a worker's interval poll finds it.
+        tracing::warn!(error = %e, "could not notify workers of a new voice job");
+    }
     Ok(true)
 }
 
