@@ -330,7 +330,9 @@ async fn simplex_first_frame(p: &Platform, text: &str) -> Result<(Duration, Dura
         p.base.replacen("http", "ws", 1)
     );
     let start = Instant::now();
-    let (mut ws, _) = tokio_tungstenite::connect_async(url).await?;
+    // TCP_NODELAY, as browsers and the SDKs' WebSocket stacks do: with Nagle the
+    // convert message would wait for the ACK of authApiKey (a 40 ms delayed ACK).
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true).await?;
     ws.send(Message::Text(
         json!({"type": "authApiKey", "clientKey": p.client_key(), "apiKey": p.key})
             .to_string()
