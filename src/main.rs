@@ -10,6 +10,7 @@ use clap::Parser;
 use tokio::sync::watch;
 
 use cli::{AdminCommand, ApiArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
+use tolk_api::rate_limit::{RateLimit, RateLimiter};
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::db::{self, DatabaseSettings};
 use tolk_storage::objects::Objects;
@@ -113,6 +114,7 @@ struct Services {
     db: PgPool,
     objects: Objects,
     translator: Arc<Translator>,
+    redis_url: Option<String>,
 }
 
 impl Services {
@@ -127,15 +129,11 @@ impl Services {
             config.pipelines_per_pair = n.max(1);
         }
         let translator = Translator::apertium(config).context("loading the Apertium engine")?;
-        if common.redis_url.is_none() {
-            tracing::warn!(
-                "REDIS_URL is not set: limits that need sharing between replicas stay in-process"
-            );
-        }
         Ok(Self {
             db,
             objects,
             translator: Arc::new(translator),
+            redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
         })
     }
 }
@@ -196,11 +194,36 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     tracing::info!(listen = %args.listen, "API listening");
+    let rate = RateLimit {
+        per_second: args.rate_limit_per_second.max(0.0),
+        burst: args.rate_limit_burst.max(1),
+    };
+    let rate_limiter = match &s.redis_url {
+        Some(url) => RateLimiter::shared(rate, url)
+            .await
+            .context("connecting to Redis (REDIS_URL) for the shared rate limits")?,
+        None => {
+            tracing::warn!(
+                "REDIS_URL is not set: per-key rate limits are kept in this process only, \
+                 not shared between API replicas"
+            );
+            RateLimiter::local(rate)
+        }
+    };
+    tracing::info!(
+        per_second = rate.per_second,
+        burst = rate.burst,
+        shared = rate_limiter.is_shared(),
+        "per-key rate limit"
+    );
     let state = tolk_api::AppState {
         db: s.db,
         objects: s.objects,
         translator: s.translator,
         max_upload_bytes: args.max_upload_bytes,
+        rate_limiter,
+        analytics_page_size: args.analytics_page_size.max(1),
+        record_usage: true,
     };
     tolk_api::serve(listener, state, stopped(stop))
         .await

@@ -6,6 +6,8 @@ use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 
+use crate::rate_limit::RateLimiter;
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -17,4 +19,11 @@ pub struct AppState {
     pub translator: Arc<Translator>,
     /// Largest accepted upload, in bytes.
     pub max_upload_bytes: usize,
+    /// Per-key rate limits (shared through Redis when configured).
+    pub rate_limiter: RateLimiter,
+    /// Items per page of `GET /v2/admin/analytics/custom-tags`.
+    pub analytics_page_size: u32,
+    /// Whether billable requests append ledger entries. Always true in the
+    /// product; only the metering benchmark turns it off, to measure its cost.
+    pub record_usage: bool,
 }

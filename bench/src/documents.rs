@@ -267,6 +267,12 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         objects: objects.clone(),
         translator: translator.clone(),
         max_upload_bytes: 64 * 1024 * 1024,
+        rate_limiter: tolk_api::rate_limit::RateLimiter::local(tolk_api::rate_limit::RateLimit {
+            per_second: 0.0,
+            burst: 1,
+        }),
+        analytics_page_size: 100,
+        record_usage: true,
     };
     let mut tasks = Vec::new();
     let r = rx.clone();

@@ -11,6 +11,20 @@ pub mod kind {
     pub const TEXT_TRANSLATION: &str = "text_translation_characters";
     /// Characters of document translation.
     pub const DOCUMENT_TRANSLATION: &str = "document_translation_characters";
+    /// Characters of text improvement (rephrasing).
+    pub const TEXT_IMPROVEMENT: &str = "text_improvement_characters";
+    /// Milliseconds of speech-to-text.
+    pub const SPEECH_TO_TEXT: &str = "speech_to_text_milliseconds";
+    /// Milliseconds of speech-to-speech.
+    pub const SPEECH_TO_SPEECH: &str = "speech_to_speech_milliseconds";
+    /// Every kind.
+    pub const ALL: [&str; 5] = [
+        TEXT_TRANSLATION,
+        DOCUMENT_TRANSLATION,
+        TEXT_IMPROVEMENT,
+        SPEECH_TO_TEXT,
+        SPEECH_TO_SPEECH,
+    ];
 }
 
 /// One ledger entry.
@@ -49,49 +63,33 @@ pub async fn record(conn: &mut PgConnection, event: &UsageEvent<'_>) -> Result<(
     Ok(())
 }
 
-/// Total of one kind recorded for a key.
-pub async fn total_for_key(
-    conn: &mut PgConnection,
-    api_key_id: &str,
-    kind: &str,
-) -> Result<i64, StorageError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT COALESCE(sum(amount), 0)::bigint AS "n!" FROM usage_events
-           WHERE api_key_id = $1 AND kind = $2"#,
-        api_key_id,
-        kind
-    )
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
-/// A key's character usage and its limit, as `GET /v2/usage` reports them.
+/// A key's character usage in the current period and its limit, as
+/// `GET /v2/usage` reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyCharacters {
-    /// Characters billed to the key so far: text plus document translation.
+    /// Characters billed to the key in the current period (UTC calendar month):
+    /// text translation, document translation and text improvement.
     pub count: i64,
     /// The key's `character_limit`; `None` when the key has no limit.
     pub limit: Option<i64>,
 }
 
-/// Characters billed to `api_key_id` (text and document translation, all time)
-/// and the key's character limit; `None` if the key does not exist.
+/// Characters billed to `api_key_id` in the current period and the key's
+/// character limit; `None` if the key does not exist.
 pub async fn key_characters(
     conn: &mut PgConnection,
     api_key_id: &str,
 ) -> Result<Option<KeyCharacters>, StorageError> {
-    let row = sqlx::query!(
-        r#"SELECT k.character_limit,
-                  COALESCE((SELECT sum(u.amount) FROM usage_events u
-                            WHERE u.api_key_id = k.key_id AND u.kind = ANY($2)), 0)::bigint AS "count!"
-           FROM api_keys k WHERE k.key_id = $1"#,
-        api_key_id,
-        &[kind::TEXT_TRANSLATION, kind::DOCUMENT_TRANSLATION] as &[&str]
+    let Some(limit) = sqlx::query_scalar!(
+        "SELECT character_limit FROM api_keys WHERE key_id = $1",
+        api_key_id
     )
     .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(|r| KeyCharacters {
-        count: r.count,
-        limit: r.character_limit,
-    }))
+    .await?
+    else {
+        return Ok(None);
+    };
+    let count =
+        crate::limits::period_usage(conn, api_key_id, crate::limits::Meter::Characters).await?;
+    Ok(Some(KeyCharacters { count, limit }))
 }

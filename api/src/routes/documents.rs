@@ -165,6 +165,9 @@ async fn upload(
         &target_lang,
         up.formality.as_deref(),
     )?;
+    // 456 once the key's character limit is reached (a document's size is known
+    // only after translation; it is billed in full then).
+    crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
 
     let id = random_upper_hex(16);
     let doc_key = random_upper_hex(32);
