@@ -5,7 +5,10 @@
 //!   PostgreSQL, in a throwaway database.
 //! - `tolk-bench documents`: docx documents through the whole platform against the raw
 //!   `apertium` command on the same text.
+//! - `tolk-bench analytics`: admin usage reports over a generated 10-million-entry
+//!   ledger, and metering's overhead on `/v2/translate`.
 
+mod analytics;
 mod documents;
 mod queue;
 
@@ -25,6 +28,9 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
     Documents(documents::DocumentsArgs),
+    /// Usage analytics over a 10-million-entry ledger, and the cost of metering
+    /// on /v2/translate (with vs without the ledger write).
+    Analytics(analytics::AnalyticsArgs),
 }
 
 #[tokio::main]
@@ -32,5 +38,6 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
+        Command::Analytics(args) => analytics::run(args).await,
     }
 }
