@@ -27,8 +27,8 @@ pub struct RateLimit {
 impl Default for RateLimit {
     fn default() -> Self {
         Self {
-            per_second: 50.0,
-            burst: 100,
+            per_second: 100.0,
+            burst: 200,
         }
     }
 }

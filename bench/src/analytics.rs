@@ -144,7 +144,9 @@ async fn roll_up(db: &sqlx::PgPool) -> Result<()> {
             break;
         }
         if t0.elapsed() > Duration::from_secs(600) {
-            bail!("{left} entries still not rolled up (a long transaction elsewhere holds xmin back?)");
+            bail!(
+                "{left} entries still not rolled up (a long transaction elsewhere holds xmin back?)"
+            );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -190,7 +192,10 @@ async fn time_get(
         let body = res.bytes().await?;
         times.push(t.elapsed());
         if !status.is_success() {
-            bail!("{url} answered {status}: {}", String::from_utf8_lossy(&body));
+            bail!(
+                "{url} answered {status}: {}",
+                String::from_utf8_lossy(&body)
+            );
         }
         size = body.len();
         last = bytes_to_json(&body);

@@ -2,10 +2,11 @@
 //! entries it has not reached yet, in one snapshot (see [`crate::rollup`]): a
 //! report always equals the ledger.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::AddAssign;
 
 use chrono::{DateTime, Days, NaiveDate, Utc};
+use futures::TryStreamExt;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -47,26 +48,15 @@ pub enum Grouping {
     KeyAndDay,
 }
 
-/// One group of a usage report.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyUsage {
+/// One group of a usage report, as it is streamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Group<'a> {
     /// The key.
-    pub api_key_id: String,
+    pub api_key_id: &'a str,
     /// The UTC day (with [`Grouping::KeyAndDay`] only).
     pub day: Option<NaiveDate>,
     /// Its usage.
     pub figures: Figures,
-}
-
-/// An organization's usage over a range of days.
-#[derive(Debug, Clone, Default)]
-pub struct UsageReport {
-    /// All usage of the range.
-    pub total: Figures,
-    /// The groups, ordered by key then day (empty with [`Grouping::None`]).
-    pub groups: Vec<KeyUsage>,
-    /// Labels of the organization's keys.
-    pub labels: HashMap<String, String>,
 }
 
 /// One item of a custom-tag report.
@@ -91,20 +81,82 @@ fn bounds(start: NaiveDate, end: NaiveDate) -> (DateTime<Utc>, DateTime<Utc>) {
     (from, until)
 }
 
+/// Labels of the organization's keys, by key id.
+pub async fn key_labels(
+    pool: &PgPool,
+    organization_id: Uuid,
+) -> Result<HashMap<String, String>, StorageError> {
+    Ok(sqlx::query!(
+        "SELECT key_id, label FROM api_keys WHERE organization_id = $1",
+        organization_id
+    )
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.key_id, r.label))
+    .collect())
+}
+
+/// Tail groups not emitted yet, in (key, day) order.
+type Pending = BTreeMap<(String, Option<NaiveDate>), Figures>;
+
+/// Emits the pending groups that sort before `(key, day)`, then returns the
+/// pending figures of exactly `(key, day)`, if any.
+fn drain_before(
+    pending: &mut Pending,
+    key: &str,
+    day: Option<NaiveDate>,
+    on_group: &mut impl FnMut(Group<'_>),
+) -> Option<Figures> {
+    while let Some(entry) = pending.first_entry() {
+        let (k, d) = entry.key();
+        match (k.as_str(), *d).cmp(&(key, day)) {
+            std::cmp::Ordering::Less => {
+                let ((k, d), f) = entry.remove_entry();
+                on_group(Group {
+                    api_key_id: &k,
+                    day: d,
+                    figures: f,
+                });
+            }
+            std::cmp::Ordering::Equal => return Some(entry.remove()),
+            std::cmp::Ordering::Greater => return None,
+        }
+    }
+    None
+}
+
+fn figures(t: i64, d: i64, i: i64, stt: i64, sts: i64) -> Figures {
+    Figures {
+        text_translation_characters: t,
+        document_translation_characters: d,
+        text_improvement_characters: i,
+        speech_to_text_milliseconds: stt,
+        speech_to_speech_milliseconds: sts,
+    }
+}
+
 /// The usage of `organization_id` from day `start` through day `end` (UTC, both
-/// included), grouped as asked.
+/// included): calls `on_group` for every group (none with [`Grouping::None`]) in
+/// key then day order, as rows arrive from PostgreSQL (so a large report is
+/// encoded while the database still reads it), and returns the total.
 pub async fn usage_report(
     pool: &PgPool,
     organization_id: Uuid,
     start: NaiveDate,
     end: NaiveDate,
     grouping: Grouping,
-) -> Result<UsageReport, StorageError> {
+    mut on_group: impl FnMut(Group<'_>) + Send,
+) -> Result<Figures, StorageError> {
     let (from, until) = bounds(start, end);
     let mut tx = pool.begin().await?;
     // One snapshot for the watermark, the rollup and the tail.
     sqlx::query!("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         .execute(&mut *tx)
+        .await?;
+    // A parameter, not a join: the planner then reads the tail by the `tx` index.
+    let watermark = sqlx::query_scalar!("SELECT watermark FROM usage_rollup_state")
+        .fetch_one(&mut *tx)
         .await?;
     let tail = sqlx::query!(
         r#"SELECT e.api_key_id, (e.created_at AT TIME ZONE 'UTC')::date AS "day!",
@@ -113,27 +165,22 @@ pub async fn usage_report(
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_improvement_characters'), 0)::bigint AS "i!",
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_text_milliseconds'), 0)::bigint AS "stt!",
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_speech_milliseconds'), 0)::bigint AS "sts!"
-           FROM usage_events e, usage_rollup_state s
-           WHERE e.tx >= s.watermark AND e.organization_id = $1
+           FROM usage_events e
+           WHERE e.tx >= $4 AND e.organization_id = $1
              AND e.created_at >= $2 AND e.created_at < $3
            GROUP BY 1, 2"#,
         organization_id,
         from,
-        until
+        until,
+        watermark
     )
     .fetch_all(&mut *tx)
     .await?;
-    let mut report = UsageReport::default();
-    let mut pending: HashMap<(String, Option<NaiveDate>), Figures> = HashMap::new();
+    let mut total = Figures::default();
+    let mut pending = Pending::new();
     for r in tail {
-        let f = Figures {
-            text_translation_characters: r.t,
-            document_translation_characters: r.d,
-            text_improvement_characters: r.i,
-            speech_to_text_milliseconds: r.stt,
-            speech_to_speech_milliseconds: r.sts,
-        };
-        report.total += f;
+        let f = figures(r.t, r.d, r.i, r.stt, r.sts);
+        total += f;
         let group = match grouping {
             Grouping::None => continue,
             Grouping::Key => (r.api_key_id, None),
@@ -158,16 +205,10 @@ pub async fn usage_report(
             )
             .fetch_one(&mut *tx)
             .await?;
-            report.total += Figures {
-                text_translation_characters: r.t,
-                document_translation_characters: r.d,
-                text_improvement_characters: r.i,
-                speech_to_text_milliseconds: r.stt,
-                speech_to_speech_milliseconds: r.sts,
-            };
+            total += figures(r.t, r.d, r.i, r.stt, r.sts);
         }
         Grouping::Key => {
-            let rows = sqlx::query!(
+            let mut rows = sqlx::query!(
                 r#"SELECT api_key_id,
                           sum(text_translation_characters)::bigint AS "t!",
                           sum(document_translation_characters)::bigint AS "d!",
@@ -181,30 +222,23 @@ pub async fn usage_report(
                 start,
                 end
             )
-            .fetch_all(&mut *tx)
-            .await?;
-            report.groups.reserve(rows.len() + pending.len());
-            for r in rows {
-                let mut f = Figures {
-                    text_translation_characters: r.t,
-                    document_translation_characters: r.d,
-                    text_improvement_characters: r.i,
-                    speech_to_text_milliseconds: r.stt,
-                    speech_to_speech_milliseconds: r.sts,
-                };
-                report.total += f;
-                if let Some(extra) = pending.remove(&(r.api_key_id.clone(), None)) {
+            .fetch(&mut *tx);
+            while let Some(r) = rows.try_next().await? {
+                let mut f = figures(r.t, r.d, r.i, r.stt, r.sts);
+                total += f;
+                if let Some(extra) = drain_before(&mut pending, &r.api_key_id, None, &mut on_group)
+                {
                     f += extra;
                 }
-                report.groups.push(KeyUsage {
-                    api_key_id: r.api_key_id,
+                on_group(Group {
+                    api_key_id: &r.api_key_id,
                     day: None,
                     figures: f,
                 });
             }
         }
         Grouping::KeyAndDay => {
-            let rows = sqlx::query!(
+            let mut rows = sqlx::query!(
                 r#"SELECT api_key_id, day, text_translation_characters AS t,
                           document_translation_characters AS d,
                           text_improvement_characters AS i,
@@ -217,60 +251,35 @@ pub async fn usage_report(
                 start,
                 end
             )
-            .fetch_all(&mut *tx)
-            .await?;
-            report.groups.reserve(rows.len() + pending.len());
-            for r in rows {
-                let mut f = Figures {
-                    text_translation_characters: r.t,
-                    document_translation_characters: r.d,
-                    text_improvement_characters: r.i,
-                    speech_to_text_milliseconds: r.stt,
-                    speech_to_speech_milliseconds: r.sts,
-                };
-                report.total += f;
+            .fetch(&mut *tx);
+            while let Some(r) = rows.try_next().await? {
+                let mut f = figures(r.t, r.d, r.i, r.stt, r.sts);
+                total += f;
                 if !pending.is_empty()
-                    && let Some(extra) = pending.remove(&(r.api_key_id.clone(), Some(r.day)))
+                    && let Some(extra) =
+                        drain_before(&mut pending, &r.api_key_id, Some(r.day), &mut on_group)
                 {
                     f += extra;
                 }
-                report.groups.push(KeyUsage {
-                    api_key_id: r.api_key_id,
+                on_group(Group {
+                    api_key_id: &r.api_key_id,
                     day: Some(r.day),
                     figures: f,
                 });
             }
         }
     }
-    // Groups only the tail has (today's first entries of a key, typically).
-    if !pending.is_empty() {
-        report.groups.extend(
-            pending
-                .into_iter()
-                .map(|((api_key_id, day), figures)| KeyUsage {
-                    api_key_id,
-                    day,
-                    figures,
-                }),
-        );
-        // Nearly sorted (two sorted runs): a merge.
-        report
-            .groups
-            .sort_by(|a, b| (&a.api_key_id, a.day).cmp(&(&b.api_key_id, b.day)));
-    }
-    if grouping != Grouping::None {
-        report.labels = sqlx::query!(
-            "SELECT key_id, label FROM api_keys WHERE organization_id = $1",
-            organization_id
-        )
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .map(|r| (r.key_id, r.label))
-        .collect();
+    // Groups only the tail has, after the last rollup group (key ids are
+    // lowercase hex, so byte order is the database's order too).
+    for ((k, d), f) in std::mem::take(&mut pending) {
+        on_group(Group {
+            api_key_id: &k,
+            day: d,
+            figures: f,
+        });
     }
     tx.commit().await?;
-    Ok(report)
+    Ok(total)
 }
 
 /// One page of the usage of `organization_id` per custom tag (and per UTC day
@@ -289,7 +298,14 @@ pub async fn tag_report(
     let (from, until) = bounds(start, end);
     let page_size = i64::from(page_size.max(1));
     let offset = i64::from(page.max(1) - 1) * page_size;
-    // One statement: one snapshot for the rollup, the watermark and the tail.
+    let mut tx = pool.begin().await?;
+    // One snapshot for the watermark, the rollup and the tail.
+    sqlx::query!("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let watermark = sqlx::query_scalar!("SELECT watermark FROM usage_rollup_state")
+        .fetch_one(&mut *tx)
+        .await?;
     let rows = sqlx::query!(
         r#"SELECT custom_tag AS "custom_tag!", day,
                   sum(t)::bigint AS "t!", sum(d)::bigint AS "d!", sum(i)::bigint AS "i!",
@@ -309,8 +325,8 @@ pub async fn tag_report(
                     CASE WHEN e.kind = 'text_improvement_characters' THEN e.amount ELSE 0 END,
                     CASE WHEN e.kind = 'speech_to_text_milliseconds' THEN e.amount ELSE 0 END,
                     CASE WHEN e.kind = 'speech_to_speech_milliseconds' THEN e.amount ELSE 0 END
-             FROM usage_events e, usage_rollup_state s
-             WHERE e.tx >= s.watermark AND e.organization_id = $1 AND e.custom_tag IS NOT NULL
+             FROM usage_events e
+             WHERE e.tx >= $9 AND e.organization_id = $1 AND e.custom_tag IS NOT NULL
                AND e.created_at >= $5 AND e.created_at < $6
            ) x
            GROUP BY custom_tag, day
@@ -323,10 +339,12 @@ pub async fn tag_report(
         from,
         until,
         page_size + 1,
-        offset
+        offset,
+        watermark
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     let more = rows.len() as i64 > page_size;
     let items = rows
         .into_iter()
@@ -356,6 +374,23 @@ mod tests {
         let (from, until) = bounds(d("2026-02-27"), d("2026-02-28"));
         assert_eq!(from.to_rfc3339(), "2026-02-27T00:00:00+00:00");
         assert_eq!(until.to_rfc3339(), "2026-03-01T00:00:00+00:00");
+    }
+
+    #[test]
+    fn tail_groups_are_merged_in_order() {
+        let d = |n: u32| NaiveDate::from_ymd_opt(2026, 1, n);
+        let mut pending = Pending::new();
+        pending.insert(("a".to_owned(), d(1)), figures(1, 0, 0, 0, 0));
+        pending.insert(("b".to_owned(), d(2)), figures(2, 0, 0, 0, 0));
+        pending.insert(("c".to_owned(), d(1)), figures(4, 0, 0, 0, 0));
+        let mut seen = Vec::new();
+        let mut emit = |g: Group<'_>| seen.push((g.api_key_id.to_owned(), g.day));
+        // Rollup row ("b", 2): "a" is emitted before it, ("b", 2) merged into it.
+        let merged = drain_before(&mut pending, "b", d(2), &mut emit);
+        assert_eq!(merged, Some(figures(2, 0, 0, 0, 0)));
+        assert_eq!(drain_before(&mut pending, "b", d(3), &mut emit), None);
+        assert_eq!(seen, [("a".to_owned(), d(1))]);
+        assert_eq!(pending.len(), 1);
     }
 
     #[test]

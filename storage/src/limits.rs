@@ -127,8 +127,10 @@ async fn usage_in_period(
                        FROM usage_key_day d
                        WHERE d.api_key_id = $1
                          AND d.day >= date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)
-           + COALESCE((SELECT sum(e.amount) FROM usage_events e, usage_rollup_state s
-                       WHERE e.api_key_id = $1 AND e.tx >= s.watermark AND e.kind = ANY($3)
+           + COALESCE((SELECT sum(e.amount) FROM usage_events e
+                       WHERE e.api_key_id = $1
+                         AND e.tx >= (SELECT watermark FROM usage_rollup_state)
+                         AND e.kind = ANY($3)
                          AND e.created_at >= date_trunc('month', now() AT TIME ZONE 'UTC')
                                              AT TIME ZONE 'UTC'), 0)
            + CASE WHEN $4 THEN

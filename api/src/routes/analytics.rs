@@ -6,15 +6,16 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::Write as _;
 
 use axum::extract::{RawQuery, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use serde::{Serialize, Serializer};
-use tolk_storage::analytics::{self, Figures, Grouping};
+use tolk_storage::analytics::{self, Figures, Group, Grouping};
 
 use crate::auth::AdminKey;
 use crate::{ApiError, AppState};
@@ -163,34 +164,6 @@ impl From<Figures> for UsageFigures {
     }
 }
 
-/// An item of `key_usages` / `key_and_day_usages`.
-#[derive(Serialize)]
-struct KeyItem<'a> {
-    api_key: &'a str,
-    api_key_label: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    usage_date: Option<Midnight>,
-    usage: UsageFigures,
-}
-
-#[derive(Serialize)]
-struct UsageReportData<'a> {
-    total_usage: UsageFigures,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    group_by: Option<&'static str>,
-    start_date: Midnight,
-    end_date: Midnight,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key_usages: Option<Vec<KeyItem<'a>>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    key_and_day_usages: Option<Vec<KeyItem<'a>>>,
-}
-
-#[derive(Serialize)]
-struct UsageReportBody<'a> {
-    usage_report: UsageReportData<'a>,
-}
-
 /// The masked form of a key id: its first and last four characters.
 pub fn mask(key_id: &str) -> String {
     let chars: Vec<char> = key_id.chars().collect();
@@ -202,6 +175,59 @@ pub fn mask(key_id: &str) -> String {
     format!("{head}****{tail}")
 }
 
+/// Writes a JSON value (infallible for these types into a Vec).
+fn json_into<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+        tracing::error!(error = %e, "JSON encoding failed");
+    }
+}
+
+/// Encodes the usage report while its groups stream in (large `key_and_day`
+/// reports are hundreds of thousands of items): the groups first, the total
+/// last (JSON members have no order).
+struct ReportWriter<'a> {
+    out: Vec<u8>,
+    labels: &'a HashMap<String, String>,
+    /// Key of the previous group, and its encoded `"api_key":…,"api_key_label":…,`.
+    last_key: String,
+    prefix: Vec<u8>,
+    first: bool,
+}
+
+impl ReportWriter<'_> {
+    fn group(&mut self, g: Group<'_>) {
+        if self.first {
+            self.first = false;
+        } else {
+            self.out.push(b',');
+        }
+        if g.api_key_id != self.last_key {
+            self.last_key.clear();
+            self.last_key.push_str(g.api_key_id);
+            self.prefix.clear();
+            self.prefix.extend_from_slice(b"{\"api_key\":");
+            json_into(&mut self.prefix, &mask(g.api_key_id));
+            self.prefix.extend_from_slice(b",\"api_key_label\":");
+            let label = self.labels.get(g.api_key_id).map_or("", String::as_str);
+            json_into(&mut self.prefix, &label);
+            self.prefix.push(b',');
+        }
+        self.out.extend_from_slice(&self.prefix);
+        if let Some(day) = g.day {
+            let _ = write!(
+                self.out,
+                "\"usage_date\":\"{:04}-{:02}-{:02}T00:00:00Z\",",
+                day.year(),
+                day.month(),
+                day.day()
+            );
+        }
+        self.out.extend_from_slice(b"\"usage\":");
+        json_into(&mut self.out, &UsageFigures::from(g.figures));
+        self.out.push(b'}');
+    }
+}
+
 /// `GET /v2/admin/analytics?start_date&end_date&group_by`.
 async fn usage_report(
     State(state): State<AppState>,
@@ -211,44 +237,50 @@ async fn usage_report(
     let p = params(query.as_deref())?;
     let (start, end) = range(&p)?;
     let grouping = grouping(&p)?;
-    let report =
-        analytics::usage_report(&state.db, admin.organization_id, start, end, grouping).await?;
-    let masks: HashMap<&str, String> = report
-        .labels
-        .keys()
-        .map(|k| (k.as_str(), mask(k)))
-        .collect();
-    let items = || -> Vec<KeyItem<'_>> {
-        report
-            .groups
-            .iter()
-            .map(|g| KeyItem {
-                api_key: masks
-                    .get(g.api_key_id.as_str())
-                    .map_or("****", String::as_str),
-                api_key_label: report.labels.get(&g.api_key_id).map_or("", String::as_str),
-                usage_date: g.day.map(|d| Midnight(d, true)),
-                usage: g.figures.into(),
-            })
-            .collect()
+    let labels = if grouping == Grouping::None {
+        HashMap::new()
+    } else {
+        analytics::key_labels(&state.db, admin.organization_id).await?
     };
-    let body = UsageReportBody {
-        usage_report: UsageReportData {
-            total_usage: report.total.into(),
-            group_by: match grouping {
-                Grouping::None => None,
-                Grouping::Key => Some("key"),
-                Grouping::KeyAndDay => Some("key_and_day"),
-            },
-            start_date: Midnight(start, false),
-            end_date: Midnight(end, false),
-            key_usages: (grouping == Grouping::Key).then(items),
-            key_and_day_usages: (grouping == Grouping::KeyAndDay).then(items),
-        },
+    let mut w = ReportWriter {
+        out: Vec::with_capacity(64 * 1024),
+        labels: &labels,
+        last_key: String::new(),
+        prefix: Vec::new(),
+        first: true,
     };
-    let bytes = serde_json::to_vec(&body)
-        .map_err(|e| ApiError::Internal(format!("serializing the usage report: {e}")))?;
-    Ok(([(CONTENT_TYPE, "application/json")], bytes).into_response())
+    w.out.extend_from_slice(b"{\"usage_report\":{");
+    match grouping {
+        Grouping::None => {}
+        Grouping::Key => w
+            .out
+            .extend_from_slice(b"\"group_by\":\"key\",\"key_usages\":["),
+        Grouping::KeyAndDay => w
+            .out
+            .extend_from_slice(b"\"group_by\":\"key_and_day\",\"key_and_day_usages\":["),
+    }
+    let total = analytics::usage_report(
+        &state.db,
+        admin.organization_id,
+        start,
+        end,
+        grouping,
+        |g| w.group(g),
+    )
+    .await?;
+    let mut out = w.out;
+    if grouping != Grouping::None {
+        out.extend_from_slice(b"],");
+    }
+    out.extend_from_slice(b"\"total_usage\":");
+    json_into(&mut out, &UsageFigures::from(total));
+    let _ = write!(
+        out,
+        ",\"start_date\":\"{}\",\"end_date\":\"{}\"}}}}",
+        Midnight(start, false),
+        Midnight(end, false)
+    );
+    Ok(([(CONTENT_TYPE, "application/json")], out).into_response())
 }
 
 /// Breakdown of a custom-tag item (no document translation, as in the reference).
