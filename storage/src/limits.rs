@@ -160,6 +160,11 @@ pub async fn reserve(
         return Ok(Ok(Hold { id: None }));
     }
     let mut tx = pool.begin().await?;
+    // A hold lost with a crash of PostgreSQL itself is harmless (its request
+    // fails with the database): no need to wait for the WAL flush.
+    sqlx::query!(r#"SELECT set_config('synchronous_commit', 'off', true) AS "v!""#)
+        .fetch_one(&mut *tx)
+        .await?;
     // The lock orders concurrent reservations of this key; the limit is read
     // again under it (an administrator may have changed it since authentication).
     let Some(row) = sqlx::query!(
@@ -204,16 +209,17 @@ pub async fn reserve(
 }
 
 /// Appends the ledger entry of a finished request and drops its hold, in one
-/// transaction (the amount moves from "held" to "used" atomically).
+/// transaction (the amount moves from "held" to "used" atomically), committed
+/// without waiting for the WAL flush (see [`usage::record_relaxed`]).
 pub async fn settle(pool: &PgPool, hold: Hold, event: &UsageEvent<'_>) -> Result<(), StorageError> {
     match hold.id {
         None => {
             let mut conn = pool.acquire().await?;
-            usage::record(&mut conn, event).await
+            usage::record_relaxed(&mut conn, event).await
         }
         Some(id) => {
             let mut tx = pool.begin().await?;
-            usage::record(&mut tx, event).await?;
+            usage::record_relaxed(&mut tx, event).await?;
             sqlx::query!("DELETE FROM usage_holds WHERE id = $1", id)
                 .execute(&mut *tx)
                 .await?;
