@@ -248,10 +248,11 @@ async fn translate_ab(
     with: &str,
     without: &str,
     auth: &str,
+    text: &str,
     n: usize,
 ) -> Result<(Duration, Duration, Duration, Duration)> {
     let body = serde_json::json!({
-        "text": ["The teacher reads the long letter in the village every morning."],
+        "text": [text],
         "source_lang": "EN",
         "target_lang": "ES"
     });
@@ -431,10 +432,37 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         },
     )
     .await?;
-    for (name, key) in [("unlimited key", &plain), ("limited key", &limited)] {
+    let sentence = "The teacher reads the long letter in the village every morning.";
+    let paragraph = [
+        "The teacher reads the long letter in the village every morning.",
+        "The family buys a big house near the station in the summer.",
+        "The doctor finds the old book after the meeting with the friends.",
+        "The student wants a new car before the dinner on the weekend.",
+        "The farmer sells the red apple near the station every morning.",
+        "The woman visits a small garden in the village in the summer.",
+        "The man opens the white door after the meeting with the friends.",
+        "The government needs a good school in the village on the weekend.",
+        "The child likes the green tree near the station before the dinner.",
+        "The city sees a cold river in the summer with the friends.",
+        "The cat reads the quiet street every morning after the meeting.",
+        "The dog buys a beautiful picture near the station on the weekend.",
+        "The teacher finds the long letter before the dinner in the village.",
+        "The family wants the old book every morning in the summer.",
+        "The doctor likes a new car with the friends near the station.",
+    ]
+    .join(" ");
+    for (name, key, text) in [
+        ("unlimited key, 64 characters", &plain, sentence),
+        (
+            &*format!("unlimited key, {} characters", paragraph.chars().count()),
+            &plain,
+            &paragraph,
+        ),
+        ("limited key, 64 characters", &limited, sentence),
+    ] {
         let auth = format!("DeepL-Auth-Key {}", key.secret);
         let (p50_with, p50_without, mean_with, mean_without) =
-            translate_ab(&http, &with, &without, &auth, args.translations).await?;
+            translate_ab(&http, &with, &without, &auth, text, args.translations).await?;
         let ratio = p50_with.as_secs_f64() / p50_without.as_secs_f64();
         println!(
             "  /v2/translate ({name}): p50 {:.2} ms with the ledger write, {:.2} ms without → ratio {ratio:.3} (overhead {:+.1} %; means {:.2} / {:.2} ms)",
