@@ -6,6 +6,7 @@
 #
 #   - Debian packages: PostgreSQL (with contrib: pg_trgm, hstore), Redis,
 #     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
+#     apertium-apy (the HTTP engine and the bench baseline),
 #     python3-docx (the tests open result .docx files with it), and a C
 #     toolchain for the few -sys crates (gcc, libc6-dev).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
@@ -33,6 +34,7 @@ CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 PACKAGES=(
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
+    apertium-apy
     python3 python3-docx
     gcc libc6-dev
     ca-certificates

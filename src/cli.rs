@@ -64,6 +64,67 @@ pub struct Common {
     /// Apertium pipelines kept per language pair (default: the number of CPUs).
     #[arg(long, env = "TOLK_APERTIUM_PIPELINES", global = true)]
     pub apertium_pipelines: Option<usize>,
+    /// Translation engines in order of preference (comma-separated: apertium,
+    /// deepl, openai, apy). A pair offered by several is served by the first;
+    /// the next ones are its fallbacks when it times out, is overloaded or down.
+    #[arg(
+        long,
+        env = "TOLK_ENGINES",
+        default_value = "apertium",
+        value_delimiter = ',',
+        global = true
+    )]
+    pub engines: Vec<String>,
+    /// DeepL-compatible upstream: base address (e.g. https://api.deepl.com).
+    #[arg(long, env = "TOLK_DEEPL_URL", global = true)]
+    pub deepl_url: Option<String>,
+    /// DeepL-compatible upstream: auth key.
+    #[arg(long, env = "TOLK_DEEPL_KEY", global = true, hide_env_values = true)]
+    pub deepl_key: Option<String>,
+    /// DeepL-compatible upstream: pairs it serves, `SOURCE:TARGET` DeepL codes
+    /// (e.g. `EN:DE,DE:EN-US`).
+    #[arg(long, env = "TOLK_DEEPL_PAIRS", value_delimiter = ',', global = true)]
+    pub deepl_pairs: Vec<String>,
+    /// OpenAI-compatible chat-completions server: base address including
+    /// the version prefix (e.g. http://127.0.0.1:8000/v1).
+    #[arg(long, env = "TOLK_OPENAI_URL", global = true)]
+    pub openai_url: Option<String>,
+    /// OpenAI-compatible server: bearer token, if it needs one.
+    #[arg(long, env = "TOLK_OPENAI_KEY", global = true, hide_env_values = true)]
+    pub openai_key: Option<String>,
+    /// OpenAI-compatible server: model name.
+    #[arg(long, env = "TOLK_OPENAI_MODEL", global = true)]
+    pub openai_model: Option<String>,
+    /// OpenAI-compatible server: pairs it serves (`EN:DE,EN:FR`).
+    #[arg(long, env = "TOLK_OPENAI_PAIRS", value_delimiter = ',', global = true)]
+    pub openai_pairs: Vec<String>,
+    /// Apertium-APY: base address (e.g. http://127.0.0.1:2737).
+    #[arg(long, env = "TOLK_APY_URL", global = true)]
+    pub apy_url: Option<String>,
+    /// Apertium-APY: pairs to use (`EN:ES`); default all it lists.
+    #[arg(long, env = "TOLK_APY_PAIRS", value_delimiter = ',', global = true)]
+    pub apy_pairs: Vec<String>,
+    /// Longest time an engine may take for one request (HTTP engines) or one
+    /// block (Apertium) before the request fails with 504.
+    #[arg(
+        long,
+        env = "TOLK_ENGINE_TIMEOUT_SECS",
+        default_value_t = 30,
+        global = true
+    )]
+    pub engine_timeout_secs: u64,
+    /// Requests an HTTP engine runs at once.
+    #[arg(
+        long,
+        env = "TOLK_ENGINE_CONCURRENCY",
+        default_value_t = 16,
+        global = true
+    )]
+    pub engine_concurrency: usize,
+    /// Requests (HTTP engines) or blocks (Apertium, per pair) that may wait
+    /// for an engine; more are refused with 529.
+    #[arg(long, env = "TOLK_ENGINE_QUEUE", default_value_t = 1024, global = true)]
+    pub engine_queue: usize,
     /// Log format: text or json.
     #[arg(long, env = "TOLK_LOG_FORMAT", default_value = "text", global = true)]
     pub log_format: String,
@@ -98,6 +159,11 @@ pub struct WorkerArgs {
     /// Jobs run at once by this process.
     #[arg(long, env = "TOLK_WORKER_CONCURRENCY", default_value_t = 2)]
     pub concurrency: usize,
+    /// Jobs fetched per round trip (default: the concurrency). Fetched jobs are
+    /// locked to this worker until they run: keep it at the concurrency for
+    /// documents; raise both for many short jobs.
+    #[arg(long = "batch-size", env = "TOLK_WORKER_BATCH")]
+    pub batch_size: Option<usize>,
     /// Heartbeat period in seconds; a worker missing 3 is dead and its jobs run again elsewhere.
     #[arg(long, env = "TOLK_WORKER_HEARTBEAT_SECS", default_value_t = 5)]
     pub heartbeat_secs: u64,
@@ -112,6 +178,12 @@ pub struct SchedulerArgs {
     /// Days a document and its files are kept after upload.
     #[arg(long, env = "TOLK_DOCUMENT_RETENTION_DAYS", default_value_t = 7)]
     pub retention_days: u64,
+    /// Seconds a succeeded job's queue row is kept (the document row stays).
+    #[arg(long, env = "TOLK_KEEP_DONE_JOBS_SECS", default_value_t = 10)]
+    pub keep_done_jobs_secs: u64,
+    /// Hours a failed or killed job's queue row is kept.
+    #[arg(long, env = "TOLK_KEEP_FAILED_JOBS_HOURS", default_value_t = 168)]
+    pub keep_failed_jobs_hours: u64,
 }
 
 /// Subcommands.

@@ -11,7 +11,10 @@ use tokio::sync::watch;
 
 use cli::{AdminCommand, ApiArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
 use tolk_api::rate_limit::{RateLimit, RateLimiter};
-use tolk_engine::{ApertiumConfig, Translator};
+use tolk_engine::{
+    ApertiumConfig, ApertiumEngine, ApyEngine, DeeplEngine, Engine, HttpEngineConfig, OpenAiEngine,
+    Translator,
+};
 use tolk_storage::db::{self, DatabaseSettings};
 use tolk_storage::objects::Objects;
 use tolk_storage::{PgPool, keys};
@@ -72,19 +75,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 db::migrate(&pool).await.context("running migrations")?;
             }
             let stop = shutdown_channel();
-            let services = Services::open(&common, pool)?;
+            let services = Services::open(&common, pool).await?;
             serve_api(api, services, stop).await
         }
         Command::Worker(worker) => {
             let pool = connect(&common).await?;
             let stop = shutdown_channel();
-            let services = Services::open(&common, pool)?;
+            let services = Services::open(&common, pool).await?;
             run_worker(worker, services, stop).await
         }
         Command::Scheduler(args) => {
             let pool = connect(&common).await?;
             let stop = shutdown_channel();
-            let services = Services::open(&common, pool)?;
+            let services = Services::open(&common, pool).await?;
             run_scheduler(args, services, stop).await;
             Ok(())
         }
@@ -98,7 +101,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 db::migrate(&pool).await.context("running migrations")?;
             }
             let stop = shutdown_channel();
-            let services = Services::open(&common, pool)?;
+            let services = Services::open(&common, pool).await?;
             let api_task = serve_api(api, services.clone(), stop.clone());
             let worker_task = run_worker(worker, services.clone(), stop.clone());
             let scheduler_task = run_scheduler(scheduler, services, stop.clone());
@@ -118,17 +121,12 @@ struct Services {
 }
 
 impl Services {
-    fn open(common: &Common, db: PgPool) -> anyhow::Result<Self> {
+    async fn open(common: &Common, db: PgPool) -> anyhow::Result<Self> {
         let objects = Objects::open(&common.object_store).context("opening the object store")?;
         tracing::info!(store = objects.description(), "object store");
-        let mut config = ApertiumConfig {
-            modes_dir: common.apertium_modes.clone(),
-            ..ApertiumConfig::default()
-        };
-        if let Some(n) = common.apertium_pipelines {
-            config.pipelines_per_pair = n.max(1);
-        }
-        let translator = Translator::apertium(config).context("loading the Apertium engine")?;
+        let translator = open_engines(common)
+            .await
+            .context("loading the translation engines")?;
         Ok(Self {
             db,
             objects,
@@ -136,6 +134,73 @@ impl Services {
             redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
         })
     }
+}
+
+/// The engines of `--engines`, in that order, behind one [`Translator`].
+async fn open_engines(common: &Common) -> anyhow::Result<Translator> {
+    let timeout = Duration::from_secs(common.engine_timeout_secs.max(1));
+    let http = |url: &str, pairs: &[String]| HttpEngineConfig {
+        pairs: pairs.to_vec(),
+        timeout,
+        concurrency: common.engine_concurrency.max(1),
+        queue: common.engine_queue,
+        ..HttpEngineConfig::new(url)
+    };
+    let mut engines: Vec<Arc<dyn Engine>> = Vec::new();
+    for name in &common.engines {
+        let name = name.trim().to_ascii_lowercase();
+        let engine: Arc<dyn Engine> = match name.as_str() {
+            "" => continue,
+            "apertium" => {
+                let mut config = ApertiumConfig {
+                    modes_dir: common.apertium_modes.clone(),
+                    timeout,
+                    queue: common.engine_queue,
+                    ..ApertiumConfig::default()
+                };
+                if let Some(n) = common.apertium_pipelines {
+                    config.pipelines_per_pair = n.max(1);
+                }
+                Arc::new(ApertiumEngine::new(config)?)
+            }
+            "deepl" => {
+                let url = common
+                    .deepl_url
+                    .as_deref()
+                    .context("engine deepl needs TOLK_DEEPL_URL")?;
+                let mut config = http(url, &common.deepl_pairs);
+                config.api_key = common.deepl_key.clone();
+                Arc::new(DeeplEngine::new(config)?)
+            }
+            "openai" => {
+                let url = common
+                    .openai_url
+                    .as_deref()
+                    .context("engine openai needs TOLK_OPENAI_URL")?;
+                let mut config = http(url, &common.openai_pairs);
+                config.api_key = common.openai_key.clone();
+                config.model = common.openai_model.clone();
+                Arc::new(OpenAiEngine::new(config)?)
+            }
+            "apy" => {
+                let url = common
+                    .apy_url
+                    .as_deref()
+                    .context("engine apy needs TOLK_APY_URL")?;
+                Arc::new(ApyEngine::connect(http(url, &common.apy_pairs)).await?)
+            }
+            other => anyhow::bail!(
+                "unknown engine '{other}' in TOLK_ENGINES (known: apertium, deepl, openai, apy)"
+            ),
+        };
+        tracing::info!(
+            engine = engine.name(),
+            pairs = engine.pairs().len(),
+            "engine ready"
+        );
+        engines.push(engine);
+    }
+    Ok(Translator::new(engines)?)
 }
 
 async fn connect(common: &Common) -> anyhow::Result<PgPool> {
@@ -237,6 +302,7 @@ async fn run_worker(
 ) -> anyhow::Result<()> {
     let config = tolk_worker::WorkerConfig {
         concurrency: args.concurrency.max(1),
+        batch_size: args.batch_size.map(|b| b.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
         ..Default::default()
     };
@@ -254,6 +320,8 @@ async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<b
     let config = tolk_scheduler::SchedulerConfig {
         tick: Duration::from_secs(args.tick_secs.max(1)),
         keep_documents: Duration::from_secs(args.retention_days.max(1) * 24 * 3600),
+        keep_done_jobs: Duration::from_secs(args.keep_done_jobs_secs),
+        keep_failed_jobs: Duration::from_secs(args.keep_failed_jobs_hours * 3600),
         ..Default::default()
     };
     tolk_scheduler::run(config, s.db, s.objects, stopped(stop)).await;

@@ -7,6 +7,7 @@ mod support;
 mod admin;
 mod auth_and_errors;
 mod documents;
+mod engines;
 mod recovery;
 mod s3;
 mod translate;

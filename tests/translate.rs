@@ -46,6 +46,11 @@ async fn get(api: &Api, key: &str, path: &str) -> Result<(u16, Value)> {
     Ok((code, res.json().await.unwrap_or(Value::Null)))
 }
 
+/// A well-formed glossary id that names no glossary.
+const GLOSSARY: &str = "def3a26b-3e84-45b3-84ae-0c0aaf3525f7";
+/// A well-formed translation memory id that names none.
+const TM: &str = "a74d88fb-ed2a-4943-a664-a4512398b994";
+
 fn message(body: &Value) -> &str {
     body["message"].as_str().unwrap_or_default()
 }
@@ -314,6 +319,63 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
             json!({"text": ["a"], "target_lang": "ES", "show_billed_characters": "yes"}),
             "'show_billed_characters'",
         ),
+        (
+            json!({"text": ["a"], "source_lang": "EN", "target_lang": "ES",
+                   "glossary_id": GLOSSARY, "glossary_ids": [GLOSSARY]}),
+            "'glossary_id' and 'glossary_ids' cannot be combined",
+        ),
+        (
+            json!({"text": ["a"], "source_lang": "EN", "target_lang": "ES",
+                   "glossary_ids": vec![GLOSSARY; 6]}),
+            "'glossary_ids' accepts at most 5",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "glossary_ids": [GLOSSARY]}),
+            "'source_lang' is required when 'glossary_ids' is given",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "glossary_id": GLOSSARY}),
+            "'source_lang' is required when 'glossary_id' is given",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "DE", "custom_instructions": vec!["Be brief."; 11]}),
+            "'custom_instructions' accepts at most 10",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "DE", "custom_instructions": ["x".repeat(301)]}),
+            "'custom_instructions' is longer than 300",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "PT-BR", "custom_instructions": ["Be brief."]}),
+            "'custom_instructions' is not supported for target_lang PT-BR",
+        ),
+        // ES accepts instructions in DeepL, but Apertium cannot follow them.
+        (
+            json!({"text": ["The house"], "source_lang": "EN", "target_lang": "ES",
+                   "custom_instructions": ["Be brief."]}),
+            "'custom_instructions' is not supported for target_lang ES by the configured engines",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "translation_memory_id": TM,
+                   "translation_memory_threshold": 101}),
+            "'translation_memory_threshold' must be an integer from 0 to 100",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "translation_memory_threshold": 80}),
+            "'translation_memory_threshold' needs 'translation_memory_id'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "tag_handling_version": "v3"}),
+            "'tag_handling_version'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "enable_beta_languages": "maybe"}),
+            "'enable_beta_languages'",
+        ),
+        (
+            json!({"text": ["a"], "target_lang": "ES", "context": ["not", "a", "string"]}),
+            "'context'",
+        ),
     ];
     for (body, field) in &cases {
         let (code, answer) = post_json(&api, &key, body, None).await?;
@@ -331,6 +393,90 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     .await?;
     assert_eq!(code, 400);
     assert!(message(&body).contains("'glossary_id'"), "{body}");
+    // JSON-only fields in a form body.
+    for field in ["custom_instructions", "style_id", "tag_handling_version"] {
+        let (code, body) = post_form(
+            &api,
+            &key,
+            &[("text", "a"), ("target_lang", "DE"), (field, "v1")],
+        )
+        .await?;
+        assert_eq!(code, 400, "{field}: {body}");
+        assert_eq!(
+            message(&body),
+            format!("Parameter '{field}' is only accepted in JSON bodies."),
+            "{body}"
+        );
+    }
+    // Form glossary_ids: comma-separated and repeated count together.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "a"),
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            ("glossary_ids", &format!("{GLOSSARY},{GLOSSARY},{GLOSSARY}")),
+            ("glossary_ids", &format!("{GLOSSARY},{GLOSSARY},{GLOSSARY}")),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(message(&body).contains("at most 5"), "{body}");
+
+    // Well-formed references to resources that do not exist: 404.
+    for (extra, what) in [
+        (
+            json!({"source_lang": "EN", "glossary_id": GLOSSARY}),
+            "Glossary",
+        ),
+        (
+            json!({"source_lang": "EN", "glossary_ids": [GLOSSARY]}),
+            "Glossary",
+        ),
+        (json!({"style_id": GLOSSARY}), "Style rule list"),
+        (
+            json!({"translation_memory_id": TM, "translation_memory_threshold": 75}),
+            "Translation memory",
+        ),
+    ] {
+        let mut body = json!({"text": ["a"], "target_lang": "ES"});
+        for (k, v) in extra.as_object().context("object")? {
+            body[k] = v.clone();
+        }
+        let (code, answer) = post_json(&api, &key, &body, None).await?;
+        assert_eq!(code, 404, "{body} → {answer}");
+        assert!(message(&answer).starts_with(what), "{answer}");
+    }
+
+    // Accepted and without effect: enable_beta_languages; prefer_less falls back.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "The house is big."),
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            ("enable_beta_languages", "1"),
+            ("formality", "prefer_less"),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(texts(&body), ["La casa es grande."]);
+    let accepted_chars = "The house is big.".chars().count();
+
+    // A too-long request URI → 414 with a JSON message.
+    let res = api
+        .http
+        .post(api.url(&format!("/v2/translate?x={}", "a".repeat(9000))))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .json(&json!({"text": ["a"], "target_lang": "ES"}))
+        .send()
+        .await?;
+    assert_eq!(res.status(), 414);
+    let body: Value = res.json().await?;
+    assert!(message(&body).contains("URI too long"), "{body}");
 
     // Reporting tag longer than 100 characters.
     let (code, body) = post_json(
@@ -363,7 +509,7 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     // None of the refused requests was billed.
     let (code, body) = get(&api, &key, "/v2/usage").await?;
     assert_eq!(code, 200, "{body}");
-    assert_eq!(body["character_count"], 0, "{body}");
+    assert_eq!(body["character_count"], accepted_chars, "{body}");
 
     // Languages: sources without supports_formality, targets with it.
     let (code, sources) = get(&api, &key, "/v2/languages").await?;
@@ -425,5 +571,144 @@ async fn translate_refuses_bad_requests_and_lists_languages() -> Result<()> {
     assert!(message(&body).contains("'type'"), "{body}");
     let res = api.http.get(api.url("/v2/languages")).send().await?;
     assert_eq!(res.status(), 403);
+    Ok(())
+}
+
+/// Whether `s` is balanced markup: every end tag closes the last open element.
+fn balanced(s: &str) -> bool {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = s;
+    while let Some(at) = rest.find('<') {
+        let Some(end) = rest[at..].find('>') else {
+            return false;
+        };
+        let tag = &rest[at + 1..at + end];
+        rest = &rest[at + end + 1..];
+        if tag.ends_with('/') || tag.starts_with('!') || tag.starts_with('?') {
+            continue;
+        }
+        let name = tag
+            .trim_start_matches('/')
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        if ["br", "img"].contains(&name.as_str()) {
+            continue;
+        }
+        if tag.starts_with('/') {
+            if stack.pop() != Some(name) {
+                return false;
+            }
+        } else {
+            stack.push(name);
+        }
+    }
+    stack.is_empty()
+}
+
+#[tokio::test]
+async fn translate_tag_handling_options() -> Result<()> {
+    let mut world = World::new("translate_tags").await?;
+    let key = world.create_key("client", false).await?;
+    let api = world.start_api().await?;
+    let one = |body: Value| {
+        let api = &api;
+        let key = &key;
+        async move {
+            let (code, answer) = post_json(api, key, &body, None).await?;
+            anyhow::ensure!(code == 200, "{body} → {code} {answer}");
+            let text = answer["translations"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            anyhow::ensure!(balanced(&text), "not well-formed: {text}");
+            Ok::<_, anyhow::Error>(text)
+        }
+    };
+
+    // ignore_tags: the element and its content come back verbatim.
+    let out = one(json!({"text": ["I have a <code>red dog</code> and a cat."],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "xml",
+        "ignore_tags": ["code"]}))
+    .await?;
+    assert!(out.contains("<code>red dog</code>"), "{out}");
+    assert!(out.contains("gato"), "{out}");
+
+    // splitting_tags: each <par> is a sentence of its own; the structure stays.
+    let out = one(
+        json!({"text": ["<doc><par>The house is big</par><par>I have a dog</par></doc>"],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "xml",
+        "outline_detection": false, "splitting_tags": ["par"]}),
+    )
+    .await?;
+    assert_eq!(
+        out,
+        "<doc><par>La casa es grande</par><par>Tengo un perro</par></doc>"
+    );
+
+    // outline_detection (default on): elements laid out on lines split.
+    let outline = "<doc>\n  <p>The house is big</p>\n  <p>I have a dog</p>\n</doc>";
+    let out = one(
+        json!({"text": [outline], "source_lang": "EN", "target_lang": "ES",
+        "tag_handling": "xml"}),
+    )
+    .await?;
+    assert_eq!(
+        out,
+        "<doc>\n  <p>La casa es grande</p>\n  <p>Tengo un perro</p>\n</doc>"
+    );
+    // non_splitting_tags overrides the detection: one sentence, still well-formed.
+    let out = one(
+        json!({"text": [outline], "source_lang": "EN", "target_lang": "ES",
+        "tag_handling": "xml", "non_splitting_tags": "p"}),
+    )
+    .await?;
+    assert_eq!(out.matches("<p>").count(), 2, "{out}");
+    assert!(out.starts_with("<doc>") && out.ends_with("</doc>"), "{out}");
+    assert_ne!(
+        out,
+        "<doc>\n  <p>La casa es grande</p>\n  <p>Tengo un perro</p>\n</doc>"
+    );
+
+    // html: block elements split, <br> and <script> are kept as written.
+    let out = one(json!({"text": ["<div><p>The house is big<br>I have a dog</p><script>var t = \"The house\";</script><p>Good morning</p></div>"],
+        "source_lang": "EN", "target_lang": "ES", "tag_handling": "html",
+        "tag_handling_version": "v2"}))
+    .await?;
+    assert!(out.starts_with("<div><p>La casa es grande"), "{out}");
+    assert!(out.contains("<br>"), "{out}");
+    assert!(
+        out.contains("<script>var t = \"The house\";</script><p>Buenos días</p></div>"),
+        "{out}"
+    );
+
+    // v1 with malformed input: a stray end tag is dropped, an open element closed.
+    let out = one(
+        json!({"text": ["The </i> house is <b>big"], "source_lang": "EN",
+        "target_lang": "ES", "tag_handling": "xml", "tag_handling_version": "v1"}),
+    )
+    .await?;
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>().join(" "),
+        "La casa es <b>grande</b>"
+    );
+
+    // preserve_formatting and split_sentences=nonewlines: surrounding
+    // whitespace and line breaks are kept.
+    let (code, body) = post_form(
+        &api,
+        &key,
+        &[
+            ("text", "  The house is big.\n"),
+            ("source_lang", "EN"),
+            ("target_lang", "ES"),
+            ("preserve_formatting", "1"),
+            ("split_sentences", "nonewlines"),
+        ],
+    )
+    .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(texts(&body), ["  La casa es grande.\n"]);
     Ok(())
 }

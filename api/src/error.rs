@@ -35,6 +35,12 @@ pub enum ApiError {
     /// 504: a backend (the translation engine) is unavailable or timed out; retry later.
     #[error("{0}")]
     Timeout(String),
+    /// 414: the request URI is too long.
+    #[error("{0}")]
+    UriTooLong(String),
+    /// 529: the engines' bounded queues are full; retry later.
+    #[error("{0}")]
+    Overloaded(String),
     /// 500: logged with details, answered generically.
     #[error("internal error: {0}")]
     Internal(String),
@@ -52,6 +58,10 @@ impl ApiError {
             Self::QuotaExceeded(_) => StatusCode::from_u16(456).unwrap_or(StatusCode::FORBIDDEN),
             Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            Self::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            Self::Overloaded(_) => {
+                StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+            }
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -80,11 +90,21 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let mut res = (status, Json(json!({ "message": message }))).into_response();
-        if let Self::TooManyRequests { retry_after_secs } = self {
-            res.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from(retry_after_secs.max(1)),
-            );
+        match self {
+            Self::TooManyRequests { retry_after_secs } => {
+                res.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(retry_after_secs.max(1)),
+                );
+            }
+            // Engines shed load for a moment only.
+            Self::Overloaded(_) => {
+                res.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from_static("1"),
+                );
+            }
+            _ => {}
         }
         res
     }

@@ -20,6 +20,25 @@ use tower_http::trace::TraceLayer;
 pub use error::ApiError;
 pub use state::AppState;
 
+/// Longest request URI (path and query) accepted, in bytes; longer → 414.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+
+/// Answers 414 with a JSON message when the request URI is too long.
+async fn limit_uri(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if len > MAX_URI_BYTES {
+        return ApiError::UriTooLong(format!(
+            "Request URI too long: at most {MAX_URI_BYTES} bytes are accepted; send parameters in the body."
+        ))
+        .into_response();
+    }
+    next.run(req).await
+}
+
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let upload_limit = state.max_upload_bytes;
@@ -34,6 +53,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::metrics::router())
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(upload_limit))
+        .layer(axum::middleware::from_fn(limit_uri))
         .layer(TraceLayer::new_for_http().make_span_with(trace_id::make_span))
         .layer(axum::middleware::from_fn(trace_id::trace_id))
         .with_state(state)

@@ -84,8 +84,8 @@ const TAILS: [&str; 8] = [
 ];
 
 /// Deterministic pseudo-random sentences (xorshift), so every run uses the same text.
-struct Text {
-    state: u64,
+pub(crate) struct Text {
+    pub(crate) state: u64,
 }
 
 impl Text {
@@ -96,7 +96,7 @@ impl Text {
         (self.state % n as u64) as usize
     }
 
-    fn sentence(&mut self) -> String {
+    pub(crate) fn sentence(&mut self) -> String {
         format!(
             "{} {} {} {}.",
             SUBJECTS[self.next(SUBJECTS.len())],
@@ -171,7 +171,7 @@ fn docx(paragraphs: &[String]) -> Result<Vec<u8>> {
 
 /// Runs `apertium -u eng-spa` over `text` in `parallel` processes (the text split in
 /// equal parts); returns the wall time.
-async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration> {
+pub(crate) async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration> {
     let lines: Vec<&str> = text.lines().collect();
     let per = lines.len().div_ceil(parallel.max(1));
     let parts: Vec<String> = lines

@@ -7,10 +7,14 @@
 //!   `apertium` command on the same text.
 //! - `tolk-bench analytics`: admin usage reports over a generated 10-million-entry
 //!   ledger, and metering's overhead on `/v2/translate`.
+//! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
+//!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
+//!   `apertium` command's batch throughput.
 
 mod analytics;
 mod documents;
 mod queue;
+mod translate;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +35,8 @@ enum Command {
     /// Usage analytics over a 10-million-entry ledger, and the cost of metering
     /// on /v2/translate (with vs without the ledger write).
     Analytics(analytics::AnalyticsArgs),
+    /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
+    Translate(translate::TranslateArgs),
 }
 
 #[tokio::main]
@@ -39,5 +45,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
         Command::Analytics(args) => analytics::run(args).await,
+        Command::Translate(args) => translate::run(args).await,
     }
 }

@@ -35,19 +35,15 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::task::{Context as TaskCx, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, anyhow, bail};
 use apalis::prelude::*;
-use apalis_postgres::{Config, PostgresStorage};
-use futures::stream::BoxStream;
-use futures::{Stream, StreamExt};
+use apalis_postgres::PostgresStorage;
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::{PgConnectOptions, PgListener, PgNotification, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool};
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
@@ -57,8 +53,6 @@ use tolk_storage::queue as tq;
 
 /// The platform's queue: the bench runs the document queue's name and payload shape.
 const QUEUE: &str = tq::TRANSLATE_DOCUMENT;
-/// The channel apalis-postgres' insert trigger notifies.
-const APALIS_CHANNEL: &str = "apalis::job::insert";
 
 /// `--db-connections` (`TOLK_DB_CONNECTIONS`, src/cli.rs): pool size per process.
 const PLATFORM_POOL: u32 = 10;
@@ -87,6 +81,14 @@ const FETCH_FIX: &str =
 ALTER FUNCTION apalis.get_jobs(text, text, integer) SET enable_mergejoin = off;";
 /// Back to apalis' own function.
 const FETCH_UNFIX: &str = "ALTER FUNCTION apalis.get_jobs(text, text, integer) RESET ALL;";
+
+/// apalis' own per-row NOTIFY trigger (as its migrations create it; the platform's
+/// migration 20261121000003 drops it).
+const APALIS_TRIGGER_ON: &str = "DROP TRIGGER IF EXISTS notify_workers ON apalis.jobs;
+CREATE TRIGGER notify_workers AFTER INSERT ON apalis.jobs
+FOR EACH ROW EXECUTE FUNCTION apalis.notify_new_jobs();";
+/// The platform's: no trigger, `notify_enqueued` after the commit.
+const APALIS_TRIGGER_OFF: &str = "DROP TRIGGER IF EXISTS notify_workers ON apalis.jobs;";
 
 /// Jobs fetched and locked per raw SKIP LOCKED claim.
 const RAW_BATCH: i64 = 100;
@@ -167,12 +169,22 @@ pub struct QueueArgs {
 // Tolk settings
 // ---------------------------------------------------------------------------
 
+/// Pruning of finished queue rows during a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prune {
+    /// Nothing pruned.
+    Off,
+    /// The scheduler's `prune_queue` every `tick`, Done rows kept `keep_done`.
+    Every { tick: Duration, keep_done: Duration },
+}
+
 /// How an idle worker learns about new jobs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wake {
-    /// `.with_pubsub().poll_with_interval(poll)`, as the platform does.
+    /// apalis' `.with_pubsub()` plus the interval poll (loses wake-ups; see
+    /// `tolk_worker::wake`).
     ApalisPubsub,
-    /// Our own LISTEN stream (see [`DrainedNotify`]) plus the same interval poll.
+    /// The platform's: `tolk_worker::run::backend` (`DrainedNotify` + interval poll).
     Drained,
     /// Interval poll only, no LISTEN.
     Interval,
@@ -181,9 +193,12 @@ enum Wake {
 /// How the worker process reaches PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Transport {
-    /// The URL as given: with no `sslmode`, sqlx's default `prefer`, so TLS on loopback
-    /// when the server has `ssl = on` (Debian's default).
+    /// The URL as the platform reads it (`DatabaseSettings::connect_options`): with
+    /// no `sslmode` on a loopback host, no TLS.
     Url,
+    /// TCP with `sslmode=require` (TLS on loopback, what sqlx's default `prefer` gives
+    /// when the server has `ssl = on`, Debian's default).
+    Tls,
     /// TCP with `sslmode=disable`.
     NoTls,
     /// The Unix socket (`host=/var/run/postgresql`), no TLS.
@@ -193,7 +208,8 @@ enum Transport {
 impl Transport {
     fn label(self) -> &'static str {
         match self {
-            Transport::Url => "TCP, sslmode as in the URL (TLS)",
+            Transport::Url => "TCP, the platform's URL handling (loopback: no TLS)",
+            Transport::Tls => "TCP sslmode=require (TLS)",
             Transport::NoTls => "TCP sslmode=disable",
             Transport::Unix => "Unix socket",
         }
@@ -211,14 +227,19 @@ struct TolkSetting {
     /// apalis `Config::batch_size`.
     batch: usize,
     transport: Transport,
-    /// Scheduler pruning of finished rows: `None` = the platform's (1 h retention,
-    /// nothing pruned during a run); `Some(tick)` = `prune_finished(0 s)` every tick.
-    prune_every: Option<Duration>,
+    /// Scheduler pruning of finished queue rows during the run.
+    prune: Prune,
     wake: Wake,
     /// Pool size of the worker process.
     pool: u32,
     /// Planner settings on `apalis.get_jobs` ([`FETCH_FIX`]).
     fetch_fix: bool,
+    /// apalis' own per-row NOTIFY trigger inside the enqueueing transaction, instead
+    /// of the platform's `notify_enqueued` after the commit.
+    apalis_trigger: bool,
+    /// apalis' two redundant indexes (`lidx`, `unique_job_id`), which the platform's
+    /// migration 20261121000004 drops.
+    apalis_dup_indexes: bool,
 }
 
 impl TolkSetting {
@@ -229,10 +250,18 @@ impl TolkSetting {
             concurrency: platform_worker().concurrency,
             batch: platform_worker().concurrency,
             transport: Transport::Url,
-            prune_every: None,
-            wake: Wake::ApalisPubsub,
+            prune: Prune::Every {
+                tick: platform_scheduler().prune_tick,
+                keep_done: platform_scheduler().keep_done_jobs,
+            },
+            wake: Wake::Drained,
             pool: PLATFORM_POOL,
-            fetch_fix: false,
+            // The platform's migration 20261121000002 sets it.
+            fetch_fix: true,
+            // Migration 20261121000003 drops it.
+            apalis_trigger: false,
+            // Migration 20261121000004 drops them.
+            apalis_dup_indexes: false,
         }
     }
 
@@ -257,16 +286,36 @@ impl TolkSetting {
             };
             match part {
                 "url" => s.transport = Transport::Url,
+                "tls" => s.transport = Transport::Tls,
                 "tcp" => s.transport = Transport::NoTls,
                 "unix" => s.transport = Transport::Unix,
                 "pubsub" => s.wake = Wake::ApalisPubsub,
                 "drained" => s.wake = Wake::Drained,
                 "interval" => s.wake = Wake::Interval,
-                "noprune" => s.prune_every = None,
+                "noprune" => s.prune = Prune::Off,
                 "fix" => s.fetch_fix = true,
                 "nofix" => s.fetch_fix = false,
+                "trigger" => s.apalis_trigger = true,
+                "notrigger" => s.apalis_trigger = false,
+                "dupidx" => s.apalis_dup_indexes = true,
                 p if p.starts_with("prune") => {
-                    s.prune_every = Some(Duration::from_millis(num("prune")?))
+                    s.prune = Prune::Every {
+                        tick: Duration::from_millis(num("prune")?),
+                        keep_done: match s.prune {
+                            Prune::Every { keep_done, .. } => keep_done,
+                            Prune::Off => platform_scheduler().keep_done_jobs,
+                        },
+                    }
+                }
+                p if p.starts_with("keep") => {
+                    let keep_done = Duration::from_secs(num("keep")?);
+                    s.prune = match s.prune {
+                        Prune::Every { tick, .. } => Prune::Every { tick, keep_done },
+                        Prune::Off => Prune::Every {
+                            tick: platform_scheduler().prune_tick,
+                            keep_done,
+                        },
+                    }
                 }
                 p if p.starts_with("pool") => s.pool = num("pool")? as u32,
                 p if p.starts_with('w') => s.workers = num("w")? as usize,
@@ -291,19 +340,26 @@ impl TolkSetting {
             self.transport.label(),
             match self.wake {
                 Wake::ApalisPubsub => "with_pubsub + 1 s poll",
-                Wake::Drained => "drained LISTEN + 20 ms second look + 1 s poll",
+                Wake::Drained => "drained LISTEN + 20 ms second look + 1 s poll (platform)",
                 Wake::Interval => "1 s poll only (no LISTEN)",
             },
-            match self.prune_every {
-                None => format!(
-                    "Done rows kept {} min (scheduler)",
-                    platform_scheduler().keep_finished_jobs.as_secs() / 60,
+            match self.prune {
+                Prune::Off => "Done rows never pruned".to_owned(),
+                Prune::Every { tick, keep_done } => format!(
+                    "Done rows older than {} s pruned every {} s",
+                    keep_done.as_secs_f64(),
+                    tick.as_secs_f64()
                 ),
-                Some(d) => format!("Done rows pruned every {} s", d.as_secs_f64()),
             }
         );
-        if self.fetch_fix {
-            s.push_str(", get_jobs plan fix");
+        if !self.fetch_fix {
+            s.push_str(", WITHOUT the get_jobs plan fix");
+        }
+        if self.apalis_trigger {
+            s.push_str(", apalis' NOTIFY trigger inside the enqueue");
+        }
+        if self.apalis_dup_indexes {
+            s.push_str(", apalis' 2 redundant indexes");
         }
         if self.pool != PLATFORM_POOL {
             let _ = write!(s, ", pool {}", self.pool);
@@ -318,7 +374,8 @@ const TUNED: &str = "tuned";
 /// The settings tried, in order. The first is the platform's configuration; the last
 /// ([`TUNED`]) has every change that helped.
 fn tolk_settings(quick: bool) -> Vec<TolkSetting> {
-    // A chain: each setting changes one thing of the one before it.
+    // A chain: each setting changes one thing of the one before it, and each is
+    // reachable through the platform's configuration alone.
     let platform = TolkSetting::platform();
     let step = |prev: &TolkSetting, key: &str, f: &dyn Fn(&mut TolkSetting)| {
         let mut s = prev.clone();
@@ -326,24 +383,19 @@ fn tolk_settings(quick: bool) -> Vec<TolkSetting> {
         f(&mut s);
         s
     };
-    let b200 = step(&platform, "b200", &|s| {
+    // TOLK_WORKER_CONCURRENCY=200 (the batch follows the concurrency).
+    let c200 = step(&platform, "c200", &|s| {
         s.concurrency = 200;
         s.batch = 200;
     });
-    let fix = step(&b200, "+fix", &|s| s.fetch_fix = true);
-    // The scheduler's prune_finished with no retention, run every second.
-    let prune = step(&fix, "+prune", &|s| {
-        s.prune_every = Some(Duration::from_secs(1))
-    });
-    let w2 = step(&prune, "+w2", &|s| s.workers = 2);
-    // TCP with sslmode=disable sits between TLS and the socket (`--try` it:
-    // `x=w2,c200,b200,fix,prune1000,tcp`).
-    let unix = step(&w2, "+unix", &|s| s.transport = Transport::Unix);
-    let tuned = step(&unix, TUNED, &|s| s.wake = Wake::Drained);
+    // A second `tolk worker` process.
+    let w2 = step(&c200, "+w2", &|s| s.workers = 2);
+    // DATABASE_URL over the Unix socket (no TCP, no TLS).
+    let tuned = step(&w2, TUNED, &|s| s.transport = Transport::Unix);
     if quick {
         vec![platform, tuned]
     } else {
-        vec![platform, b200, fix, prune, w2, unix, tuned]
+        vec![platform, c200, w2, tuned]
     }
 }
 
@@ -478,108 +530,6 @@ async fn noop(job: BenchJob, probe: Data<Arc<Probe>>) -> Result<(), BoxDynError>
     Ok(())
 }
 
-/// A LISTEN wake-up for apalis' insert channel that closes a lost-wake-up race of
-/// apalis' `with_pubsub()`, usable with `.poll_with_stream(..)` as it is.
-///
-/// apalis' `PollWith` polls its wake stream at the start of each `poll_next` and
-/// ignores what it yields; only the wakers count. When a notification arrives while a
-/// fetch is in flight (the fetch's snapshot predates the new job's commit), the
-/// notification is consumed, the fetch comes back empty, the worker parks, and the job
-/// waits for the interval poll (1 s): about 1 % of sequential samples in this bench.
-/// This stream drains every buffered notification on each poll (so its waker is always
-/// registered) and, after the last notification of a burst, wakes the worker once more
-/// [`SECOND_LOOK`] later, so a fetch starts after the commit.
-struct DrainedNotify {
-    state: Mutex<DrainedState>,
-    queue: String,
-}
-
-struct DrainedState {
-    listener: BoxStream<'static, Result<PgNotification, sqlx::Error>>,
-    second_look: Option<Pin<Box<tokio::time::Sleep>>>,
-}
-
-/// Delay of the extra wake-up after the last notification (longer than a fetch).
-const SECOND_LOOK: Duration = Duration::from_millis(20);
-
-impl DrainedNotify {
-    fn new(pool: PgPool, queue: &str) -> Self {
-        let listener = futures::stream::once(async move {
-            let mut listener = PgListener::connect_with(&pool).await?;
-            listener.listen(APALIS_CHANNEL).await?;
-            Ok::<_, sqlx::Error>(listener.into_stream())
-        })
-        .map(|r| match r {
-            Ok(s) => s.left_stream(),
-            Err(e) => futures::stream::iter([Err(e)]).right_stream(),
-        })
-        .flatten()
-        .fuse()
-        .boxed();
-        Self {
-            state: Mutex::new(DrainedState {
-                listener,
-                second_look: None,
-            }),
-            queue: queue.to_owned(),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct InsertEvent {
-    job_type: String,
-}
-
-impl Stream for DrainedNotify {
-    type Item = ();
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut TaskCx<'_>) -> Poll<Option<()>> {
-        let this = self.get_mut();
-        let st = this.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        let mut notified = false;
-        let mut ended = false;
-        loop {
-            match st.listener.poll_next_unpin(cx) {
-                Poll::Ready(Some(Ok(n))) => {
-                    if serde_json::from_str::<InsertEvent>(n.payload())
-                        .is_ok_and(|e| e.job_type == this.queue)
-                    {
-                        notified = true;
-                    }
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    eprintln!("  warning: LISTEN stream error: {e}");
-                    notified = true;
-                }
-                Poll::Ready(None) => {
-                    ended = true;
-                    break;
-                }
-                Poll::Pending => break,
-            }
-        }
-        if notified {
-            let mut look = Box::pin(tokio::time::sleep(SECOND_LOOK));
-            // Register the timer's waker now.
-            let _ = look.as_mut().poll(cx);
-            st.second_look = Some(look);
-            return Poll::Ready(Some(()));
-        }
-        if let Some(look) = st.second_look.as_mut()
-            && look.as_mut().poll(cx).is_ready()
-        {
-            st.second_look = None;
-            return Poll::Ready(Some(()));
-        }
-        if ended && st.second_look.is_none() {
-            Poll::Ready(None)
-        } else {
-            Poll::Pending
-        }
-    }
-}
-
 /// A running set of Tolk workers (one apalis `Monitor`, as the worker process has).
 struct Workers {
     stop: Option<oneshot::Sender<()>>,
@@ -603,18 +553,21 @@ macro_rules! register_worker {
 }
 
 impl Workers {
-    /// Starts the workers of `s` on `pool`, configured as `worker/src/run.rs` does.
+    /// Starts the workers of `s` on `pool`, configured as `worker/src/run.rs` does
+    /// (each worker stands for one `tolk worker` process).
     fn start(s: &TolkSetting, pool: &PgPool, probe: &Arc<Probe>) -> Self {
-        let cfg = Config::default()
-            .queue(QUEUE)
-            .batch_size(s.batch.max(1))
-            .heartbeat_interval(platform_worker().heartbeat)
-            .missed_heartbeats(platform_worker().missed_heartbeats);
-        let poll = platform_worker().poll_interval;
+        let wcfg = tolk_worker::WorkerConfig {
+            concurrency: s.concurrency,
+            batch_size: Some(s.batch),
+            ..platform_worker()
+        };
+        let cfg = wcfg.apalis_config(QUEUE);
+        let poll = wcfg.poll_interval;
         let mut monitor = Monitor::new();
         for _ in 0..s.workers {
             let pool = pool.clone();
             let cfg = cfg.clone();
+            let wcfg = wcfg.clone();
             monitor = match s.wake {
                 Wake::ApalisPubsub => register_worker!(
                     monitor,
@@ -631,10 +584,7 @@ impl Workers {
                     tolk_worker::run::unique_name(QUEUE),
                     probe.clone(),
                     s.concurrency,
-                    PostgresStorage::<BenchJob>::new(&pool)
-                        .with_config(cfg.clone())
-                        .poll_with_stream(DrainedNotify::new(pool.clone(), QUEUE))
-                        .poll_with_interval(poll)
+                    tolk_worker::run::backend::<BenchJob>(&pool, &wcfg, QUEUE)
                 ),
                 Wake::Interval => register_worker!(
                     monitor,
@@ -678,16 +628,20 @@ impl Workers {
     }
 }
 
-/// Emulates the scheduler's `prune_finished` round at a given tick (retention 0 s).
-fn start_pruner(pool: PgPool, every: Duration) -> JoinHandle<()> {
+/// The scheduler's queue pruning (`tolk_scheduler::tasks::prune_queue`) at `tick`,
+/// with Done rows kept `keep_done`.
+fn start_pruner(pool: PgPool, tick: Duration, keep_done: Duration) -> JoinHandle<()> {
+    let config = tolk_scheduler::SchedulerConfig {
+        prune_tick: tick,
+        keep_done_jobs: keep_done,
+        ..platform_scheduler()
+    };
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
+        let mut tick = tokio::time::interval(config.prune_tick);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            if let Err(e) = tq::prune_finished(&pool, Duration::ZERO).await {
-                eprintln!("  warning: prune_finished failed: {e}");
-            }
+            tolk_scheduler::tasks::prune_queue(&config, &pool).await;
         }
     })
 }
@@ -854,6 +808,8 @@ struct Bench {
     db_name: String,
     /// The bench database, sslmode as in the admin URL.
     url_default: String,
+    /// The bench database, `sslmode=require`.
+    url_tls: String,
     /// The bench database, `sslmode=disable`.
     url_no_tls: String,
     /// The bench database over the Unix socket.
@@ -870,13 +826,20 @@ impl Bench {
     fn url(&self, t: Transport) -> &str {
         match t {
             Transport::Url => &self.url_default,
+            Transport::Tls => &self.url_tls,
             Transport::NoTls => &self.url_no_tls,
             Transport::Unix => &self.url_unix,
         }
     }
 
     async fn pool(&self, t: Transport, size: u32) -> anyhow::Result<PgPool> {
-        let opts: PgConnectOptions = self.url(t).parse().context("parsing the bench URL")?;
+        // As the platform reads DATABASE_URL.
+        let opts = tolk_storage::db::DatabaseSettings {
+            database_url: Some(self.url(t).to_owned()),
+            ..Default::default()
+        }
+        .connect_options()
+        .context("parsing the bench URL")?;
         tolk_storage::db::connect(opts, size)
             .await
             .context("connecting to the bench database")
@@ -894,6 +857,25 @@ impl Bench {
             .execute(&self.obs)
             .await
             .context("setting apalis.get_jobs' planner settings")?;
+        let sql = if s.apalis_trigger {
+            APALIS_TRIGGER_ON
+        } else {
+            APALIS_TRIGGER_OFF
+        };
+        sqlx::raw_sql(sql)
+            .execute(&self.obs)
+            .await
+            .context("setting apalis' NOTIFY trigger")?;
+        let sql = if s.apalis_dup_indexes {
+            "CREATE INDEX IF NOT EXISTS lidx ON apalis.jobs (lock_by);
+             CREATE UNIQUE INDEX IF NOT EXISTS unique_job_id ON apalis.jobs (id);"
+        } else {
+            "DROP INDEX IF EXISTS apalis.lidx; DROP INDEX IF EXISTS apalis.unique_job_id;"
+        };
+        sqlx::raw_sql(sql)
+            .execute(&self.obs)
+            .await
+            .context("setting apalis' redundant indexes")?;
         self.checkpoint().await
     }
 
@@ -1049,7 +1031,7 @@ struct LatencyRow {
 
 /// Inserts `n` jobs in chunks through apalis-postgres' own bulk insert (the SQL of
 /// `push_bulk`), with ids and max_attempts as `tolk_storage::queue::enqueue` sets them.
-async fn insert_tolk(pool: &PgPool, n: usize, chunk: usize) -> anyhow::Result<f64> {
+async fn insert_tolk(pool: &PgPool, n: usize, chunk: usize, notify: bool) -> anyhow::Result<f64> {
     let t = Instant::now();
     let mut conn = pool
         .acquire()
@@ -1072,6 +1054,11 @@ async fn insert_tolk(pool: &PgPool, n: usize, chunk: usize) -> anyhow::Result<f6
         apalis_postgres::queries::push_tasks(&mut *conn, QUEUE, tasks)
             .await
             .context("bulk insert into apalis.jobs")?;
+        if notify {
+            tq::notify_enqueued(pool, QUEUE)
+                .await
+                .context("notify_enqueued")?;
+        }
         left -= k;
     }
     Ok(t.elapsed().as_secs_f64())
@@ -1092,20 +1079,30 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
     let (t0, insert_secs, workers, pruner);
     match mode {
         Mode::Processing => {
-            insert_secs = insert_tolk(&producer, n, b.chunk).await?;
+            insert_secs = insert_tolk(&producer, n, b.chunk, !s.apalis_trigger).await?;
             b.analyze("apalis.jobs").await?;
             b.checkpoint().await?;
             t0 = Instant::now();
-            pruner = s.prune_every.map(|d| start_pruner(pruner_pool.clone(), d));
+            pruner = match s.prune {
+                Prune::Off => None,
+                Prune::Every { tick, keep_done } => {
+                    Some(start_pruner(pruner_pool.clone(), tick, keep_done))
+                }
+            };
             workers = Workers::start(s, &pool, &probe);
         }
         Mode::EndToEnd => {
-            pruner = s.prune_every.map(|d| start_pruner(pruner_pool.clone(), d));
+            pruner = match s.prune {
+                Prune::Off => None,
+                Prune::Every { tick, keep_done } => {
+                    Some(start_pruner(pruner_pool.clone(), tick, keep_done))
+                }
+            };
             workers = Workers::start(s, &pool, &probe);
             // Let the workers register and LISTEN before the clock starts.
             tokio::time::sleep(Duration::from_millis(300)).await;
             t0 = Instant::now();
-            insert_secs = insert_tolk(&producer, n, b.chunk).await?;
+            insert_secs = insert_tolk(&producer, n, b.chunk, !s.apalis_trigger).await?;
         }
     }
     let (waited, capped) = if probe.wait_done_capped(n, b.cap).await {
@@ -1139,7 +1136,9 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
 }
 
 /// Enqueues one job as the API does: its own transaction, `tolk_storage::queue::enqueue`.
-async fn enqueue_one(pool: &PgPool, seq: i64) -> anyhow::Result<f64> {
+/// With `notify`, wakes the workers after the commit as the API does
+/// (`notify_enqueued`); without, apalis' trigger notified inside the transaction.
+async fn enqueue_one(pool: &PgPool, seq: i64, notify: bool) -> anyhow::Result<f64> {
     let job = BenchJob::new(seq);
     let started = job.enqueued_us;
     let mut tx = pool.begin().await.context("BEGIN")?;
@@ -1154,12 +1153,17 @@ async fn enqueue_one(pool: &PgPool, seq: i64) -> anyhow::Result<f64> {
     .await
     .context("enqueue")?;
     tx.commit().await.context("COMMIT")?;
+    if notify {
+        tq::notify_enqueued(pool, QUEUE)
+            .await
+            .context("notify_enqueued")?;
+    }
     Ok((now_us() - started) as f64 / 1000.0)
 }
 
-async fn warm_up(pool: &PgPool, probe: &Probe) -> anyhow::Result<()> {
+async fn warm_up(pool: &PgPool, probe: &Probe, notify: bool) -> anyhow::Result<()> {
     for _ in 0..WARMUP {
-        enqueue_one(pool, -1).await?;
+        enqueue_one(pool, -1, notify).await?;
     }
     probe
         .wait_done(WARMUP, Duration::from_secs(60), "warm-up")
@@ -1181,11 +1185,12 @@ async fn tolk_openloop(
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pool, &probe);
     let result = async {
-        warm_up(&api, &probe).await?;
+        warm_up(&api, &probe, !s.apalis_trigger).await?;
         b.noise.take();
         let (enq, offer_secs) = open_loop(n, rate, |i| {
             let api = api.clone();
-            async move { enqueue_one(&api, i).await }
+            let notify = !s.apalis_trigger;
+            async move { enqueue_one(&api, i, notify).await }
         })
         .await?;
         // A setting slower than the offered rate falls behind: wait at most the cap.
@@ -1259,9 +1264,9 @@ async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pool, &probe);
     let result = async {
-        warm_up(&api, &probe).await?;
+        warm_up(&api, &probe, !s.apalis_trigger).await?;
         b.noise.take();
-        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i)).await?;
+        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i, !s.apalis_trigger)).await?;
         Ok::<_, anyhow::Error>(probe.row(
             "Tolk",
             "sequential",
@@ -1885,6 +1890,7 @@ async fn run_in(
 ) -> anyhow::Result<()> {
     let url_default = bench_url(&args.database_url, db_name, &[])?;
     let url_no_tls = bench_url(&args.database_url, db_name, &[("sslmode", "disable")])?;
+    let url_tls = bench_url(&args.database_url, db_name, &[("sslmode", "require")])?;
     let port = admin.get_port();
     let socket = args.socket_dir.join(format!(".s.PGSQL.{port}"));
     let url_unix = if socket.exists() {
@@ -1917,6 +1923,7 @@ async fn run_in(
     let b = Bench {
         db_name: db_name.to_owned(),
         url_default: url_default.clone(),
+        url_tls: url_tls.clone(),
         url_no_tls: url_no_tls.clone(),
         url_unix: url_unix.clone(),
         obs,
@@ -1958,7 +1965,7 @@ async fn run_in(
             .join(" ")
     );
     println!(
-        "Connections: the URL as given gives TLS {}; raw loop and Graphile use the {}. Queue `{QUEUE}`; payload = the document job's fields + seq + timestamp.",
+        "Connections: the platform's handling of this URL gives TLS {}; raw loop and Graphile use the {}. Queue `{QUEUE}`; payload = the document job's fields + seq + timestamp.",
         if tls_default { "on" } else { "off" },
         RAW_TRANSPORT.label()
     );

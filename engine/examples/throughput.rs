@@ -139,6 +139,7 @@ async fn main() {
         target_lang: "ES".into(),
         texts,
         tag_handling: TagHandling::None,
+        ..Default::default()
     };
     // Warm-up: start the pipelines of the pool.
     translator

@@ -15,6 +15,87 @@ pub enum TagHandling {
     Xml,
 }
 
+/// The `formality` option of a request, in DeepL's terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Formality {
+    /// No preference.
+    #[default]
+    Default,
+    /// Formal; an error when the target has no formality support.
+    More,
+    /// Informal; an error when the target has no formality support.
+    Less,
+    /// Formal where supported, else the default.
+    PreferMore,
+    /// Informal where supported, else the default.
+    PreferLess,
+}
+
+impl Formality {
+    /// Parses a DeepL value (`default`, `more`, `less`, `prefer_more`,
+    /// `prefer_less`; `formal`/`informal` as aliases, case-insensitive).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "default" => Some(Self::Default),
+            "more" | "formal" => Some(Self::More),
+            "less" | "informal" => Some(Self::Less),
+            "prefer_more" => Some(Self::PreferMore),
+            "prefer_less" => Some(Self::PreferLess),
+            _ => None,
+        }
+    }
+
+    /// Whether the request fails when the engine cannot honour it.
+    pub fn is_strict(self) -> bool {
+        matches!(self, Self::More | Self::Less)
+    }
+
+    /// The wanted register, if any: `Some(true)` formal, `Some(false)` informal.
+    pub fn wants_formal(self) -> Option<bool> {
+        match self {
+            Self::Default => None,
+            Self::More | Self::PreferMore => Some(true),
+            Self::Less | Self::PreferLess => Some(false),
+        }
+    }
+
+    /// The DeepL wire value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::More => "more",
+            Self::Less => "less",
+            Self::PreferMore => "prefer_more",
+            Self::PreferLess => "prefer_less",
+        }
+    }
+}
+
+/// Request options beyond the texts, handed to every engine of the route.
+/// Engines use what they can; the [`Translator`](crate::Translator) makes
+/// sure that strict options (formality `more`/`less`, custom instructions)
+/// only reach engines that support them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct TranslateOptions {
+    /// Wanted register.
+    pub formality: Formality,
+    /// Extra context that helps translation and is not translated itself.
+    pub context: Option<String>,
+    /// Free-text instructions for engines driven by a language model.
+    pub custom_instructions: Vec<String>,
+    /// DeepL `model_type` as requested (`quality_optimized`, …).
+    pub model_type: Option<String>,
+}
+
+/// Optional features an engine may support on a pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// The `formality` option changes the output.
+    Formality,
+    /// `custom_instructions` are followed.
+    CustomInstructions,
+}
+
 /// One translation direction offered by an engine.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pair {
@@ -27,8 +108,8 @@ pub struct Pair {
     pub target: Lang,
 }
 
-/// A translation backend (Apertium pipelines today; HTTP upstreams such as a
-/// DeepL-compatible API, an OpenAI-compatible model or Apertium-APY later).
+/// A translation backend: Apertium pipelines, or an HTTP upstream (a
+/// DeepL-compatible API, an OpenAI-compatible model, Apertium-APY).
 ///
 /// The [`Translator`](crate::Translator) routes requests over the pairs of all
 /// its engines, chaining pairs through pivot languages and falling back to
@@ -49,7 +130,14 @@ pub trait Engine: Send + Sync {
         pair: &Pair,
         texts: Vec<String>,
         tags: TagHandling,
+        options: &TranslateOptions,
     ) -> Result<Vec<String>, EngineError>;
+
+    /// Whether the engine supports `feature` on `pair` (default: no).
+    fn supports(&self, pair: &Pair, feature: Feature) -> bool {
+        let _ = (pair, feature);
+        false
+    }
 
     /// Operating-system ids of the processes the engine currently runs
     /// (diagnostics; empty for engines without local processes).

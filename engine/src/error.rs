@@ -35,6 +35,14 @@ pub enum EngineError {
     /// Transient failure: an engine process died, timed out or is overloaded.
     /// The same request may succeed when retried.
     Unavailable(String),
+    /// Transient: the engine's bounded queue is full. Retry later.
+    Overloaded(String),
+    /// Transient: the engine did not answer in time.
+    Timeout(String),
+    /// The request asks for something the engines of its route cannot do
+    /// (formality `more`/`less`, custom instructions); the message names the
+    /// parameter and is shown to clients as it is.
+    Unsupported(String),
     /// Permanent failure of this request.
     Failed(String),
 }
@@ -56,6 +64,9 @@ impl std::fmt::Display for EngineError {
                 f.write_str("The source language could not be detected; please specify source_lang")
             }
             Self::Unavailable(why) => write!(f, "Translation engine unavailable: {why}"),
+            Self::Overloaded(why) => write!(f, "Translation engine overloaded: {why}"),
+            Self::Timeout(why) => write!(f, "Translation engine timed out: {why}"),
+            Self::Unsupported(message) => f.write_str(message),
             Self::Failed(why) => write!(f, "Translation failed: {why}"),
         }
     }
@@ -66,7 +77,10 @@ impl std::error::Error for EngineError {}
 impl EngineError {
     /// Whether retrying the same request later may succeed.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Self::Unavailable(_))
+        matches!(
+            self,
+            Self::Unavailable(_) | Self::Overloaded(_) | Self::Timeout(_)
+        )
     }
 }
 

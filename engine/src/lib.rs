@@ -22,6 +22,7 @@
 //!         target_lang: "PT-BR".into(),
 //!         texts: vec!["The <g id=\"1\">big</g> dog runs.".into()],
 //!         tag_handling: TagHandling::Xml,
+//!         ..Default::default()
 //!     })
 //!     .await?;
 //! assert_eq!(res.route, ["eng-spa", "es-pt_BR"]);
@@ -37,13 +38,17 @@ mod error;
 pub mod lang;
 mod markup;
 mod route;
+mod tags;
 mod translator;
+mod upstream;
 
 pub use apertium::{ApertiumConfig, ApertiumEngine};
-pub use engine::{Engine, Pair, TagHandling};
+pub use engine::{Engine, Feature, Formality, Pair, TagHandling, TranslateOptions};
 pub use error::EngineError;
 pub use lang::Lang;
+pub use tags::MarkupOptions;
 pub use translator::{LanguageInfo, Languages, TranslateRequest, TranslateResponse, Translator};
+pub use upstream::{ApyEngine, DeeplEngine, Gate, HttpEngineConfig, OpenAiEngine};
 
 #[cfg(test)]
 mod tests;

@@ -209,7 +209,7 @@ fn entity(s: &str) -> Option<(Entity, usize)> {
     Some((Entity::Char(c), end + 1))
 }
 
-enum Tag {
+pub(crate) enum Tag {
     Open(String),
     Close(String),
     /// Empty element, comment, CDATA, processing instruction, doctype.
@@ -217,7 +217,7 @@ enum Tag {
 }
 
 /// Recognises the markup at the start of `s` (which starts with `<`).
-fn tag(s: &str) -> Option<(Tag, usize)> {
+pub(crate) fn tag(s: &str) -> Option<(Tag, usize)> {
     let delimited = |start: &str, end: &str| -> Option<(Tag, usize)> {
         let body = s.strip_prefix(start)?;
         body.find(end)

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use crate::apertium::{ApertiumConfig, ApertiumEngine};
 use crate::detect::Detector;
 use crate::route::{Graph, Hop};
-use crate::{Engine, EngineError, Lang, TagHandling, lang, markup};
+use crate::tags::{Layout, MarkupOptions, Segmenter};
+use crate::{Engine, EngineError, Feature, Lang, TagHandling, TranslateOptions, lang, markup};
 
 /// Characters of the request used to detect its language.
 const DETECT_SAMPLE: usize = 4096;
 
 /// A translation request in DeepL terms.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TranslateRequest {
     /// DeepL source code (`EN`, any case); `None` to detect it.
     pub source_lang: Option<String>,
@@ -23,6 +24,11 @@ pub struct TranslateRequest {
     pub texts: Vec<String>,
     /// Whether the texts are plain or carry inline XML tags.
     pub tag_handling: TagHandling,
+    /// Formality, context, custom instructions, model type.
+    pub options: TranslateOptions,
+    /// Structure of the markup (with [`TagHandling::Xml`]): splitting,
+    /// non-splitting and ignored tags, HTML, outline detection.
+    pub markup: MarkupOptions,
 }
 
 /// The answer to a [`TranslateRequest`].
@@ -45,7 +51,8 @@ pub struct LanguageInfo {
     pub code: String,
     /// English name (`English (American)`).
     pub name: String,
-    /// Whether the `formality` option has an effect (never, for now).
+    /// Whether the `formality` option has an effect (some configured engine
+    /// into this language supports it).
     pub supports_formality: bool,
 }
 
@@ -131,11 +138,16 @@ impl Translator {
             }
         }
         for t in targets {
+            let formality = engines.iter().any(|e| {
+                e.pairs()
+                    .iter()
+                    .any(|p| p.target.base == *t && e.supports(p, Feature::Formality))
+            });
             for (code, name) in lang::target_codes(&Lang::new(t.as_str())) {
                 languages.target.push(LanguageInfo {
                     code,
                     name,
-                    supports_formality: false,
+                    supports_formality: formality,
                 });
             }
         }
@@ -226,6 +238,36 @@ impl Translator {
     /// An explicit `source_lang` equal to the target (variants aside) is
     /// [`EngineError::SameLanguage`].
     pub async fn translate(&self, req: TranslateRequest) -> Result<TranslateResponse, EngineError> {
+        if req.tag_handling != TagHandling::Xml {
+            return self.translate_texts(req).await;
+        }
+        // Markup: cut every text into segments at the tags that split
+        // sentences, translate the segments, put the texts together again.
+        let markup_options = req.markup.clone();
+        let mut segmenter = Segmenter::new(&markup_options);
+        let layouts: Vec<Layout> = req.texts.iter().map(|t| segmenter.add(t)).collect();
+        let segments = segmenter.segments;
+        let res = self
+            .translate_texts(TranslateRequest {
+                texts: segments,
+                ..req
+            })
+            .await?;
+        let texts = layouts
+            .iter()
+            .map(|l| {
+                l.join(&res.texts)
+                    .ok_or_else(|| EngineError::Failed("a translated segment is missing".into()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TranslateResponse { texts, ..res })
+    }
+
+    /// Translates texts that need no segmenting.
+    async fn translate_texts(
+        &self,
+        req: TranslateRequest,
+    ) -> Result<TranslateResponse, EngineError> {
         let target = lang::parse_target(&req.target_lang)?;
         let (source, detected) = match req.source_lang.as_deref().map(str::trim) {
             Some(code) if !code.is_empty() => (lang::parse_source(code)?, false),
@@ -260,18 +302,63 @@ impl Translator {
                 route,
             });
         }
-        for hop in hops {
+        let last = hops.len().saturating_sub(1);
+        for (h, hop) in hops.into_iter().enumerate() {
+            // Context is in the source language: first step only. Formality
+            // and instructions concern the output: last step only.
+            let options = TranslateOptions {
+                formality: if h == last {
+                    req.options.formality
+                } else {
+                    Default::default()
+                },
+                context: if h == 0 {
+                    req.options.context.clone()
+                } else {
+                    None
+                },
+                custom_instructions: if h == last {
+                    req.options.custom_instructions.clone()
+                } else {
+                    Vec::new()
+                },
+                model_type: req.options.model_type.clone(),
+            };
+            let needs: Vec<Feature> = [
+                options.formality.is_strict().then_some(Feature::Formality),
+                (!options.custom_instructions.is_empty()).then_some(Feature::CustomInstructions),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let candidates: Vec<_> = hop
+                .iter()
+                .filter(|c| {
+                    let engine = &self.inner.engines[c.engine];
+                    needs.iter().all(|f| engine.supports(&c.pair, *f))
+                })
+                .collect();
+            if candidates.is_empty() {
+                let feature = match needs.first() {
+                    Some(Feature::Formality) => "formality",
+                    _ => "custom_instructions",
+                };
+                return Err(EngineError::Unsupported(format!(
+                    "Parameter '{feature}' is not supported for target_lang {} by the configured engines.",
+                    target.deepl_code().unwrap_or_else(|| target.to_string())
+                )));
+            }
             let mut last_error = EngineError::Failed("no engine for a step of the route".into());
             let mut done = false;
-            for (k, candidate) in hop.iter().enumerate() {
+            for (k, candidate) in candidates.iter().enumerate() {
                 let engine = &self.inner.engines[candidate.engine];
-                let input = if k + 1 < hop.len() {
+                let input = if k + 1 < candidates.len() {
                     texts.clone()
                 } else {
                     std::mem::take(&mut texts)
                 };
                 match engine
-                    .translate(&candidate.pair, input, req.tag_handling)
+                    .translate(&candidate.pair, input, req.tag_handling, &options)
                     .await
                 {
                     Ok(out) if out.len() == expected => {
@@ -383,6 +470,7 @@ mod tests {
             pair: &Pair,
             texts: Vec<String>,
             _: TagHandling,
+            _: &TranslateOptions,
         ) -> Result<Vec<String>, EngineError> {
             if self.flaky {
                 return Err(EngineError::Unavailable("down".into()));
@@ -419,6 +507,7 @@ mod tests {
             target_lang: target.to_owned(),
             texts: texts.iter().map(|t| (*t).to_owned()).collect(),
             tag_handling: TagHandling::None,
+            ..Default::default()
         }
     }
 

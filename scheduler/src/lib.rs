@@ -20,8 +20,16 @@ pub struct SchedulerConfig {
     pub tick: Duration,
     /// A worker not seen for this long is dead; its jobs go back to the queue.
     pub dead_worker_after: Duration,
-    /// Finished queue rows are deleted after this long.
-    pub keep_finished_jobs: Duration,
+    /// Period of the queue pruning (more often than `tick`: a busy queue finishes
+    /// thousands of jobs a second, and apalis' fetch and ack slow down as finished
+    /// rows pile up).
+    pub prune_tick: Duration,
+    /// Queue rows of jobs that succeeded are deleted after this long (the
+    /// platform's own tables keep the durable state).
+    pub keep_done_jobs: Duration,
+    /// Queue rows of jobs that failed for good (killed, or out of attempts) are kept
+    /// this long, for operators and for the lost-job check.
+    pub keep_failed_jobs: Duration,
     /// Downloaded results are deleted after this long.
     pub keep_downloaded: Duration,
     /// Documents (and their files) are deleted this long after upload.
@@ -33,7 +41,9 @@ impl Default for SchedulerConfig {
         Self {
             tick: Duration::from_secs(5),
             dead_worker_after: Duration::from_secs(30),
-            keep_finished_jobs: Duration::from_secs(3600),
+            prune_tick: Duration::from_secs(1),
+            keep_done_jobs: Duration::from_secs(10),
+            keep_failed_jobs: Duration::from_secs(7 * 24 * 3600),
             keep_downloaded: Duration::from_secs(60),
             keep_documents: Duration::from_secs(7 * 24 * 3600),
         }
@@ -51,13 +61,17 @@ pub async fn run(
     let mut leader = leader::Leader::new(db.clone());
     let mut tick = tokio::time::interval(config.tick);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut prune_tick = tokio::time::interval(config.prune_tick);
+    prune_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        let full_round = tokio::select! {
             _ = &mut shutdown => break,
-            _ = tick.tick() => {}
-        }
+            _ = tick.tick() => true,
+            _ = prune_tick.tick() => false,
+        };
         match leader.ensure().await {
-            Ok(true) => tasks::round(&config, &db, &objects).await,
+            Ok(true) if full_round => tasks::round(&config, &db, &objects).await,
+            Ok(true) => tasks::prune_queue(&config, &db).await,
             Ok(false) => tracing::trace!("not the leader"),
             Err(e) => tracing::warn!(error = %e, "leader election failed"),
         }

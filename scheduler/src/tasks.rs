@@ -6,6 +6,14 @@ use tolk_storage::{documents, limits, queue, rollup};
 
 use crate::SchedulerConfig;
 
+/// Deletes finished queue rows past their retention (run every `prune_tick`).
+pub async fn prune_queue(config: &SchedulerConfig, db: &PgPool) {
+    if let Err(e) = queue::prune_finished(db, config.keep_done_jobs, config.keep_failed_jobs).await
+    {
+        tracing::warn!(error = %e, "pruning finished jobs failed");
+    }
+}
+
 /// Runs every task once; failures are logged and retried next round.
 pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
     match rollup::roll_up(db).await {
@@ -35,10 +43,8 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
         ),
         Err(e) => tracing::warn!(error = %e, "checking lost jobs failed"),
     }
-    if let Err(e) = queue::prune_finished(db, config.keep_finished_jobs).await {
-        tracing::warn!(error = %e, "pruning finished jobs failed");
-    }
-    if let Err(e) = queue::forget_dead_workers(db, config.keep_finished_jobs).await {
+    prune_queue(config, db).await;
+    if let Err(e) = queue::forget_dead_workers(db, config.keep_failed_jobs).await {
         tracing::warn!(error = %e, "forgetting dead workers failed");
     }
     match documents::expire(

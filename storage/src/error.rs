@@ -18,6 +18,9 @@ pub enum StorageError {
     /// The object store URL or settings are not usable.
     #[error("object store configuration: {0}")]
     ObjectConfig(String),
+    /// A queue argument (job id, queue name) is malformed.
+    #[error("queue argument: {0}")]
+    QueueArgument(String),
     /// A job payload could not be (de)serialized.
     #[error("job payload: {0}")]
     Payload(#[from] serde_json::Error),

@@ -225,6 +225,7 @@ async fn translate_segments(
                 target_lang: doc.target_lang.clone(),
                 texts,
                 tag_handling: TagHandling::Xml,
+                ..Default::default()
             };
             let done = &done;
             async move {

@@ -7,5 +7,6 @@
 
 pub mod documents;
 pub mod run;
+pub mod wake;
 
 pub use run::{WorkerConfig, WorkerState, run};

@@ -11,11 +11,17 @@ use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 use tolk_storage::queue::{self, TranslateDocument};
 
+use crate::wake::DrainedNotify;
+
 /// Settings of a worker process.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
     /// Jobs run at once by this process (per queue).
     pub concurrency: usize,
+    /// Jobs fetched (and locked to this worker) per fetch; `None` = `concurrency`.
+    /// Keep it at the concurrency for long jobs: fetched jobs wait in this worker's
+    /// buffer, where no other worker can take them.
+    pub batch_size: Option<usize>,
     /// Heartbeat period; a worker is dead after `missed_heartbeats` of them.
     pub heartbeat: Duration,
     /// Missed heartbeats before a worker's jobs are re-enqueued.
@@ -30,12 +36,42 @@ impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
             concurrency: 2,
+            batch_size: None,
             heartbeat: Duration::from_secs(5),
             missed_heartbeats: 3,
             poll_interval: Duration::from_secs(1),
             shutdown_timeout: Duration::from_secs(30),
         }
     }
+}
+
+impl WorkerConfig {
+    /// In-flight jobs per worker, at least 1.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency.max(1)
+    }
+
+    /// apalis' `Config` for `queue` with these settings.
+    pub fn apalis_config(&self, queue: &str) -> Config {
+        Config::default()
+            .queue(queue)
+            .batch_size(self.batch_size.unwrap_or(self.concurrency).max(1))
+            .heartbeat_interval(self.heartbeat)
+            .missed_heartbeats(self.missed_heartbeats)
+    }
+}
+
+/// The queue backend every Tolk worker runs: apalis-postgres, woken by
+/// [`DrainedNotify`] on inserts and by an interval poll (delayed jobs, retries).
+pub type QueueBackend<T> =
+    PollWith<PollWith<PostgresStorage<T>, StreamStrategy<DrainedNotify>>, IntervalStrategy>;
+
+/// Builds the backend of `queue` for jobs of type `T`.
+pub fn backend<T>(pool: &PgPool, config: &WorkerConfig, queue: &str) -> QueueBackend<T> {
+    PostgresStorage::<T>::new(pool)
+        .with_config(config.apalis_config(queue))
+        .poll_with_stream(DrainedNotify::new(pool.clone(), queue))
+        .poll_with_interval(config.poll_interval)
 }
 
 /// What the handlers reach.
@@ -70,30 +106,25 @@ pub async fn run(
     state: WorkerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), MonitorError> {
-    let pg = Config::default()
-        .queue(queue::TRANSLATE_DOCUMENT)
-        .batch_size(config.concurrency.max(1))
-        .heartbeat_interval(config.heartbeat)
-        .missed_heartbeats(config.missed_heartbeats);
     let pool = state.db.clone();
     let name = unique_name(queue::TRANSLATE_DOCUMENT);
-    tracing::info!(worker = %name, concurrency = config.concurrency, "worker starting");
-    let concurrency = config.concurrency.max(1);
-    let poll = config.poll_interval;
+    let concurrency = config.concurrency();
+    tracing::info!(worker = %name, concurrency, batch = ?config.batch_size, "worker starting");
+    let shutdown_timeout = config.shutdown_timeout;
     Monitor::new()
         .register(move |_restarts| {
-            let backend = PostgresStorage::<TranslateDocument>::new(&pool)
-                .with_config(pg.clone())
-                .with_pubsub()
-                .poll_with_interval(poll);
             WorkerBuilder::new(name.clone())
-                .backend(backend)
+                .backend(backend::<TranslateDocument>(
+                    &pool,
+                    &config,
+                    queue::TRANSLATE_DOCUMENT,
+                ))
                 .data(state.clone())
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::documents::translate_document)
         })
-        .shutdown_timeout(config.shutdown_timeout)
+        .shutdown_timeout(shutdown_timeout)
         .run_with_signal(async move {
             shutdown.await;
             Ok(())

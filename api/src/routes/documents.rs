@@ -159,12 +159,15 @@ async fn upload(
             "Invalid file data: the file is empty.".to_owned(),
         ));
     }
-    crate::routes::languages::check(
-        &state,
-        up.source_lang.as_deref(),
-        &target_lang,
-        up.formality.as_deref(),
-    )?;
+    let formality = match up.formality.as_deref().map(str::trim) {
+        None | Some("") => tolk_engine::Formality::Default,
+        Some(f) => tolk_engine::Formality::parse(f).ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
+            ))
+        })?,
+    };
+    crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
     // 456 once the key's character limit is reached (a document's size is known
     // only after translation; it is billed in full then).
     crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
@@ -213,6 +216,10 @@ async fn upload(
             tracing::warn!(error = %del, "could not delete the upload of a failed enqueue");
         }
         return Err(e.into());
+    }
+    if let Err(e) = queue::notify_enqueued(&state.db, queue::TRANSLATE_DOCUMENT).await {
+        // The job is committed; a worker's interval poll finds it.
+        tracing::warn!(error = %e, "could not notify workers of a new job");
     }
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
     Ok(Json(UploadResponse {

@@ -5,7 +5,7 @@ use axum::extract::{RawQuery, State};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
-use tolk_engine::{EngineError, lang};
+use tolk_engine::{EngineError, Formality, lang};
 
 use crate::auth::AuthKey;
 use crate::{ApiError, AppState};
@@ -77,7 +77,7 @@ pub fn check(
     state: &AppState,
     source: Option<&str>,
     target: &str,
-    formality: Option<&str>,
+    formality: Formality,
 ) -> Result<(), ApiError> {
     let target_lang = lang::parse_target(target).map_err(engine_error)?;
     match source {
@@ -105,40 +105,48 @@ pub fn check(
     check_formality(state, target, formality)
 }
 
-fn check_formality(
-    state: &AppState,
-    target: &str,
-    formality: Option<&str>,
-) -> Result<(), ApiError> {
-    match formality.map(str::trim).filter(|f| !f.is_empty()) {
-        None | Some("default") | Some("prefer_more") | Some("prefer_less") => Ok(()),
-        Some(f @ ("more" | "less")) => {
-            let supported = state
-                .translator
-                .languages()
-                .target
-                .iter()
-                .any(|l| l.code.eq_ignore_ascii_case(target) && l.supports_formality);
-            if supported {
-                Ok(())
-            } else {
-                Err(ApiError::BadRequest(format!(
-                    "'formality' = '{f}' is not supported for target_lang {}.",
-                    target.to_ascii_uppercase()
-                )))
-            }
-        }
-        Some(other) => Err(ApiError::BadRequest(format!(
-            "Value for 'formality' not supported: '{other}' (allowed: default, more, less, prefer_more, prefer_less)."
-        ))),
+fn check_formality(state: &AppState, target: &str, formality: Formality) -> Result<(), ApiError> {
+    if !formality.is_strict() {
+        // `prefer_more`/`prefer_less` fall back to the default silently.
+        return Ok(());
+    }
+    let supported = state
+        .translator
+        .languages()
+        .target
+        .iter()
+        .any(|l| l.code.eq_ignore_ascii_case(target.trim()) && l.supports_formality);
+    if supported {
+        Ok(())
+    } else {
+        Err(ApiError::BadRequest(format!(
+            "'formality' = '{}' is not supported for target_lang {}; use 'prefer_{}' to fall back to the default.",
+            formality.as_str(),
+            target.trim().to_ascii_uppercase(),
+            formality.as_str()
+        )))
     }
 }
 
 /// Maps an engine error to the API's 400 with the engine's message (which names the
-/// parameter or the pair), to 504 when the engine is unavailable (transient: the
-/// client may retry; details only in the log), or to 500 for other engine failures.
+/// parameter or the pair), to 504 when the engine is unavailable or timed out
+/// (transient: the client may retry; details only in the log), to 529 when its
+/// queue is full, or to 500 for other engine failures.
 pub fn engine_error(e: EngineError) -> ApiError {
     match e {
+        EngineError::Overloaded(m) => {
+            tracing::warn!(error = %m, "translation engine overloaded");
+            ApiError::Overloaded(
+                "Too many requests: the translation engines are overloaded. Please try again later."
+                    .to_owned(),
+            )
+        }
+        EngineError::Timeout(m) => {
+            tracing::warn!(error = %m, "translation engine timed out");
+            ApiError::Timeout(
+                "The translation engine did not answer in time. Please try again later.".to_owned(),
+            )
+        }
         EngineError::Unavailable(m) => {
             tracing::warn!(error = %m, "translation engine unavailable");
             ApiError::Timeout(

@@ -16,7 +16,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Serialize;
-use tolk_engine::{EngineError, TagHandling, TranslateRequest};
+use tolk_engine::{
+    EngineError, Formality, MarkupOptions, TagHandling, TranslateOptions, TranslateRequest,
+};
 use tolk_storage::limits::Meter;
 use tolk_storage::usage;
 
@@ -34,17 +36,19 @@ pub const REPORTING_TAG_HEADER: &str = "x-deepl-reporting-tag";
 /// Longest accepted reporting tag, in characters.
 pub const MAX_REPORTING_TAG_CHARS: usize = 100;
 
-/// Options this server cannot honour yet: present with a value → 400 naming them.
-const NOT_SUPPORTED_YET: [&str; 8] = [
-    "glossary_id",
-    "glossary_ids",
-    "style_id",
-    "custom_instructions",
-    "translation_memory_id",
-    "translation_memory_threshold",
-    "splitting_tags",
-    "ignore_tags",
-];
+/// Most entries of `glossary_ids`.
+pub const MAX_GLOSSARIES: usize = 5;
+
+/// Most entries of `custom_instructions`, and the longest entry in characters.
+pub const MAX_CUSTOM_INSTRUCTIONS: usize = 10;
+/// Longest custom instruction, in characters.
+pub const MAX_CUSTOM_INSTRUCTION_CHARS: usize = 300;
+
+/// Target languages (bases) that accept `custom_instructions`.
+const CUSTOM_INSTRUCTION_TARGETS: [&str; 8] = ["DE", "EN", "ES", "FR", "IT", "JA", "KO", "ZH"];
+
+/// Options that describe markup: without `tag_handling` they are refused.
+const TAG_LISTS: [&str; 3] = ["splitting_tags", "non_splitting_tags", "ignore_tags"];
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -95,17 +99,6 @@ impl Params {
             }
         }
         Ok(Self { fields, json })
-    }
-
-    /// Whether `name` was sent with a value (not null, not empty).
-    fn has_value(&self, name: &str) -> bool {
-        match self.fields.get(name) {
-            None | Some(Field::Json(serde_json::Value::Null)) => false,
-            Some(Field::Json(serde_json::Value::String(s))) => !s.trim().is_empty(),
-            Some(Field::Json(serde_json::Value::Array(a))) => !a.is_empty(),
-            Some(Field::Json(_)) => true,
-            Some(Field::Form(values)) => values.iter().any(|v| !v.trim().is_empty()),
-        }
     }
 
     /// A single string, untrimmed; `None` when absent or null.
@@ -235,13 +228,55 @@ struct Options {
     texts: Vec<String>,
     target_lang: String,
     source_lang: Option<String>,
+    context: Option<String>,
     tag_handling: Option<&'static str>,
     tag_handling_version: Option<&'static str>,
     show_billed_characters: bool,
     model_type: Option<&'static str>,
-    formality: Option<String>,
+    formality: Formality,
+    custom_instructions: Vec<String>,
+    /// A glossary, style rule list or translation memory named by the
+    /// request, to look up (none exist on this server yet: 404).
+    lookups: Vec<Lookup>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
+    /// Markup structure (with `tag_handling`).
+    markup: MarkupOptions,
+}
+
+/// A stored resource a request refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Lookup {
+    Glossary(String),
+    StyleRules(String),
+    TranslationMemory(String),
+}
+
+/// Refuses a field that DeepL accepts only in JSON bodies.
+fn json_only(p: &Params, name: &str) -> Result<(), ApiError> {
+    if !p.json && p.fields.contains_key(name) {
+        return Err(bad(format!(
+            "Parameter '{name}' is only accepted in JSON bodies."
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that `id` (the value of `field`) is a UUID.
+fn uuid_field(field: &str, id: &str) -> Result<(), ApiError> {
+    uuid::Uuid::parse_str(id)
+        .map(|_| ())
+        .map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))
+}
+
+/// The DeepL base of a target code (`EN-US` → `EN`).
+fn target_base(target: &str) -> String {
+    target
+        .split('-')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_uppercase()
 }
 
 /// Validates every field of the request; the first problem is a 400 naming it.
@@ -251,34 +286,40 @@ fn options(p: &Params) -> Result<Options, ApiError> {
         .string("target_lang")?
         .ok_or_else(|| bad("Parameter 'target_lang' is required.".to_owned()))?;
     let source_lang = p.string("source_lang")?;
-    for name in NOT_SUPPORTED_YET {
-        if p.has_value(name) {
-            return Err(bad(format!(
-                "Parameter '{name}' is not supported by this server yet."
-            )));
-        }
-    }
-    // Accepted; Apertium translates each text on its own and cannot use it.
-    p.raw_string("context")?;
-    // Apertium finds sentence ends at punctuation itself but reads a line break
-    // as a blank; "1" (the default without markup) therefore sends each line
-    // on its own, "0" and "nonewlines" send the text as it is.
+    let context = p.string("context")?;
     let split_sentences = p.choice("split_sentences", &["0", "1", "nonewlines"])?;
     // Apertium never corrects punctuation or case: formatting is always preserved.
     p.bool("preserve_formatting")?;
     // Deprecated by DeepL, no effect.
     p.bool("enable_beta_languages")?;
-    // Tags never split sentences here, and there is no automatic outline
-    // detection to switch off: both are honoured by construction.
-    p.bool("outline_detection")?;
-    p.tag_list("non_splitting_tags")?;
+    let outline_detection = p.bool("outline_detection")?;
     let tag_handling = p.choice("tag_handling", &["xml", "html"])?;
-    let tag_handling_version = p.choice("tag_handling_version", &["v1", "v2"])?;
-    if tag_handling_version.is_some() && !p.json {
-        return Err(bad(
-            "Parameter 'tag_handling_version' is only accepted in JSON bodies.".to_owned(),
-        ));
+    let mut lists = Vec::with_capacity(TAG_LISTS.len());
+    for name in TAG_LISTS {
+        let tags = p.tag_list(name)?;
+        if let Some(t) = tags.iter().find(|t| !is_tag_name(t)) {
+            return Err(bad(format!(
+                "Value for '{name}' contains an invalid tag name: '{t}'."
+            )));
+        }
+        if !tags.is_empty() && tag_handling.is_none() {
+            return Err(bad(format!(
+                "Parameter '{name}' needs 'tag_handling' (xml or html)."
+            )));
+        }
+        lists.push(tags);
     }
+    let [splitting_tags, non_splitting_tags, ignore_tags] =
+        <[Vec<String>; 3]>::try_from(lists).unwrap_or_default();
+    let markup = MarkupOptions {
+        html: tag_handling == Some("html"),
+        splitting_tags,
+        non_splitting_tags,
+        ignore_tags,
+        outline_detection: outline_detection.unwrap_or(true),
+    };
+    json_only(p, "tag_handling_version")?;
+    let tag_handling_version = p.choice("tag_handling_version", &["v1", "v2"])?;
     let show_billed_characters = p.bool("show_billed_characters")?.unwrap_or(false);
     let model_type = p.choice(
         "model_type",
@@ -288,19 +329,153 @@ fn options(p: &Params) -> Result<Options, ApiError> {
             "latency_optimized",
         ],
     )?;
-    let formality = p.string("formality")?;
+    let formality = match p.string("formality")? {
+        None => Formality::Default,
+        Some(f) => Formality::parse(&f)
+            .filter(|_| !matches!(f.to_ascii_lowercase().as_str(), "formal" | "informal"))
+            .ok_or_else(|| {
+                bad(format!(
+                    "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
+                ))
+            })?,
+    };
+
+    json_only(p, "custom_instructions")?;
+    let custom_instructions = match p.fields.get("custom_instructions") {
+        None | Some(Field::Json(serde_json::Value::Null)) => Vec::new(),
+        Some(Field::Json(serde_json::Value::Array(items))) => items
+            .iter()
+            .map(|v| {
+                v.as_str().map(str::to_owned).ok_or_else(|| {
+                    bad("Value for 'custom_instructions' must be an array of strings.".to_owned())
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => {
+            return Err(bad(
+                "Value for 'custom_instructions' must be an array of strings.".to_owned(),
+            ));
+        }
+    };
+    if custom_instructions.len() > MAX_CUSTOM_INSTRUCTIONS {
+        return Err(bad(format!(
+            "Parameter 'custom_instructions' accepts at most {MAX_CUSTOM_INSTRUCTIONS} entries."
+        )));
+    }
+    if let Some(i) = custom_instructions
+        .iter()
+        .position(|c| c.chars().count() > MAX_CUSTOM_INSTRUCTION_CHARS)
+    {
+        return Err(bad(format!(
+            "Entry {} of 'custom_instructions' is longer than {MAX_CUSTOM_INSTRUCTION_CHARS} characters.",
+            i + 1
+        )));
+    }
+    if custom_instructions.iter().any(|c| c.trim().is_empty()) {
+        return Err(bad(
+            "Entries of 'custom_instructions' must not be empty.".to_owned()
+        ));
+    }
+    if !custom_instructions.is_empty()
+        && !CUSTOM_INSTRUCTION_TARGETS.contains(&target_base(&target_lang).as_str())
+    {
+        return Err(bad(format!(
+            "Parameter 'custom_instructions' is not supported for target_lang {} (only DE, EN, ES, FR, IT, JA, KO, ZH and their variants).",
+            target_lang.to_ascii_uppercase()
+        )));
+    }
+
+    let mut lookups = Vec::new();
+    let glossary_id = p.string("glossary_id")?;
+    let glossary_ids = p.tag_list("glossary_ids")?;
+    if glossary_id.is_some() && !glossary_ids.is_empty() {
+        return Err(bad(
+            "Parameters 'glossary_id' and 'glossary_ids' cannot be combined.".to_owned(),
+        ));
+    }
+    if glossary_ids.len() > MAX_GLOSSARIES {
+        return Err(bad(format!(
+            "Parameter 'glossary_ids' accepts at most {MAX_GLOSSARIES} glossaries."
+        )));
+    }
+    let glossary_field = if glossary_id.is_some() {
+        "glossary_id"
+    } else {
+        "glossary_ids"
+    };
+    let glossaries: Vec<String> = glossary_id.into_iter().chain(glossary_ids).collect();
+    if !glossaries.is_empty() && source_lang.is_none() {
+        return Err(bad(format!(
+            "Parameter 'source_lang' is required when '{glossary_field}' is given."
+        )));
+    }
+    for g in glossaries {
+        uuid_field(glossary_field, &g)?;
+        lookups.push(Lookup::Glossary(g));
+    }
+
+    json_only(p, "style_id")?;
+    if let Some(style) = p.string("style_id")? {
+        uuid_field("style_id", &style)?;
+        lookups.push(Lookup::StyleRules(style));
+    }
+    let tm = p.string("translation_memory_id")?;
+    if let Some(t) = p.string("translation_memory_threshold")? {
+        let ok = t.parse::<i64>().ok().filter(|v| (0..=100).contains(v));
+        if ok.is_none() {
+            return Err(bad(format!(
+                "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
+            )));
+        }
+        if tm.is_none() {
+            return Err(bad(
+                "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
+                    .to_owned(),
+            ));
+        }
+    }
+    if let Some(tm) = tm {
+        uuid_field("translation_memory_id", &tm)?;
+        lookups.push(Lookup::TranslationMemory(tm));
+    }
+
     let split_lines = tag_handling.is_none() && split_sentences.unwrap_or("1") == "1";
     Ok(Options {
         texts,
         target_lang,
         source_lang,
+        context,
         tag_handling,
         tag_handling_version,
         show_billed_characters,
         model_type,
         formality,
+        custom_instructions,
+        lookups,
         split_lines,
+        markup,
     })
+}
+
+/// Whether `t` is an XML name (what a tag list may hold).
+fn is_tag_name(t: &str) -> bool {
+    let mut chars = t.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'))
+}
+
+/// Answers a reference to a stored resource: none can exist yet (this server
+/// has no glossaries, style rule lists or translation memories), so 404.
+fn lookup(l: &Lookup) -> ApiError {
+    match l {
+        Lookup::Glossary(id) => ApiError::NotFound(format!("Glossary '{id}' not found.")),
+        Lookup::StyleRules(id) => ApiError::NotFound(format!("Style rule list '{id}' not found.")),
+        Lookup::TranslationMemory(id) => {
+            ApiError::NotFound(format!("Translation memory '{id}' not found."))
+        }
+    }
 }
 
 /// One translated text.
@@ -376,8 +551,11 @@ async fn translate(
         &state,
         opts.source_lang.as_deref(),
         &opts.target_lang,
-        opts.formality.as_deref(),
+        opts.formality,
     )?;
+    if let Some(l) = opts.lookups.first() {
+        return Err(lookup(l));
+    }
 
     let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
     let total: usize = billed.iter().sum();
@@ -403,6 +581,13 @@ async fn translate(
             } else {
                 TagHandling::None
             },
+            options: TranslateOptions {
+                formality: opts.formality,
+                context: opts.context.clone(),
+                custom_instructions: opts.custom_instructions.clone(),
+                model_type: opts.model_type.map(str::to_owned),
+            },
+            markup: opts.markup.clone(),
         })
         .await
         .map_err(languages::engine_error)?;
@@ -560,12 +745,24 @@ mod tests {
             (r#""tag_handling":"json""#, "tag_handling"),
             (r#""tag_handling_version":"v3""#, "tag_handling_version"),
             (r#""glossary_ids":["g"]"#, "glossary_ids"),
+            (r#""glossary_id":"g""#, "glossary_id"),
             (
-                r#""custom_instructions":["be nice"]"#,
+                r#""custom_instructions":["x","x","x","x","x","x","x","x","x","x","x"]"#,
                 "custom_instructions",
             ),
+            (r#""custom_instructions":"be nice""#, "custom_instructions"),
+            (
+                r#""translation_memory_threshold":"101""#,
+                "translation_memory_threshold",
+            ),
+            (r#""formality":"very""#, "formality"),
+            (r#""style_id":"not-a-uuid""#, "style_id"),
             (r#""ignore_tags":"x""#, "ignore_tags"),
             (r#""splitting_tags":["p"]"#, "splitting_tags"),
+            (
+                r#""tag_handling":"xml","non_splitting_tags":["a b"]"#,
+                "non_splitting_tags",
+            ),
             (r#""outline_detection":"no""#, "outline_detection"),
         ] {
             let m = message(options(&json(&format!("{{{base},{extra}}}"))));
@@ -586,6 +783,60 @@ mod tests {
         ))
         .unwrap();
         assert!(o.show_billed_characters);
+    }
+
+    #[test]
+    fn glossaries_instructions_and_json_only_fields() {
+        let g = "3fa85f64-5717-4562-b3fc-2c963f66afa6";
+        let m = message(options(&json(&format!(
+            r#"{{"text":["a"],"target_lang":"ES","source_lang":"EN","glossary_id":"{g}","glossary_ids":["{g}"]}}"#
+        ))));
+        assert!(m.contains("'glossary_id' and 'glossary_ids'"), "{m}");
+        let m = message(options(&form(&format!(
+            "text=a&target_lang=ES&source_lang=EN&glossary_ids={g},{g},{g}&glossary_ids={g},{g},{g}"
+        ))));
+        assert!(m.contains("at most 5"), "{m}");
+        let o = options(&form(&format!(
+            "text=a&target_lang=ES&source_lang=EN&glossary_ids={g},{g}&glossary_ids={g}"
+        )))
+        .unwrap();
+        assert_eq!(o.lookups, vec![Lookup::Glossary(g.to_owned()); 3]);
+        let m = message(options(&json(
+            r#"{"text":["a"],"target_lang":"PT-BR","custom_instructions":["Be brief."]}"#,
+        )));
+        assert!(
+            m.contains("'custom_instructions'") && m.contains("PT-BR"),
+            "{m}"
+        );
+        let long = "x".repeat(301);
+        let m = message(options(&json(&format!(
+            r#"{{"text":["a"],"target_lang":"DE","custom_instructions":["{long}"]}}"#
+        ))));
+        assert!(
+            m.contains("'custom_instructions'") && m.contains("300"),
+            "{m}"
+        );
+        let o = options(&json(
+            r#"{"text":["a"],"target_lang":"en-us","custom_instructions":["Be brief."]}"#,
+        ))
+        .unwrap();
+        assert_eq!(o.custom_instructions, ["Be brief."]);
+        for field in ["custom_instructions", "style_id", "tag_handling_version"] {
+            let m = message(options(&form(&format!("text=a&target_lang=DE&{field}=x"))));
+            assert!(
+                m.contains(&format!("'{field}'")) && m.contains("JSON"),
+                "{m}"
+            );
+        }
+        let m = message(options(&json(
+            r#"{"text":["a"],"target_lang":"DE","translation_memory_threshold":80}"#,
+        )));
+        assert!(m.contains("'translation_memory_id'"), "{m}");
+        let o = options(&form(
+            "text=a&target_lang=DE&enable_beta_languages=1&formality=prefer_less",
+        ))
+        .unwrap();
+        assert_eq!(o.formality, Formality::PreferLess);
     }
 
     #[test]

@@ -1,18 +1,20 @@
 //! The Apertium engine: installed pairs run as long-lived null-flush
 //! pipelines, many texts batched into each block.
 
+mod batch;
 mod discovery;
 mod pipeline;
 mod stream;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{Engine, EngineError, Pair, TagHandling};
+use crate::{Engine, EngineError, Pair, TagHandling, TranslateOptions};
+use batch::{Batcher, Pending};
 use pipeline::Pool;
 use stream::{Prepared, Unit};
 
@@ -31,6 +33,9 @@ pub struct ApertiumConfig {
     /// Longest time one block may take in a pipeline before the pipeline is
     /// killed and the request fails with [`EngineError::Unavailable`].
     pub timeout: Duration,
+    /// Blocks that may wait for a pipeline of one pair; more are refused
+    /// with [`EngineError::Overloaded`] (default 1024).
+    pub queue: usize,
 }
 
 impl Default for ApertiumConfig {
@@ -39,6 +44,7 @@ impl Default for ApertiumConfig {
             modes_dir: PathBuf::from("/usr/share/apertium/modes"),
             pipelines_per_pair: std::thread::available_parallelism().map_or(2, |n| n.get()),
             timeout: Duration::from_secs(60),
+            queue: 1024,
         }
     }
 }
@@ -46,7 +52,14 @@ impl Default for ApertiumConfig {
 /// Apertium behind the [`Engine`] trait.
 pub struct ApertiumEngine {
     pairs: Vec<Pair>,
-    pools: HashMap<String, Arc<Pool>>,
+    pools: HashMap<String, PairPipelines>,
+    queue: usize,
+}
+
+/// The pipelines of one pair and their batcher (started on first use).
+struct PairPipelines {
+    pool: Arc<Pool>,
+    batcher: OnceLock<Batcher>,
 }
 
 impl ApertiumEngine {
@@ -66,21 +79,38 @@ impl ApertiumEngine {
             tracing::debug!(mode = mode.pair.id, path = %mode.path.display(), stages = mode.stages.len(), "Apertium pair");
             pools.insert(
                 mode.pair.id.clone(),
-                Arc::new(Pool::new(
-                    mode.pair.id.clone(),
-                    mode.stages,
-                    config.pipelines_per_pair,
-                    config.timeout,
-                )),
+                PairPipelines {
+                    pool: Arc::new(Pool::new(
+                        mode.pair.id.clone(),
+                        mode.stages,
+                        config.pipelines_per_pair,
+                        config.timeout,
+                        config.queue,
+                    )),
+                    batcher: OnceLock::new(),
+                },
             );
             pairs.push(mode.pair);
         }
         tracing::info!(pairs = ?pairs.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), "Apertium pairs found");
-        Ok(Self { pairs, pools })
+        Ok(Self {
+            pairs,
+            pools,
+            queue: config.queue,
+        })
+    }
+
+    /// Blocks (flushes) sent to the pipelines of all pairs so far: with
+    /// continuous batching, far fewer than requests under load.
+    pub fn blocks_sent(&self) -> usize {
+        self.pools.values().map(|p| p.pool.blocks()).sum()
     }
 
     /// Translates the units of one block; on separator trouble, each unit alone.
-    async fn run_block(pool: &Pool, units: &[&Unit]) -> Result<Vec<String>, EngineError> {
+    pub(crate) async fn run_block(
+        pool: &Pool,
+        units: &[&Unit],
+    ) -> Result<Vec<String>, EngineError> {
         let mut block = String::new();
         for (i, u) in units.iter().enumerate() {
             stream::encode(u, i, &mut block);
@@ -129,11 +159,16 @@ impl Engine for ApertiumEngine {
         pair: &Pair,
         texts: Vec<String>,
         tags: TagHandling,
+        _options: &TranslateOptions,
     ) -> Result<Vec<String>, EngineError> {
-        let pool = self
+        let pair_pipelines = self
             .pools
             .get(&pair.id)
             .ok_or_else(|| EngineError::Failed(format!("Apertium has no pair {}", pair.id)))?;
+        let pool = &pair_pipelines.pool;
+        let batcher = pair_pipelines
+            .batcher
+            .get_or_init(|| Batcher::start(pool.clone(), self.queue, MAX_BLOCK));
         let prepared: Vec<Prepared> = texts.iter().map(|t| stream::prepare(t, tags)).collect();
         let units: Vec<(usize, &Unit)> = prepared
             .iter()
@@ -144,8 +179,9 @@ impl Engine for ApertiumEngine {
             })
             .collect();
 
-        // Contiguous blocks of roughly equal size, enough to keep every
-        // pipeline of the pool busy.
+        // Large requests: contiguous parts of roughly equal size, enough to
+        // keep every pipeline of the pool busy. The batcher puts small parts
+        // of concurrent requests together into shared blocks.
         let sizes: Vec<usize> = units.iter().map(|(i, _)| texts[*i].len() + 16).collect();
         let total: usize = sizes.iter().sum();
         let target = total.div_ceil(pool.size()).clamp(MIN_BLOCK, MAX_BLOCK);
@@ -164,9 +200,23 @@ impl Engine for ApertiumEngine {
             blocks.push(current);
         }
 
-        let jobs = blocks.iter().map(|b| {
-            let block_units: Vec<&Unit> = b.iter().map(|&k| units[k].1).collect();
-            async move { Self::run_block(pool, &block_units).await }
+        let mut waiting = Vec::with_capacity(blocks.len());
+        for b in &blocks {
+            let (reply, rx) = tokio::sync::oneshot::channel();
+            batcher.submit(
+                Pending {
+                    units: b.iter().map(|&k| units[k].1.clone()).collect(),
+                    bytes: b.iter().map(|&k| sizes[k]).sum(),
+                    reply,
+                },
+                &pair.id,
+            )?;
+            waiting.push(rx);
+        }
+        let jobs = waiting.into_iter().map(|rx| async move {
+            rx.await.map_err(|_| {
+                EngineError::Unavailable("the Apertium batcher dropped a request".into())
+            })?
         });
         let outputs = futures::future::try_join_all(jobs).await?;
 
@@ -186,7 +236,7 @@ impl Engine for ApertiumEngine {
     }
 
     fn process_ids(&self) -> Vec<u32> {
-        let mut pids: Vec<u32> = self.pools.values().flat_map(|p| p.pids()).collect();
+        let mut pids: Vec<u32> = self.pools.values().flat_map(|p| p.pool.pids()).collect();
         pids.sort_unstable();
         pids
     }

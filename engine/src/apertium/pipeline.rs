@@ -22,10 +22,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::discovery::Stage;
 use crate::EngineError;
+use crate::upstream::Gate;
 
 /// Blocks in flight in one pipeline at most.
 pub(crate) const DEPTH: usize = 8;
@@ -314,19 +315,32 @@ pub(crate) struct Pool {
     stages: Vec<Stage>,
     timeout: Duration,
     slots: Vec<Mutex<Option<Arc<Pipeline>>>>,
-    permits: Semaphore,
+    gate: Gate,
+    blocks: AtomicUsize,
 }
 
 impl Pool {
-    pub fn new(mode: String, stages: Vec<Stage>, size: usize, timeout: Duration) -> Self {
+    pub fn new(
+        mode: String,
+        stages: Vec<Stage>,
+        size: usize,
+        timeout: Duration,
+        queue: usize,
+    ) -> Self {
         let size = size.max(1);
         Self {
+            gate: Gate::new(format!("Apertium {mode}"), size * DEPTH, queue),
             mode,
             stages,
             timeout,
             slots: (0..size).map(|_| Mutex::new(None)).collect(),
-            permits: Semaphore::new(size * DEPTH),
+            blocks: AtomicUsize::new(0),
         }
+    }
+
+    /// Blocks sent so far (each is one flush through the pipeline).
+    pub fn blocks(&self) -> usize {
+        self.blocks.load(Ordering::Relaxed)
     }
 
     /// Number of pipelines the pool may run.
@@ -412,11 +426,8 @@ impl Pool {
     /// a fresh one; a timeout kills the pipeline and gives
     /// [`EngineError::Unavailable`].
     pub async fn run(&self, block: &[u8]) -> Result<Vec<u8>, EngineError> {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| EngineError::Unavailable("pipeline pool closed".into()))?;
+        self.blocks.fetch_add(1, Ordering::Relaxed);
+        let _permit = self.gate.enter().await?;
         let mut last_error = String::new();
         for attempt in 0..2 {
             let (slot, pipeline) = self.pick()?;
@@ -425,7 +436,7 @@ impl Pool {
                 Ok(None) => {
                     tracing::warn!(mode = self.mode, timeout = ?self.timeout, bytes = block.len(), "Apertium pipeline timed out; killing it");
                     self.discard(slot, &pipeline);
-                    return Err(EngineError::Unavailable(format!(
+                    return Err(EngineError::Timeout(format!(
                         "the {} pipeline did not answer within {:?}",
                         self.mode, self.timeout
                     )));

@@ -31,6 +31,7 @@ fn req(source: Option<&str>, target: &str, texts: &[&str], tags: TagHandling) ->
         target_lang: target.to_owned(),
         texts: texts.iter().map(|t| (*t).to_owned()).collect(),
         tag_handling: tags,
+        ..Default::default()
     }
 }
 
@@ -149,6 +150,7 @@ async fn batches_keep_order() {
             target_lang: "ES".into(),
             texts: texts.clone(),
             tag_handling: TagHandling::None,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -318,6 +320,7 @@ async fn concurrent_requests() {
                 target_lang: target.into(),
                 texts,
                 tag_handling: TagHandling::None,
+                ..Default::default()
             })
             .await
         })
@@ -329,12 +332,48 @@ async fn concurrent_requests() {
     }
 }
 
-async fn futures_join<T>(handles: impl Iterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+/// Spawns every task (the iterator is lazy) before awaiting them in order.
+async fn futures_join<T>(handles: impl IntoIterator<Item = tokio::task::JoinHandle<T>>) -> Vec<T> {
+    let handles: Vec<_> = handles.into_iter().collect();
     let mut out = Vec::new();
     for h in handles {
         out.push(h.await.expect("task"));
     }
     out
+}
+
+#[tokio::test]
+async fn concurrent_requests_share_blocks() {
+    let engine = Arc::new(
+        crate::ApertiumEngine::new(ApertiumConfig {
+            pipelines_per_pair: 1,
+            ..ApertiumConfig::default()
+        })
+        .expect("Apertium"),
+    );
+    let t = Arc::new(Translator::new(vec![engine.clone() as Arc<dyn crate::Engine>]).unwrap());
+    // Start the pipeline.
+    tr(&t, "EN", "ES", &["The dog runs."]).await;
+    let before = engine.blocks_sent();
+    let calls = (0..64).map(|i| {
+        let t = t.clone();
+        tokio::spawn(async move {
+            let text = format!("The dog number {i} sees a big house near the station.");
+            t.translate(req(Some("EN"), "ES", &[&text], TagHandling::None))
+                .await
+        })
+    });
+    for (i, res) in futures_join(calls).await.into_iter().enumerate() {
+        let res = res.expect("translation");
+        assert!(
+            res.texts[0].contains(&i.to_string()) && res.texts[0].contains("perro"),
+            "{:?}",
+            res.texts
+        );
+    }
+    let blocks = engine.blocks_sent() - before;
+    // One flush per request without batching; far fewer with it.
+    assert!(blocks < 32, "{blocks} blocks for 64 requests");
 }
 
 #[tokio::test]
@@ -459,6 +498,7 @@ async fn random_tags_stay_well_formed() {
                 target_lang: target.into(),
                 texts: texts.clone(),
                 tag_handling: TagHandling::Xml,
+                ..Default::default()
             })
             .await
             .unwrap();

@@ -1,0 +1,468 @@
+//! `tolk-bench translate`: the same load against Tolk's `POST /v2/translate`
+//! and against Apertium-APY (Debian's `apertium-apy`, started here), EN→ES:
+//! N concurrent clients, each sending one 15–25 word sentence per request
+//! in a loop for a fixed time. Prints requests/s, words/s, p50 and p99
+//! latency for both and the ratios, plus the raw `apertium` command's batch
+//! throughput on the same sentences.
+//!
+//! Tolk runs in this process (API only, its own throwaway database, the
+//! real ledger and key checks on every request); APY runs as its own
+//! process with as many pipelines per pair as there are CPUs. Both are
+//! reached over loopback HTTP by the same client code.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use tolk_engine::{ApertiumConfig, Translator};
+use tolk_storage::objects::Objects;
+
+use crate::documents::{Text, raw_apertium};
+
+/// Options of the translate benchmark.
+#[derive(Debug, Args)]
+pub struct TranslateArgs {
+    /// Concurrent clients, one run per value.
+    #[arg(long, value_delimiter = ',', default_value = "8,64")]
+    clients: Vec<usize>,
+    /// Seconds per run.
+    #[arg(long, default_value_t = 30)]
+    seconds: u64,
+    /// Distinct sentences cycled through by the clients.
+    #[arg(long, default_value_t = 2_000)]
+    sentences: usize,
+    /// Apertium pipelines per pair, for Tolk and APY alike (default: CPUs).
+    #[arg(long)]
+    pipelines: Option<usize>,
+    /// Admin URL of the local PostgreSQL (a throwaway database is created and dropped).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    database_url: String,
+    /// Apertium modes folder.
+    #[arg(long, default_value = "/usr/share/apertium/modes")]
+    modes: std::path::PathBuf,
+    /// Only run against Tolk (skip APY).
+    #[arg(long)]
+    tolk_only: bool,
+}
+
+/// One 15–25 word sentence: two clauses of the documents benchmark's grammar.
+fn long_sentence(t: &mut Text) -> String {
+    loop {
+        let a = t.sentence();
+        let b = t.sentence();
+        let b = b
+            .strip_prefix("The ")
+            .map_or_else(|| b.clone(), |rest| format!("the {rest}"));
+        let s = format!("{}, and {b}", a.trim_end_matches('.'));
+        let words = s.split_whitespace().count();
+        if (15..=25).contains(&words) {
+            return s;
+        }
+    }
+}
+
+/// Figures of one run.
+struct Figures {
+    requests: usize,
+    errors: usize,
+    words: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Figures {
+    fn rps(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+    fn wps(&self) -> f64 {
+        self.words as f64 / self.elapsed.as_secs_f64()
+    }
+    fn pct(&self, p: f64) -> Duration {
+        if self.latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let i = ((self.latencies.len() as f64 - 1.0) * p).round() as usize;
+        self.latencies[i.min(self.latencies.len() - 1)]
+    }
+}
+
+/// Which server a client talks to.
+#[derive(Clone)]
+enum Target {
+    Tolk { url: String, key: String },
+    Apy { url: String },
+}
+
+impl Target {
+    async fn send(&self, http: &reqwest::Client, sentence: &str) -> Result<bool> {
+        let res = match self {
+            Self::Tolk { url, key } => {
+                http.post(format!("{url}/v2/translate"))
+                    .header("Authorization", format!("DeepL-Auth-Key {key}"))
+                    .json(&serde_json::json!({
+                        "text": [sentence], "source_lang": "EN", "target_lang": "ES"
+                    }))
+                    .send()
+                    .await?
+            }
+            Self::Apy { url } => {
+                http.post(format!("{url}/translate"))
+                    .form(&[
+                        ("langpair", "eng|spa"),
+                        ("q", sentence),
+                        ("markUnknown", "no"),
+                        ("format", "txt"),
+                    ])
+                    .send()
+                    .await?
+            }
+        };
+        let ok = res.status().is_success();
+        let body = res.bytes().await?;
+        Ok(ok && !body.is_empty())
+    }
+}
+
+/// `clients` loops for `duration`; every request's latency is kept.
+async fn load(
+    target: &Target,
+    sentences: &Arc<Vec<String>>,
+    clients: usize,
+    duration: Duration,
+) -> Result<Figures> {
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .timeout(Duration::from_secs(60))
+        .build()?;
+    let start = Instant::now();
+    let deadline = start + duration;
+    let mut tasks = Vec::with_capacity(clients);
+    for c in 0..clients {
+        let http = http.clone();
+        let target = target.clone();
+        let sentences = sentences.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let (mut words, mut errors) = (0usize, 0usize);
+            let mut i = c * 7919;
+            while Instant::now() < deadline {
+                let s = &sentences[i % sentences.len()];
+                i += 1;
+                let t0 = Instant::now();
+                match target.send(&http, s).await {
+                    Ok(true) => {
+                        lat.push(t0.elapsed());
+                        words += s.split_whitespace().count();
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (lat, words, errors)
+        }));
+    }
+    let mut f = Figures {
+        requests: 0,
+        errors: 0,
+        words: 0,
+        elapsed: Duration::ZERO,
+        latencies: Vec::new(),
+    };
+    for t in tasks {
+        let (lat, words, errors) = t.await?;
+        f.requests += lat.len();
+        f.latencies.extend(lat);
+        f.words += words;
+        f.errors += errors;
+    }
+    f.elapsed = start.elapsed();
+    f.latencies.sort_unstable();
+    Ok(f)
+}
+
+/// Tolk's API in this process, on a throwaway database.
+struct Tolk {
+    url: String,
+    key: String,
+    db_name: String,
+    admin_url: String,
+    stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+async fn start_tolk(args: &TranslateArgs, pipelines: usize) -> Result<Tolk> {
+    let db_name = format!("tolk_bench_translate_{}", std::process::id());
+    let admin = sqlx::PgPool::connect(&args.database_url)
+        .await
+        .context("PostgreSQL must be running (scripts/setup.sh)")?;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP DATABASE IF EXISTS {db_name}"
+    )))
+    .execute(&admin)
+    .await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
+        .execute(&admin)
+        .await?;
+    admin.close().await;
+    let base = args
+        .database_url
+        .rsplit_once('/')
+        .map(|(b, _)| b)
+        .unwrap_or(&args.database_url);
+    let options: sqlx::postgres::PgConnectOptions =
+        format!("{base}/{db_name}?sslmode=disable").parse()?;
+    let db = tolk_storage::db::connect(options, 10).await?;
+    tolk_storage::db::migrate(&db).await?;
+    let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
+    let key = tolk_storage::keys::create(&db, org, "bench", false)
+        .await?
+        .secret;
+    let objects = Objects::open(
+        &std::env::temp_dir()
+            .join(&db_name)
+            .join("objects")
+            .display()
+            .to_string(),
+    )?;
+    let translator = Arc::new(Translator::apertium(ApertiumConfig {
+        modes_dir: args.modes.clone(),
+        pipelines_per_pair: pipelines,
+        ..ApertiumConfig::default()
+    })?);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    let (stop, mut rx) = tokio::sync::watch::channel(false);
+    let state = tolk_api::AppState {
+        db,
+        objects,
+        translator,
+        max_upload_bytes: 1024 * 1024,
+        rate_limiter: tolk_api::rate_limit::RateLimiter::local(tolk_api::rate_limit::RateLimit {
+            per_second: 0.0,
+            burst: 1,
+        }),
+        analytics_page_size: 100,
+        record_usage: true,
+    };
+    let task = tokio::spawn(async move {
+        let stopped = async move {
+            let _ = rx.wait_for(|v| *v).await;
+        };
+        if let Err(e) = tolk_api::serve(listener, state, stopped).await {
+            eprintln!("api: {e}");
+        }
+    });
+    Ok(Tolk {
+        url,
+        key,
+        db_name,
+        admin_url: args.database_url.clone(),
+        stop,
+        task,
+    })
+}
+
+impl Tolk {
+    async fn shutdown(self) -> Result<()> {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+        let admin = sqlx::PgPool::connect(&self.admin_url).await?;
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.db_name
+        )))
+        .execute(&admin)
+        .await?;
+        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(&self.db_name));
+        Ok(())
+    }
+}
+
+/// `apertium-apy` on a free loopback port (killed on drop).
+struct Apy {
+    child: tokio::process::Child,
+    url: String,
+    command: String,
+}
+
+async fn start_apy(modes: &std::path::Path, pipelines: usize) -> Result<Apy> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let dir = std::env::temp_dir().join(format!("tolk_bench_apy_{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let args = [
+        "-p".to_owned(),
+        port.to_string(),
+        "-i".to_owned(),
+        pipelines.to_string(),
+        modes.display().to_string(),
+    ];
+    let child = tokio::process::Command::new("apertium-apy")
+        .args(&args)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("apertium-apy must be installed (scripts/setup.sh installs it)")?;
+    let apy = Apy {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        command: format!("apertium-apy {}", args.join(" ")),
+    };
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Ok(r) = http.get(format!("{}/listPairs", apy.url)).send().await
+            && r.status().is_success()
+        {
+            return Ok(apy);
+        }
+        if Instant::now() > deadline {
+            bail!("apertium-apy did not come up");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+impl Drop for Apy {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn row(name: &str, clients: usize, f: &Figures) {
+    println!(
+        "| {name} | {clients} | {} | {} | {:.0} | {:.0} | {:.1} | {:.1} |",
+        f.requests,
+        f.errors,
+        f.rps(),
+        f.wps(),
+        ms(f.pct(0.5)),
+        ms(f.pct(0.99))
+    );
+}
+
+/// Runs the benchmark.
+pub async fn run(args: TranslateArgs) -> Result<()> {
+    let pipelines = args.pipelines.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+    });
+    let mut gen_ = Text {
+        state: 0x2545_F491_4F6C_DD1D,
+    };
+    let sentences: Vec<String> = (0..args.sentences.max(1))
+        .map(|_| long_sentence(&mut gen_))
+        .collect();
+    let words: usize = sentences.iter().map(|s| s.split_whitespace().count()).sum();
+    println!(
+        "translate benchmark: EN→ES, one sentence of 15–25 words per request ({} distinct, {:.1} words on average), {}s per run, {pipelines} pipelines per pair",
+        sentences.len(),
+        words as f64 / sentences.len() as f64,
+        args.seconds
+    );
+    let sentences = Arc::new(sentences);
+    let duration = Duration::from_secs(args.seconds.max(1));
+
+    // Raw apertium: the sentences as one batch (one per line), 1 and N processes.
+    let mut batch = String::new();
+    let mut batch_words = 0;
+    while batch_words < 100_000 {
+        for s in sentences.iter() {
+            batch.push_str(s);
+            batch.push('\n');
+            batch_words += s.split_whitespace().count();
+        }
+    }
+    let raw1 = raw_apertium(&batch, 1).await?;
+    let raw_n = raw_apertium(&batch, pipelines).await?;
+    let raw1_wps = batch_words as f64 / raw1.as_secs_f64();
+    let raw_n_wps = batch_words as f64 / raw_n.as_secs_f64();
+
+    let tolk = start_tolk(&args, pipelines).await?;
+    let tolk_target = Target::Tolk {
+        url: tolk.url.clone(),
+        key: tolk.key.clone(),
+    };
+    let apy = if args.tolk_only {
+        None
+    } else {
+        Some(start_apy(&args.modes, pipelines).await?)
+    };
+    if let Some(apy) = &apy {
+        println!("APY: {}", apy.command);
+    }
+
+    let mut results = Vec::new();
+    for &clients in &args.clients {
+        // Warm-up (not counted): starts the pipelines of both.
+        load(&tolk_target, &sentences, clients, Duration::from_secs(2)).await?;
+        let t = load(&tolk_target, &sentences, clients, duration).await?;
+        let a = match &apy {
+            Some(apy) => {
+                let target = Target::Apy {
+                    url: apy.url.clone(),
+                };
+                load(&target, &sentences, clients, Duration::from_secs(2)).await?;
+                Some(load(&target, &sentences, clients, duration).await?)
+            }
+            None => None,
+        };
+        results.push((clients, t, a));
+    }
+    drop(apy);
+    tolk.shutdown().await?;
+
+    println!();
+    println!("| server | clients | requests | errors | req/s | words/s | p50 ms | p99 ms |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (clients, t, a) in &results {
+        row("Tolk /v2/translate", *clients, t);
+        if let Some(a) = a {
+            row("apertium-apy /translate", *clients, a);
+        }
+    }
+    println!();
+    println!(
+        "raw `apertium -u eng-spa` batch ({batch_words} words, one sentence per line): 1 process {raw1_wps:.0} words/s, {pipelines} processes {raw_n_wps:.0} words/s"
+    );
+    println!();
+    println!(
+        "| clients | Tolk/APY req/s | Tolk/APY p50 | Tolk words/s / raw apertium ({pipelines} processes) |"
+    );
+    println!("|---|---|---|---|");
+    for (clients, t, a) in &results {
+        let (thr, p50) = match a {
+            Some(a) => (
+                format!("{:.2}×", t.rps() / a.rps()),
+                format!("{:.2}×", ms(t.pct(0.5)) / ms(a.pct(0.5))),
+            ),
+            None => ("—".to_owned(), "—".to_owned()),
+        };
+        println!(
+            "| {clients} | {thr} | {p50} | {:.0} % |",
+            100.0 * t.wps() / raw_n_wps
+        );
+    }
+    if let Some((clients, t, Some(a))) = results.iter().find(|(c, _, _)| *c == 64) {
+        let thr = t.rps() / a.rps();
+        let p50 = ms(t.pct(0.5)) / ms(a.pct(0.5));
+        let raw = t.wps() / raw_n_wps;
+        println!();
+        println!(
+            "targets at {clients} clients: throughput ≥ 3× APY: {thr:.2}× → {}; p50 ≤ 0.5× APY: {p50:.2}× → {}; words/s within 50 % of raw apertium: {:.0} % → {}",
+            if thr >= 3.0 { "PASS" } else { "MISS" },
+            if p50 <= 0.5 { "PASS" } else { "MISS" },
+            100.0 * raw,
+            if raw >= 0.5 { "PASS" } else { "MISS" }
+        );
+    }
+    Ok(())
+}
