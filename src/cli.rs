@@ -174,6 +174,20 @@ pub struct ApiArgs {
     /// Do not run pending migrations at start.
     #[arg(long, env = "TOLK_NO_MIGRATE")]
     pub no_migrate: bool,
+    /// Requests per second a key may send, sustained (0: no rate limit).
+    #[arg(long, env = "TOLK_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
+    pub rate_limit_per_second: f64,
+    /// Requests a key may send at once before the sustained rate applies.
+    #[arg(long, env = "TOLK_RATE_LIMIT_BURST", default_value_t = 200)]
+    pub rate_limit_burst: u32,
+    /// Items per page of the custom-tag usage report.
+    #[arg(long, env = "TOLK_ANALYTICS_PAGE_SIZE", default_value_t = 100)]
+    pub analytics_page_size: u32,
+    /// Commit request ledger entries without waiting for the WAL flush: faster
+    /// metering of short requests, but a crash of PostgreSQL itself can lose the
+    /// last ~0.6 s of billing entries. Off by default (durable).
+    #[arg(long, env = "TOLK_LEDGER_ASYNC_COMMIT")]
+    pub async_ledger_commit: bool,
 }
 
 /// Worker settings.

@@ -10,6 +10,7 @@ use clap::Parser;
 use tokio::sync::watch;
 
 use cli::{AdminCommand, ApiArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
+use tolk_api::rate_limit::{RateLimit, RateLimiter};
 use tolk_engine::{
     ApertiumConfig, ApertiumEngine, ApyEngine, DeeplEngine, Engine, HttpEngineConfig, OpenAiEngine,
     Translator,
@@ -119,6 +120,7 @@ struct Services {
     espeak: tolk_voice::tts::Espeak,
     lame: std::path::PathBuf,
     recognizer: tolk_voice::asr::Recognizer,
+    redis_url: Option<String>,
 }
 
 impl Services {
@@ -128,11 +130,6 @@ impl Services {
         let translator = open_engines(common)
             .await
             .context("loading the translation engines")?;
-        if common.redis_url.is_none() {
-            tracing::warn!(
-                "REDIS_URL is not set: limits that need sharing between replicas stay in-process"
-            );
-        }
         let espeak = tolk_voice::tts::Espeak::new(&common.espeak);
         let recognizer =
             tolk_voice::asr::Recognizer::new(&common.pocketsphinx, &common.pocketsphinx_model);
@@ -146,6 +143,7 @@ impl Services {
             espeak,
             lame: common.lame.clone(),
             recognizer,
+            redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
         })
     }
 }
@@ -273,6 +271,28 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         .await
         .with_context(|| format!("binding {}", args.listen))?;
     tracing::info!(listen = %args.listen, "API listening");
+    let rate = RateLimit {
+        per_second: args.rate_limit_per_second.max(0.0),
+        burst: args.rate_limit_burst.max(1),
+    };
+    let rate_limiter = match &s.redis_url {
+        Some(url) => RateLimiter::shared(rate, url)
+            .await
+            .context("connecting to Redis (REDIS_URL) for the shared rate limits")?,
+        None => {
+            tracing::warn!(
+                "REDIS_URL is not set: per-key rate limits are kept in this process only, \
+                 not shared between API replicas"
+            );
+            RateLimiter::local(rate)
+        }
+    };
+    tracing::info!(
+        per_second = rate.per_second,
+        burst = rate.burst,
+        shared = rate_limiter.is_shared(),
+        "per-key rate limit"
+    );
     let state = tolk_api::AppState {
         db: s.db,
         objects: s.objects,
@@ -286,6 +306,10 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
             max_audio_seconds: args.max_voice_seconds,
             public_url: args.public_url.clone(),
         },
+        rate_limiter,
+        analytics_page_size: args.analytics_page_size.max(1),
+        record_usage: true,
+        async_ledger_commit: args.async_ledger_commit,
     };
     tolk_api::serve(listener, state, stopped(stop))
         .await

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod admin;
 mod auth_and_errors;
 mod documents;
 mod engines;

@@ -20,6 +20,15 @@ pub enum ApiError {
     /// 413.
     #[error("{0}")]
     TooLarge(String),
+    /// 429: the key's rate limit; retry after the given number of seconds.
+    #[error("Too many requests. Please wait and resend your request.")]
+    TooManyRequests {
+        /// Seconds until a request would be accepted (the `Retry-After` header).
+        retry_after_secs: u64,
+    },
+    /// 456: the key's usage limit is reached.
+    #[error("{0}")]
+    QuotaExceeded(String),
     /// 503: not ready yet.
     #[error("{0}")]
     NotReady(String),
@@ -45,6 +54,8 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::QuotaExceeded(_) => StatusCode::from_u16(456).unwrap_or(StatusCode::FORBIDDEN),
             Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::UriTooLong(_) => StatusCode::URI_TOO_LONG,
@@ -79,12 +90,21 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let mut res = (status, Json(json!({ "message": message }))).into_response();
-        if matches!(self, Self::Overloaded(_)) {
+        match self {
+            Self::TooManyRequests { retry_after_secs } => {
+                res.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(retry_after_secs.max(1)),
+                );
+            }
             // Engines shed load for a moment only.
-            res.headers_mut().insert(
-                axum::http::header::RETRY_AFTER,
-                axum::http::HeaderValue::from_static("1"),
-            );
+            Self::Overloaded(_) => {
+                res.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from_static("1"),
+                );
+            }
+            _ => {}
         }
         res
     }

@@ -7,6 +7,8 @@
 pub mod auth;
 pub mod body;
 pub mod error;
+pub mod limits;
+pub mod rate_limit;
 pub mod routes;
 pub mod state;
 pub mod trace_id;
@@ -46,6 +48,8 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::translate::router())
         .merge(routes::languages::router())
         .merge(routes::usage::router())
+        .merge(routes::admin_keys::router())
+        .merge(routes::analytics::router())
         .merge(routes::health::router())
         .merge(routes::metrics::router())
         .merge(routes::voice::router(voice_upload_limit))

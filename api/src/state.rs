@@ -6,6 +6,8 @@ use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 
+use crate::rate_limit::RateLimiter;
+
 /// What every handler can reach.
 #[derive(Clone)]
 pub struct AppState {
@@ -19,4 +21,15 @@ pub struct AppState {
     pub max_upload_bytes: usize,
     /// The voice service's engines and limits.
     pub voice: crate::routes::voice::VoiceSettings,
+    /// Per-key rate limits (shared through Redis when configured).
+    pub rate_limiter: RateLimiter,
+    /// Items per page of `GET /v2/admin/analytics/custom-tags`.
+    pub analytics_page_size: u32,
+    /// Whether billable requests append ledger entries. Always true in the
+    /// product; only the metering benchmark turns it off, to measure its cost.
+    pub record_usage: bool,
+    /// Commit request ledger entries without waiting for the WAL flush
+    /// (`TOLK_LEDGER_ASYNC_COMMIT`; default false: durable). Faster metering, but a
+    /// crash of PostgreSQL itself can lose the last ~0.6 s of billing entries.
+    pub async_ledger_commit: bool,
 }

@@ -262,13 +262,12 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
     let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|v| *v).await;
     };
-    let api_state = tolk_api::AppState {
-        db: db.clone(),
-        objects: objects.clone(),
-        translator: translator.clone(),
-        max_upload_bytes: 64 * 1024 * 1024,
-        voice: Default::default(),
-    };
+    let api_state = crate::app::api_state(
+        db.clone(),
+        objects.clone(),
+        translator.clone(),
+        64 * 1024 * 1024,
+    );
     let mut tasks = Vec::new();
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {

@@ -7,10 +7,14 @@
 //!   `apertium` command on the same text.
 //! - `tolk-bench voice`: real-time factors of TTS, voice conversion and the voice job,
 //!   and time to first audio of the simplex stream, beside the bare `espeak-ng` command.
+//! - `tolk-bench analytics`: admin usage reports over a generated 10-million-entry
+//!   ledger, and metering's overhead on `/v2/translate`.
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
 
+mod analytics;
+mod app;
 mod documents;
 mod queue;
 mod translate;
@@ -32,6 +36,9 @@ enum Command {
     Queue(queue::QueueArgs),
     /// Documents through the platform vs raw apertium.
     Documents(documents::DocumentsArgs),
+    /// Usage analytics over a 10-million-entry ledger, and the cost of metering
+    /// on /v2/translate (with vs without the ledger write).
+    Analytics(analytics::AnalyticsArgs),
     /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
     Translate(translate::TranslateArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
@@ -44,6 +51,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
+        Command::Analytics(args) => analytics::run(args).await,
         Command::Translate(args) => translate::run(args).await,
         Command::Voice(args) => voice::run(args).await,
     }

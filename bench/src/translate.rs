@@ -232,13 +232,7 @@ async fn start_tolk(args: &TranslateArgs, pipelines: usize) -> Result<Tolk> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, mut rx) = tokio::sync::watch::channel(false);
-    let state = tolk_api::AppState {
-        db,
-        objects,
-        translator,
-        max_upload_bytes: 1024 * 1024,
-        voice: Default::default(),
-    };
+    let state = crate::app::api_state(db, objects, translator, 1024 * 1024);
     let task = tokio::spawn(async move {
         let stopped = async move {
             let _ = rx.wait_for(|v| *v).await;

@@ -97,14 +97,16 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
         let _ = rx.wait_for(|v| *v).await;
     };
     let api_state = tolk_api::AppState {
-        db: db.clone(),
-        objects: objects.clone(),
-        translator: translator.clone(),
-        max_upload_bytes: 64 * 1024 * 1024,
         voice: tolk_api::routes::voice::VoiceSettings {
             max_upload_bytes: 64 * 1024 * 1024,
             ..Default::default()
         },
+        ..crate::app::api_state(
+            db.clone(),
+            objects.clone(),
+            translator.clone(),
+            64 * 1024 * 1024,
+        )
     };
     let mut tasks = Vec::new();
     let r = rx.clone();

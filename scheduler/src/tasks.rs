@@ -2,7 +2,7 @@
 
 use sqlx::PgPool;
 use tolk_storage::objects::Objects;
-use tolk_storage::{documents, queue};
+use tolk_storage::{documents, limits, queue, rollup};
 
 use crate::SchedulerConfig;
 
@@ -16,6 +16,20 @@ pub async fn prune_queue(config: &SchedulerConfig, db: &PgPool) {
 
 /// Runs every task once; failures are logged and retried next round.
 pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
+    match rollup::roll_up(db).await {
+        Ok(r) if r.entries > 0 => {
+            tracing::debug!(
+                entries = r.entries,
+                watermark = r.watermark,
+                "usage rolled up"
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "usage rollup failed"),
+    }
+    if let Err(e) = limits::purge_expired_holds(db).await {
+        tracing::warn!(error = %e, "purging expired usage holds failed");
+    }
     match queue::release_dead_workers(db, config.dead_worker_after).await {
         Ok(0) => {}
         Ok(n) => tracing::info!(jobs = n, "re-enqueued jobs of dead workers"),

@@ -32,6 +32,19 @@ pub struct ApiKey {
     pub created_at: DateTime<Utc>,
     /// When the key was deactivated, if it was.
     pub deactivated_at: Option<DateTime<Utc>>,
+    /// The key's usage limits (`None` in a field: no limit).
+    pub limits: Limits,
+}
+
+/// A key's usage limits per monthly period (UTC calendar month); `None` is no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Characters of text translation, document translation and text improvement.
+    pub characters: Option<i64>,
+    /// Milliseconds of speech-to-text.
+    pub speech_to_text_milliseconds: Option<i64>,
+    /// Milliseconds of speech-to-speech.
+    pub speech_to_speech_milliseconds: Option<i64>,
 }
 
 /// A key just created: the full secret is only available here.
@@ -111,6 +124,7 @@ pub async fn create(
             is_admin,
             created_at: row.created_at,
             deactivated_at: None,
+            limits: Limits::default(),
         },
     })
 }
@@ -127,7 +141,9 @@ pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKe
         return Ok(None);
     }
     let Some(row) = sqlx::query!(
-        r#"SELECT key_id, organization_id, label, digest, is_admin, created_at, deactivated_at
+        r#"SELECT key_id, organization_id, label, digest, is_admin, created_at, deactivated_at,
+                  character_limit, speech_to_text_milliseconds_limit,
+                  speech_to_speech_milliseconds_limit
            FROM api_keys WHERE key_id = $1"#,
         key_id
     )
@@ -148,7 +164,121 @@ pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKe
         is_admin: row.is_admin,
         created_at: row.created_at,
         deactivated_at: row.deactivated_at,
+        limits: Limits {
+            characters: row.character_limit,
+            speech_to_text_milliseconds: row.speech_to_text_milliseconds_limit,
+            speech_to_speech_milliseconds: row.speech_to_speech_milliseconds_limit,
+        },
     }))
+}
+
+/// The columns of [`ApiKey`], in the order the queries below select them.
+macro_rules! key_from_row {
+    ($row:expr) => {{
+        let row = $row;
+        ApiKey {
+            key_id: row.key_id,
+            organization_id: row.organization_id,
+            label: row.label,
+            is_admin: row.is_admin,
+            created_at: row.created_at,
+            deactivated_at: row.deactivated_at,
+            limits: Limits {
+                characters: row.character_limit,
+                speech_to_text_milliseconds: row.speech_to_text_milliseconds_limit,
+                speech_to_speech_milliseconds: row.speech_to_speech_milliseconds_limit,
+            },
+        }
+    }};
+}
+
+/// The developer keys (not admin keys) of an organization, oldest first,
+/// deactivated ones included.
+pub async fn list_developer_keys(
+    pool: &PgPool,
+    organization_id: Uuid,
+) -> Result<Vec<ApiKey>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                  character_limit, speech_to_text_milliseconds_limit,
+                  speech_to_speech_milliseconds_limit
+           FROM api_keys WHERE organization_id = $1 AND NOT is_admin
+           ORDER BY created_at, key_id"#,
+        organization_id
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|r| key_from_row!(r)).collect())
+}
+
+/// Deactivates a developer key of the organization, for good (a key already
+/// deactivated keeps its first deactivation time). `None` when the organization
+/// has no such developer key.
+pub async fn deactivate(
+    pool: &PgPool,
+    organization_id: Uuid,
+    key_id: &str,
+) -> Result<Option<ApiKey>, StorageError> {
+    let row = sqlx::query!(
+        r#"UPDATE api_keys SET deactivated_at = COALESCE(deactivated_at, now())
+           WHERE key_id = $1 AND organization_id = $2 AND NOT is_admin
+           RETURNING key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                     character_limit, speech_to_text_milliseconds_limit,
+                     speech_to_speech_milliseconds_limit"#,
+        key_id,
+        organization_id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| key_from_row!(r)))
+}
+
+/// Renames a developer key of the organization; `None` when there is no such key.
+pub async fn set_label(
+    pool: &PgPool,
+    organization_id: Uuid,
+    key_id: &str,
+    label: &str,
+) -> Result<Option<ApiKey>, StorageError> {
+    let row = sqlx::query!(
+        r#"UPDATE api_keys SET label = $3
+           WHERE key_id = $1 AND organization_id = $2 AND NOT is_admin
+           RETURNING key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                     character_limit, speech_to_text_milliseconds_limit,
+                     speech_to_speech_milliseconds_limit"#,
+        key_id,
+        organization_id,
+        label
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| key_from_row!(r)))
+}
+
+/// Replaces all limits of a developer key of the organization; `None` when there
+/// is no such key.
+pub async fn set_limits(
+    pool: &PgPool,
+    organization_id: Uuid,
+    key_id: &str,
+    limits: Limits,
+) -> Result<Option<ApiKey>, StorageError> {
+    let row = sqlx::query!(
+        r#"UPDATE api_keys SET character_limit = $3, speech_to_text_milliseconds_limit = $4,
+                               speech_to_speech_milliseconds_limit = $5
+           WHERE key_id = $1 AND organization_id = $2 AND NOT is_admin
+           RETURNING key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                     character_limit, speech_to_text_milliseconds_limit,
+                     speech_to_speech_milliseconds_limit"#,
+        key_id,
+        organization_id,
+        limits.characters,
+        limits.speech_to_text_milliseconds,
+        limits.speech_to_speech_milliseconds
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| key_from_row!(r)))
 }
 
 #[cfg(test)]

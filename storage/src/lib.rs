@@ -4,12 +4,15 @@
 //!
 //! storage knows no HTTP and no job handler; api, worker and scheduler call it.
 
+pub mod analytics;
 pub mod db;
 pub mod documents;
 pub mod error;
 pub mod keys;
+pub mod limits;
 pub mod objects;
 pub mod queue;
+pub mod rollup;
 pub mod usage;
 pub mod voice_jobs;
 

@@ -11,10 +11,20 @@ pub mod kind {
     pub const TEXT_TRANSLATION: &str = "text_translation_characters";
     /// Characters of document translation.
     pub const DOCUMENT_TRANSLATION: &str = "document_translation_characters";
-    /// Milliseconds of audio transcribed (voice translation jobs).
+    /// Characters of text improvement (rephrasing).
+    pub const TEXT_IMPROVEMENT: &str = "text_improvement_characters";
+    /// Milliseconds of speech-to-text.
     pub const SPEECH_TO_TEXT: &str = "speech_to_text_milliseconds";
-    /// Milliseconds of audio converted to another voice (`POST /v1/vc/convert`).
+    /// Milliseconds of speech-to-speech.
     pub const SPEECH_TO_SPEECH: &str = "speech_to_speech_milliseconds";
+    /// Every kind.
+    pub const ALL: [&str; 5] = [
+        TEXT_TRANSLATION,
+        DOCUMENT_TRANSLATION,
+        TEXT_IMPROVEMENT,
+        SPEECH_TO_TEXT,
+        SPEECH_TO_SPEECH,
+    ];
 }
 
 /// One ledger entry.
@@ -53,49 +63,61 @@ pub async fn record(conn: &mut PgConnection, event: &UsageEvent<'_>) -> Result<(
     Ok(())
 }
 
-/// Total of one kind recorded for a key.
-pub async fn total_for_key(
+/// Appends an entry like [`record`], committing the enclosing transaction (or
+/// the statement's own) without waiting for the WAL flush
+/// (`synchronous_commit = off`, local to that transaction). The entry is visible
+/// at once (limits and reports see it); only a crash of PostgreSQL itself within
+/// about 3 × `wal_writer_delay` (600 ms by default) of the commit can lose it,
+/// never an application crash. Used for request metering, where the flush would
+/// otherwise cost more than a short translation (see `tolk-bench analytics`).
+pub async fn record_relaxed(
     conn: &mut PgConnection,
-    api_key_id: &str,
-    kind: &str,
-) -> Result<i64, StorageError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT COALESCE(sum(amount), 0)::bigint AS "n!" FROM usage_events
-           WHERE api_key_id = $1 AND kind = $2"#,
-        api_key_id,
-        kind
+    event: &UsageEvent<'_>,
+) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"INSERT INTO usage_events (organization_id, api_key_id, kind, amount, custom_tag, document_id)
+           SELECT $1, $2, $3, $4, $5, $6
+           FROM (SELECT set_config('synchronous_commit', 'off', true)) AS relaxed
+           ON CONFLICT (document_id, kind) WHERE document_id IS NOT NULL DO NOTHING"#,
+        event.organization_id,
+        event.api_key_id,
+        event.kind,
+        event.amount,
+        event.custom_tag,
+        event.document_id
     )
-    .fetch_one(&mut *conn)
-    .await?)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
 }
 
-/// A key's character usage and its limit, as `GET /v2/usage` reports them.
+/// A key's character usage in the current period and its limit, as
+/// `GET /v2/usage` reports them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyCharacters {
-    /// Characters billed to the key so far: text plus document translation.
+    /// Characters billed to the key in the current period (UTC calendar month):
+    /// text translation, document translation and text improvement.
     pub count: i64,
     /// The key's `character_limit`; `None` when the key has no limit.
     pub limit: Option<i64>,
 }
 
-/// Characters billed to `api_key_id` (text and document translation, all time)
-/// and the key's character limit; `None` if the key does not exist.
+/// Characters billed to `api_key_id` in the current period and the key's
+/// character limit; `None` if the key does not exist.
 pub async fn key_characters(
     conn: &mut PgConnection,
     api_key_id: &str,
 ) -> Result<Option<KeyCharacters>, StorageError> {
-    let row = sqlx::query!(
-        r#"SELECT k.character_limit,
-                  COALESCE((SELECT sum(u.amount) FROM usage_events u
-                            WHERE u.api_key_id = k.key_id AND u.kind = ANY($2)), 0)::bigint AS "count!"
-           FROM api_keys k WHERE k.key_id = $1"#,
-        api_key_id,
-        &[kind::TEXT_TRANSLATION, kind::DOCUMENT_TRANSLATION] as &[&str]
+    let Some(limit) = sqlx::query_scalar!(
+        "SELECT character_limit FROM api_keys WHERE key_id = $1",
+        api_key_id
     )
     .fetch_optional(&mut *conn)
-    .await?;
-    Ok(row.map(|r| KeyCharacters {
-        count: r.count,
-        limit: r.character_limit,
-    }))
+    .await?
+    else {
+        return Ok(None);
+    };
+    let count =
+        crate::limits::period_usage(conn, api_key_id, crate::limits::Meter::Characters).await?;
+    Ok(Some(KeyCharacters { count, limit }))
 }

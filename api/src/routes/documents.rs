@@ -168,6 +168,9 @@ async fn upload(
         })?,
     };
     crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
+    // 456 once the key's character limit is reached (a document's size is known
+    // only after translation; it is billed in full then).
+    crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
 
     let id = random_upper_hex(16);
     let doc_key = random_upper_hex(32);

@@ -1,5 +1,7 @@
 //! One module per area of the API.
 
+pub mod admin_keys;
+pub mod analytics;
 pub mod documents;
 pub mod health;
 pub mod languages;

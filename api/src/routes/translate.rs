@@ -10,8 +10,8 @@ use std::collections::HashMap;
 
 use axum::body::Body;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -19,9 +19,11 @@ use serde::Serialize;
 use tolk_engine::{
     EngineError, Formality, MarkupOptions, TagHandling, TranslateOptions, TranslateRequest,
 };
-use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::limits::Meter;
+use tolk_storage::usage;
 
 use crate::auth::AuthKey;
+use crate::limits::Charge;
 use crate::routes::languages;
 use crate::{ApiError, AppState};
 
@@ -559,15 +561,8 @@ async fn translate(
     let total: usize = billed.iter().sum();
     let total = i64::try_from(total)
         .map_err(|_| ApiError::Internal("character count overflow".to_owned()))?;
-    let figures = crate::routes::usage::key_characters(&state, &key.key_id).await?;
-    if let Some(limit) = figures.limit
-        && figures.count.saturating_add(total) > limit
-    {
-        return Ok(crate::error::message(
-            StatusCode::from_u16(456).unwrap_or(StatusCode::FORBIDDEN),
-            "Quota exceeded. The character limit of this key has been reached.",
-        ));
-    }
+    // Metering (api/src/limits.rs): 456 unless the characters fit the key's limit.
+    let charge = Charge::reserve(&state, &key, Meter::Characters, total).await?;
 
     let (layouts, engine_texts) = if opts.split_lines {
         let (layouts, lines) = split_lines(&opts.texts);
@@ -605,19 +600,10 @@ async fn translate(
         return Err(engine_mismatch(billed.len(), out.len()));
     }
 
-    let mut conn = state.db.acquire().await?;
-    usage::record(
-        &mut conn,
-        &UsageEvent {
-            organization_id: key.organization_id,
-            api_key_id: &key.key_id,
-            kind: usage::kind::TEXT_TRANSLATION,
-            amount: total,
-            custom_tag: custom_tag.as_deref(),
-            document_id: None,
-        },
-    )
-    .await?;
+    // The ledger entry (and the reservation dropped), in one transaction.
+    charge
+        .settle(&state, usage::kind::TEXT_TRANSLATION, custom_tag.as_deref())
+        .await?;
 
     let model_type_used = opts.model_type.map(model_type_used);
     let tag_handling_version = opts

@@ -26,8 +26,9 @@ struct UsageResponse {
     character_limit: i64,
 }
 
-/// Characters billed to the calling key (text plus document translation, since the
-/// key was created: there is no billing period yet) and the key's limit.
+/// Characters billed to the calling key in the current usage period (the UTC
+/// calendar month: text translation, document translation, text improvement) and
+/// the key's character limit.
 async fn get_usage(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
@@ -39,7 +40,7 @@ async fn get_usage(
     }))
 }
 
-/// The key's usage figures (shared with the quota check of `/v2/translate`).
+/// The key's usage figures.
 pub(crate) async fn key_characters(
     state: &AppState,
     key_id: &str,

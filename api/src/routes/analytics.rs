@@ -1,0 +1,423 @@
+//! Usage analytics for administrators: `GET /v2/admin/analytics` and
+//! `GET /v2/admin/analytics/custom-tags` (admin keys only).
+//!
+//! Dates are ISO 8601 days (UTC); a report covers `start_date` through
+//! `end_date`, both included; `end_date - start_date` may not exceed 366 days.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Write as _;
+
+use axum::extract::{RawQuery, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use chrono::{Datelike, NaiveDate};
+use serde::{Serialize, Serializer};
+use tolk_storage::analytics::{self, Figures, Group, Grouping};
+
+use crate::auth::AdminKey;
+use crate::{ApiError, AppState};
+
+/// Longest range, in days between `start_date` and `end_date`.
+pub const MAX_RANGE_DAYS: i64 = 366;
+
+/// The 400 message of a range over [`MAX_RANGE_DAYS`] (the reference wording).
+pub const RANGE_TOO_LONG: &str = "Bad request. Reason: Date range cannot exceed 366 days";
+
+/// The 400 message of an end before the start.
+pub const END_BEFORE_START: &str = "Bad request. Reason: end_date must not be before start_date";
+
+/// The 400 message of an unsupported `group_by` (the reference wording).
+pub const BAD_GROUP_BY: &str =
+    "Value for 'group_by' not supported. Allowed: '', 'key', 'key_and_day'.";
+
+/// The 400 message of an unsupported `aggregate_by` (the reference wording).
+pub const BAD_AGGREGATE_BY: &str =
+    "Value for 'aggregate_by' not supported. Allowed: '', 'period', 'day'.";
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v2/admin/analytics", get(usage_report))
+        .route("/v2/admin/analytics/custom-tags", get(custom_tags))
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(message.into())
+}
+
+/// The query parameters (the last value of a repeated one wins).
+fn params(query: Option<&str>) -> Result<HashMap<String, String>, ApiError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
+        .map_err(|e| bad(format!("Invalid query string: {e}")))?;
+    Ok(pairs.into_iter().collect())
+}
+
+fn date(p: &HashMap<String, String>, name: &str) -> Result<NaiveDate, ApiError> {
+    let value = p
+        .get(name)
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| bad(format!("Parameter '{name}' is required.")))?;
+    NaiveDate::parse_from_str(value, "%Y-%m-%d")
+        .ok()
+        .filter(|_| value.len() == 10)
+        .ok_or_else(|| {
+            bad(format!(
+                "Value for '{name}' must be an ISO 8601 date (YYYY-MM-DD), got '{value}'."
+            ))
+        })
+}
+
+/// `start_date` and `end_date`, checked.
+fn range(p: &HashMap<String, String>) -> Result<(NaiveDate, NaiveDate), ApiError> {
+    let start = date(p, "start_date")?;
+    let end = date(p, "end_date")?;
+    if end < start {
+        return Err(bad(END_BEFORE_START));
+    }
+    if (end - start).num_days() > MAX_RANGE_DAYS {
+        return Err(bad(RANGE_TOO_LONG));
+    }
+    Ok((start, end))
+}
+
+fn grouping(p: &HashMap<String, String>) -> Result<Grouping, ApiError> {
+    match p.get("group_by").map(|v| v.trim()).unwrap_or("") {
+        "" => Ok(Grouping::None),
+        "key" => Ok(Grouping::Key),
+        "key_and_day" => Ok(Grouping::KeyAndDay),
+        _ => Err(bad(BAD_GROUP_BY)),
+    }
+}
+
+/// `aggregate_by`: true for `day`.
+fn by_day(p: &HashMap<String, String>) -> Result<bool, ApiError> {
+    match p.get("aggregate_by").map(|v| v.trim()).unwrap_or("") {
+        "" | "period" => Ok(false),
+        "day" => Ok(true),
+        _ => Err(bad(BAD_AGGREGATE_BY)),
+    }
+}
+
+fn page(p: &HashMap<String, String>) -> Result<u32, ApiError> {
+    match p.get("page").map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        None => Ok(1),
+        Some(v) => v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            bad(format!(
+                "Value for 'page' must be a positive integer, got '{v}'."
+            ))
+        }),
+    }
+}
+
+/// Milliseconds as minutes, to two decimals (as the reference shows them).
+fn minutes(ms: i64) -> f64 {
+    (ms as f64 / 600.0).round() / 100.0
+}
+
+/// "2025-09-29T00:00:00" (`Z` appended when `utc`).
+struct Midnight(NaiveDate, bool);
+
+impl Serialize for Midnight {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl fmt::Display for Midnight {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}T00:00:00{}",
+            self.0.format("%Y-%m-%d"),
+            if self.1 { "Z" } else { "" }
+        )
+    }
+}
+
+/// Usage figures of the usage report.
+#[derive(Debug, Serialize)]
+struct UsageFigures {
+    total_characters: i64,
+    text_translation_characters: i64,
+    document_translation_characters: i64,
+    text_improvement_characters: i64,
+    speech_to_text_minutes: f64,
+    speech_to_speech_minutes: f64,
+}
+
+impl From<Figures> for UsageFigures {
+    fn from(f: Figures) -> Self {
+        Self {
+            total_characters: f.text_translation_characters
+                + f.document_translation_characters
+                + f.text_improvement_characters,
+            text_translation_characters: f.text_translation_characters,
+            document_translation_characters: f.document_translation_characters,
+            text_improvement_characters: f.text_improvement_characters,
+            speech_to_text_minutes: minutes(f.speech_to_text_milliseconds),
+            speech_to_speech_minutes: minutes(f.speech_to_speech_milliseconds),
+        }
+    }
+}
+
+/// The masked form of a key id: its first and last four characters.
+pub fn mask(key_id: &str) -> String {
+    let chars: Vec<char> = key_id.chars().collect();
+    if chars.len() <= 8 {
+        return "****".to_owned();
+    }
+    let head: String = chars[..4].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}****{tail}")
+}
+
+/// Writes a JSON value (infallible for these types into a Vec).
+fn json_into<T: Serialize>(out: &mut Vec<u8>, value: &T) {
+    if let Err(e) = serde_json::to_writer(&mut *out, value) {
+        tracing::error!(error = %e, "JSON encoding failed");
+    }
+}
+
+/// Encodes the usage report while its groups stream in (large `key_and_day`
+/// reports are hundreds of thousands of items): the groups first, the total
+/// last (JSON members have no order).
+struct ReportWriter<'a> {
+    out: Vec<u8>,
+    labels: &'a HashMap<String, String>,
+    /// Key of the previous group, and its encoded `"api_key":…,"api_key_label":…,`.
+    last_key: String,
+    prefix: Vec<u8>,
+    first: bool,
+}
+
+impl ReportWriter<'_> {
+    fn group(&mut self, g: Group<'_>) {
+        if self.first {
+            self.first = false;
+        } else {
+            self.out.push(b',');
+        }
+        if g.api_key_id != self.last_key {
+            self.last_key.clear();
+            self.last_key.push_str(g.api_key_id);
+            self.prefix.clear();
+            self.prefix.extend_from_slice(b"{\"api_key\":");
+            json_into(&mut self.prefix, &mask(g.api_key_id));
+            self.prefix.extend_from_slice(b",\"api_key_label\":");
+            let label = self.labels.get(g.api_key_id).map_or("", String::as_str);
+            json_into(&mut self.prefix, &label);
+            self.prefix.push(b',');
+        }
+        self.out.extend_from_slice(&self.prefix);
+        if let Some(day) = g.day {
+            let _ = write!(
+                self.out,
+                "\"usage_date\":\"{:04}-{:02}-{:02}T00:00:00Z\",",
+                day.year(),
+                day.month(),
+                day.day()
+            );
+        }
+        self.out.extend_from_slice(b"\"usage\":");
+        json_into(&mut self.out, &UsageFigures::from(g.figures));
+        self.out.push(b'}');
+    }
+}
+
+/// `GET /v2/admin/analytics?start_date&end_date&group_by`.
+async fn usage_report(
+    State(state): State<AppState>,
+    AdminKey(admin): AdminKey,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let p = params(query.as_deref())?;
+    let (start, end) = range(&p)?;
+    let grouping = grouping(&p)?;
+    let labels = if grouping == Grouping::None {
+        HashMap::new()
+    } else {
+        analytics::key_labels(&state.db, admin.organization_id).await?
+    };
+    let mut w = ReportWriter {
+        out: Vec::with_capacity(64 * 1024),
+        labels: &labels,
+        last_key: String::new(),
+        prefix: Vec::new(),
+        first: true,
+    };
+    w.out.extend_from_slice(b"{\"usage_report\":{");
+    match grouping {
+        Grouping::None => {}
+        Grouping::Key => w
+            .out
+            .extend_from_slice(b"\"group_by\":\"key\",\"key_usages\":["),
+        Grouping::KeyAndDay => w
+            .out
+            .extend_from_slice(b"\"group_by\":\"key_and_day\",\"key_and_day_usages\":["),
+    }
+    let total = analytics::usage_report(
+        &state.db,
+        admin.organization_id,
+        start,
+        end,
+        grouping,
+        |g| w.group(g),
+    )
+    .await?;
+    let mut out = w.out;
+    if grouping != Grouping::None {
+        out.extend_from_slice(b"],");
+    }
+    out.extend_from_slice(b"\"total_usage\":");
+    json_into(&mut out, &UsageFigures::from(total));
+    let _ = write!(
+        out,
+        ",\"start_date\":\"{}\",\"end_date\":\"{}\"}}}}",
+        Midnight(start, false),
+        Midnight(end, false)
+    );
+    Ok(([(CONTENT_TYPE, "application/json")], out).into_response())
+}
+
+/// Breakdown of a custom-tag item (no document translation, as in the reference).
+#[derive(Debug, Serialize)]
+struct TagBreakdown {
+    total_characters: i64,
+    text_translation_characters: i64,
+    text_improvement_characters: i64,
+    speech_to_text_minutes: f64,
+    speech_to_speech_minutes: f64,
+}
+
+#[derive(Serialize)]
+struct TagItem {
+    custom_tag: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage_date: Option<Midnight>,
+    breakdown: TagBreakdown,
+}
+
+#[derive(Serialize)]
+struct TagReportData {
+    aggregate_by: &'static str,
+    start_date: Midnight,
+    end_date: Midnight,
+    next_page: Option<u32>,
+    usage: Vec<TagItem>,
+}
+
+#[derive(Serialize)]
+struct TagReportBody {
+    custom_tag_usage_report: TagReportData,
+}
+
+/// `GET /v2/admin/analytics/custom-tags?start_date&end_date&aggregate_by&page`.
+async fn custom_tags(
+    State(state): State<AppState>,
+    AdminKey(admin): AdminKey,
+    RawQuery(query): RawQuery,
+) -> Result<Json<TagReportBody>, ApiError> {
+    let p = params(query.as_deref())?;
+    let (start, end) = range(&p)?;
+    let by_day = by_day(&p)?;
+    let page = page(&p)?;
+    let (items, more) = analytics::tag_report(
+        &state.db,
+        admin.organization_id,
+        start,
+        end,
+        by_day,
+        page,
+        state.analytics_page_size,
+    )
+    .await?;
+    let usage = items
+        .into_iter()
+        .map(|t| TagItem {
+            custom_tag: t.custom_tag,
+            usage_date: t.day.map(|d| Midnight(d, true)),
+            breakdown: TagBreakdown {
+                total_characters: t.figures.text_translation_characters
+                    + t.figures.text_improvement_characters,
+                text_translation_characters: t.figures.text_translation_characters,
+                text_improvement_characters: t.figures.text_improvement_characters,
+                speech_to_text_minutes: minutes(t.figures.speech_to_text_milliseconds),
+                speech_to_speech_minutes: minutes(t.figures.speech_to_speech_milliseconds),
+            },
+        })
+        .collect();
+    Ok(Json(TagReportBody {
+        custom_tag_usage_report: TagReportData {
+            aggregate_by: if by_day { "day" } else { "period" },
+            start_date: Midnight(start, false),
+            end_date: Midnight(end, false),
+            next_page: more.then_some(page + 1),
+            usage,
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(q: &str) -> HashMap<String, String> {
+        params(Some(q)).unwrap_or_default()
+    }
+
+    fn err<T: fmt::Debug>(r: Result<T, ApiError>) -> String {
+        match r {
+            Ok(v) => panic!("accepted: {v:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn ranges_follow_the_rules() {
+        assert!(range(&p("start_date=2025-01-01&end_date=2026-01-02")).is_ok()); // 366 days
+        assert_eq!(
+            err(range(&p("start_date=2025-01-01&end_date=2026-01-03"))),
+            RANGE_TOO_LONG
+        );
+        assert_eq!(
+            err(range(&p("start_date=2025-01-02&end_date=2025-01-01"))),
+            END_BEFORE_START
+        );
+        assert!(range(&p("start_date=2025-01-01&end_date=2025-01-01")).is_ok());
+        assert!(err(range(&p("end_date=2025-01-01"))).contains("'start_date'"));
+        assert!(err(range(&p("start_date=2025-01-01"))).contains("'end_date'"));
+        assert!(err(range(&p("start_date=2025-1-1&end_date=2025-01-01"))).contains("'start_date'"));
+        assert!(err(range(&p("start_date=2025-01-01&end_date=01/02/2025"))).contains("'end_date'"));
+    }
+
+    #[test]
+    fn choices_list_their_allowed_values() {
+        assert_eq!(grouping(&p("")).ok(), Some(Grouping::None));
+        assert_eq!(grouping(&p("group_by=")).ok(), Some(Grouping::None));
+        assert_eq!(
+            grouping(&p("group_by=key_and_day")).ok(),
+            Some(Grouping::KeyAndDay)
+        );
+        assert_eq!(err(grouping(&p("group_by=day"))), BAD_GROUP_BY);
+        assert_eq!(by_day(&p("aggregate_by=day")).ok(), Some(true));
+        assert_eq!(by_day(&p("aggregate_by=period")).ok(), Some(false));
+        assert_eq!(err(by_day(&p("aggregate_by=key"))), BAD_AGGREGATE_BY);
+        assert_eq!(page(&p("page=3")).ok(), Some(3));
+        assert!(err(page(&p("page=0"))).contains("'page'"));
+        assert!(err(page(&p("page=x"))).contains("'page'"));
+    }
+
+    #[test]
+    fn masks_and_minutes() {
+        assert_eq!(mask("dc88aaaaaaaaaaaa3a2c"), "dc88****3a2c");
+        assert_eq!(mask("short"), "****");
+        assert_eq!(minutes(6_447_600), 107.46);
+        let d = NaiveDate::from_ymd_opt(2025, 9, 29).unwrap_or_default();
+        assert_eq!(Midnight(d, true).to_string(), "2025-09-29T00:00:00Z");
+        assert_eq!(Midnight(d, false).to_string(), "2025-09-29T00:00:00");
+    }
+}

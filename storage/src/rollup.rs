@@ -1,0 +1,115 @@
+//! The usage rollup (tables `usage_key_day`, `usage_tag_day`,
+//! `usage_rollup_state`), maintained by the scheduler.
+//!
+//! Every ledger entry carries the 64-bit id of the transaction that appended it
+//! (`usage_events.tx`). A round takes `xmin`, the oldest transaction id still
+//! running: every transaction below it has ended, so every entry with
+//! `tx < xmin` is visible now and no new one can appear. The round adds the
+//! entries with `watermark <= tx < xmin` to the rollup and moves the watermark to
+//! `xmin`, in one transaction. Readers take the rollup plus the entries with
+//! `tx >= watermark` in one snapshot, which is therefore exactly the ledger.
+
+use sqlx::PgPool;
+
+use crate::StorageError;
+
+/// What one round did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RollupRound {
+    /// Ledger entries added to the rollup.
+    pub entries: i64,
+    /// The new watermark.
+    pub watermark: i64,
+}
+
+/// Adds every ledger entry that can no longer change to the rollup.
+pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
+    let mut tx = pool.begin().await?;
+    let old = sqlx::query_scalar!("SELECT watermark FROM usage_rollup_state FOR UPDATE")
+        .fetch_one(&mut *tx)
+        .await?;
+    let new = sqlx::query_scalar!(
+        r#"SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS "xmin!""#
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if new <= old {
+        tx.commit().await?;
+        return Ok(RollupRound {
+            entries: 0,
+            watermark: old,
+        });
+    }
+    let entries = sqlx::query_scalar!(
+        r#"WITH batch AS (
+             SELECT organization_id, api_key_id, (created_at AT TIME ZONE 'UTC')::date AS day,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_translation_characters'), 0) AS t,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'document_translation_characters'), 0) AS d,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_improvement_characters'), 0) AS i,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_text_milliseconds'), 0) AS stt,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_speech_milliseconds'), 0) AS sts,
+                    count(*) AS n
+             FROM usage_events WHERE tx >= $1 AND tx < $2
+             GROUP BY 1, 2, 3
+           ), ins AS (
+             INSERT INTO usage_key_day AS u (organization_id, api_key_id, day,
+                 text_translation_characters, document_translation_characters,
+                 text_improvement_characters, speech_to_text_milliseconds,
+                 speech_to_speech_milliseconds, entries)
+             SELECT organization_id, api_key_id, day, t, d, i, stt, sts, n FROM batch
+             ON CONFLICT (organization_id, api_key_id, day) DO UPDATE SET
+                 text_translation_characters = u.text_translation_characters + EXCLUDED.text_translation_characters,
+                 document_translation_characters = u.document_translation_characters + EXCLUDED.document_translation_characters,
+                 text_improvement_characters = u.text_improvement_characters + EXCLUDED.text_improvement_characters,
+                 speech_to_text_milliseconds = u.speech_to_text_milliseconds + EXCLUDED.speech_to_text_milliseconds,
+                 speech_to_speech_milliseconds = u.speech_to_speech_milliseconds + EXCLUDED.speech_to_speech_milliseconds,
+                 entries = u.entries + EXCLUDED.entries
+             RETURNING 1
+           )
+           SELECT COALESCE(sum(n), 0)::bigint AS "n!" FROM batch"#,
+        old,
+        new
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query!(
+        r#"WITH batch AS (
+             SELECT organization_id, custom_tag, (created_at AT TIME ZONE 'UTC')::date AS day,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_translation_characters'), 0) AS t,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'document_translation_characters'), 0) AS d,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_improvement_characters'), 0) AS i,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_text_milliseconds'), 0) AS stt,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_speech_milliseconds'), 0) AS sts,
+                    count(*) AS n
+             FROM usage_events WHERE tx >= $1 AND tx < $2 AND custom_tag IS NOT NULL
+             GROUP BY 1, 2, 3
+           )
+           INSERT INTO usage_tag_day AS u (organization_id, custom_tag, day,
+               text_translation_characters, document_translation_characters,
+               text_improvement_characters, speech_to_text_milliseconds,
+               speech_to_speech_milliseconds, entries)
+           SELECT organization_id, custom_tag, day, t, d, i, stt, sts, n FROM batch
+           ON CONFLICT (organization_id, custom_tag, day) DO UPDATE SET
+               text_translation_characters = u.text_translation_characters + EXCLUDED.text_translation_characters,
+               document_translation_characters = u.document_translation_characters + EXCLUDED.document_translation_characters,
+               text_improvement_characters = u.text_improvement_characters + EXCLUDED.text_improvement_characters,
+               speech_to_text_milliseconds = u.speech_to_text_milliseconds + EXCLUDED.speech_to_text_milliseconds,
+               speech_to_speech_milliseconds = u.speech_to_speech_milliseconds + EXCLUDED.speech_to_speech_milliseconds,
+               entries = u.entries + EXCLUDED.entries"#,
+        old,
+        new
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query!(
+        "UPDATE usage_rollup_state SET watermark = $1, rolled_up_at = now()",
+        new
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(RollupRound {
+        entries,
+        watermark: new,
+    })
+}
