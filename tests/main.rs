@@ -7,6 +7,7 @@ mod support;
 mod auth_and_errors;
 mod documents;
 mod engines;
+mod quality;
 mod recovery;
 mod s3;
 mod translate;

@@ -43,6 +43,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::documents::router())
         .merge(routes::translate::router())
+        .merge(routes::quality::router())
         .merge(routes::languages::router())
         .merge(routes::usage::router())
         .merge(routes::health::router())

@@ -9,6 +9,7 @@ pub mod documents;
 pub mod error;
 pub mod keys;
 pub mod objects;
+pub mod quality;
 pub mod queue;
 pub mod usage;
 

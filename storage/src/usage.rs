@@ -11,6 +11,8 @@ pub mod kind {
     pub const TEXT_TRANSLATION: &str = "text_translation_characters";
     /// Characters of document translation.
     pub const DOCUMENT_TRANSLATION: &str = "document_translation_characters";
+    /// Characters of text improvement (`/v2/write/*`).
+    pub const TEXT_IMPROVEMENT: &str = "text_improvement_characters";
 }
 
 /// One ledger entry.

@@ -9,7 +9,7 @@ use apalis_postgres::{Config, PostgresStorage};
 use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
-use tolk_storage::queue::{self, TranslateDocument};
+use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
 
 use crate::wake::DrainedNotify;
 
@@ -108,6 +108,10 @@ pub async fn run(
 ) -> Result<(), MonitorError> {
     let pool = state.db.clone();
     let name = unique_name(queue::TRANSLATE_DOCUMENT);
+    let quality_name = unique_name(queue::EVALUATE_QUALITY);
+    let quality_pool = pool.clone();
+    let quality_config = config.clone();
+    let quality_state = state.clone();
     let concurrency = config.concurrency();
     tracing::info!(worker = %name, concurrency, batch = ?config.batch_size, "worker starting");
     let shutdown_timeout = config.shutdown_timeout;
@@ -123,6 +127,18 @@ pub async fn run(
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::documents::translate_document)
+        })
+        .register(move |_restarts| {
+            WorkerBuilder::new(quality_name.clone())
+                .backend(backend::<EvaluateQuality>(
+                    &quality_pool,
+                    &quality_config,
+                    queue::EVALUATE_QUALITY,
+                ))
+                .data(quality_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::quality::evaluate_quality)
         })
         .shutdown_timeout(shutdown_timeout)
         .run_with_signal(async move {

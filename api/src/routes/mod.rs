@@ -4,6 +4,7 @@ pub mod documents;
 pub mod health;
 pub mod languages;
 pub mod metrics;
+pub mod quality;
 pub mod translate;
 pub mod usage;
 
