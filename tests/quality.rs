@@ -303,3 +303,60 @@ async fn quality_evaluation_rejects_bad_requests() -> Result<()> {
     assert_eq!(res.status().as_u16(), 403);
     Ok(())
 }
+
+#[tokio::test]
+async fn document_with_quality_evaluation_gets_a_report() -> Result<()> {
+    let mut world = World::new("quality_doc").await?;
+    let key = world.create_key("q", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("q")?;
+    let text = "The house has three bedrooms and a large garden.\n\nAre you coming to the party?\n\nThe company hired 250 new employees.\n";
+    let (code, up) = api
+        .upload(
+            &key,
+            "letter.txt",
+            text.as_bytes().to_vec(),
+            &[
+                ("target_lang", "ES"),
+                ("source_lang", "EN"),
+                ("enable_quality_evaluation", "true"),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 200, "{up}");
+    let eid = up["quality_evaluation_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(uuid::Uuid::parse_str(&eid).is_ok(), "{up}");
+    let id = up["document_id"].as_str().unwrap_or_default().to_owned();
+    let doc_key = up["document_key"].as_str().unwrap_or_default().to_owned();
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(60))
+        .await?;
+    // The document's own status ignores the findings.
+    assert_eq!(st.status, "done", "{}", st.body);
+    assert_eq!(st.body["quality_evaluation_id"], eid.as_str());
+    let report = wait_done(&api, &key, &format!("/v1/quality-evaluation/{eid}")).await?;
+    assert_eq!(report["status"], "done", "{report}");
+    let segs = report["segments"].as_array().cloned().unwrap_or_default();
+    assert_eq!(segs.len(), 3, "{report}");
+    // Apertium writes "Eres viniendo a la fiesta?" without the opening '¿'.
+    let punct = segs[1]["errors"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|e| e["sub_type"] == "Punctuation");
+    assert!(punct.is_some(), "{report}");
+    assert!(report["summary"]["overall_score"].as_u64().is_some());
+    // The document downloads normally.
+    let (code, _, _) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    // Without the flag there is no evaluation.
+    let (_, plain) = api
+        .upload(&key, "b.txt", b"Hello.".to_vec(), &[("target_lang", "ES")])
+        .await?;
+    assert!(plain.get("quality_evaluation_id").is_none(), "{plain}");
+    Ok(())
+}

@@ -248,5 +248,15 @@ pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
     )
     .execute(pool)
     .await?;
-    Ok(res.rows_affected())
+    let docs = sqlx::query!(
+        r#"UPDATE quality_evaluations q
+           SET status = 'error', finished_at = now(),
+               error_message = 'The document could not be translated, so there is no translation to evaluate.'
+           FROM documents d
+           WHERE d.id = q.document_id AND d.status = 'error'
+             AND q.status IN ('queued', 'processing')"#
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected() + docs.rows_affected())
 }
