@@ -142,6 +142,9 @@ pub struct ApiArgs {
     /// Do not run pending migrations at start.
     #[arg(long, env = "TOLK_NO_MIGRATE")]
     pub no_migrate: bool,
+    /// Folder of Hunspell dictionaries (`en_US.aff`/`.dic`…) for `/v2/write/correct`.
+    #[arg(long, env = "TOLK_HUNSPELL_DIR", default_value = tolk_write::DEFAULT_DIR)]
+    pub hunspell_dir: std::path::PathBuf,
 }
 
 /// Worker settings.

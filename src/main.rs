@@ -265,6 +265,7 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         db: s.db,
         objects: s.objects,
         translator: s.translator,
+        speller: std::sync::Arc::new(tolk_write::Speller::new(&args.hunspell_dir)),
         max_upload_bytes: args.max_upload_bytes,
     };
     tolk_api::serve(listener, state, stopped(stop))

@@ -11,3 +11,4 @@ mod quality;
 mod recovery;
 mod s3;
 mod translate;
+mod write;

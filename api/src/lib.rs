@@ -44,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::documents::router())
         .merge(routes::translate::router())
         .merge(routes::quality::router())
+        .merge(routes::write::router())
         .merge(routes::languages::router())
         .merge(routes::usage::router())
         .merge(routes::health::router())

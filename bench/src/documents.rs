@@ -266,6 +266,7 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         db: db.clone(),
         objects: objects.clone(),
         translator: translator.clone(),
+        speller: std::sync::Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
         max_upload_bytes: 64 * 1024 * 1024,
     };
     let mut tasks = Vec::new();
