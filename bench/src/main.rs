@@ -8,8 +8,11 @@
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
+//! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
+//!   against `/v2/translate` throughput on the same text.
 
 mod documents;
+mod quality;
 mod queue;
 mod translate;
 
@@ -31,6 +34,8 @@ enum Command {
     Documents(documents::DocumentsArgs),
     /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
     Translate(translate::TranslateArgs),
+    /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
+    Quality(quality::QualityArgs),
 }
 
 #[tokio::main]
@@ -39,5 +44,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Queue(args) => queue::run(args).await,
         Command::Documents(args) => documents::run(args).await,
         Command::Translate(args) => translate::run(args).await,
+        Command::Quality(args) => quality::run(args).await,
     }
 }
