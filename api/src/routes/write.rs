@@ -214,6 +214,19 @@ fn honourable(p: &Params, name: &str, allowed: &'static [&'static str]) -> Resul
     }
 }
 
+/// The instruction a language model gets for a style or tone value.
+fn instruction(name: &str, value: &str) -> Option<String> {
+    let v = value.trim_start_matches("prefer_");
+    if v == "default" {
+        return None;
+    }
+    Some(if name == "tone" {
+        format!("Use a {v} tone.")
+    } else {
+        format!("Use a {v} writing style.")
+    })
+}
+
 async fn rephrase(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
@@ -223,15 +236,55 @@ async fn rephrase(
     let p = params(&headers, body).await?;
     let texts = p.texts()?;
     let tag = reporting_tag(&headers)?;
-    honourable(&p, "writing_style", WRITING_STYLES)?;
-    honourable(&p, "tone", TONES)?;
-    if p.string("writing_style")?.is_some() && p.string("tone")?.is_some() {
+    let style = p.choice("writing_style", WRITING_STYLES)?;
+    let tone = p.choice("tone", TONES)?;
+    if style.is_some_and(|s| s != "default") && tone.is_some_and(|t| t != "default") {
         return Err(bad(
             "Parameters 'writing_style' and 'tone' cannot be used together.",
         ));
     }
     let target = p.choice("target_lang", TARGET_LANGS)?;
     let langs = languages(&state, &texts, target)?;
+
+    // A language model engine rewrites directly and honours style and tone.
+    let mut instructions = Vec::new();
+    instructions.extend(style.and_then(|s| instruction("writing_style", s)));
+    instructions.extend(tone.and_then(|t| instruction("tone", t)));
+    let mut llm = Vec::new();
+    for (detected, lang) in &langs {
+        let same = base(detected) == base(lang);
+        let engine = tolk_engine::lang::parse_target(lang).ok().and_then(|l| {
+            state
+                .translator
+                .engines()
+                .iter()
+                .find(|e| e.can_rephrase(&l))
+                .cloned()
+                .map(|e| (e, l))
+        });
+        llm.push(engine.filter(|_| same));
+    }
+    if llm.iter().all(Option::is_some) {
+        let mut out = Vec::with_capacity(texts.len());
+        for ((text, (detected, lang)), engine) in texts.iter().zip(&langs).zip(llm) {
+            let Some((engine, l)) = engine else { continue };
+            let rewritten = engine
+                .rephrase(&l, vec![text.clone()], &instructions)
+                .await
+                .map_err(engine_error)?;
+            out.push(Improvement {
+                text: rewritten.into_iter().next().unwrap_or_default(),
+                detected_source_language: detected.clone(),
+                target_language: lang.clone(),
+            });
+        }
+        bill(&state, &key, &texts, tag.as_deref()).await?;
+        return Ok(Json(Improvements { improvements: out }));
+    }
+
+    // Otherwise a round trip through a pivot language, which cannot honour them.
+    honourable(&p, "writing_style", WRITING_STYLES)?;
+    honourable(&p, "tone", TONES)?;
     let mut out = Vec::with_capacity(texts.len());
     for (text, (detected, lang)) in texts.iter().zip(&langs) {
         let from = base(detected);
