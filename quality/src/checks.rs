@@ -86,14 +86,14 @@ fn numbers(p: &Pair, out: &mut Vec<Issue>) {
     let tgt: Vec<&Token> = p.tgt.iter().filter(|t| t.kind == Kind::Number).collect();
     let mut used = vec![false; tgt.len()];
     let mut missing = Vec::new();
+    // Target positions by digits, consumed in order.
+    let mut by_key: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+    for (i, t) in tgt.iter().enumerate() {
+        by_key.entry(digits(t)).or_default().push_back(i);
+    }
     for s in &src {
-        let key = digits(s);
-        match tgt
-            .iter()
-            .enumerate()
-            .find(|(i, t)| !used[*i] && digits(t) == key)
-        {
-            Some((i, _)) => used[i] = true,
+        match by_key.get_mut(&digits(s)).and_then(|q| q.pop_front()) {
+            Some(i) => used[i] = true,
             None => missing.push(*s),
         }
     }
@@ -151,7 +151,7 @@ fn numbers(p: &Pair, out: &mut Vec<Issue>) {
 /// The number token extended by a directly attached `%`, currency sign or unit sign.
 fn unit_span(tokens: &[Token], t: &Token) -> Span {
     let mut sp = span(t);
-    if let Some(i) = tokens.iter().position(|x| x.start == t.start) {
+    if let Ok(i) = tokens.binary_search_by_key(&t.start, |x| x.start) {
         if let Some(next) = tokens.get(i + 1)
             && next.kind == Kind::Punct
             && is_unit(&next.text)
@@ -329,7 +329,7 @@ fn find_any(tokens: &[Token], phrases: &[&str]) -> Vec<Span> {
 
 /// Extends a span to a number (and its unit) right before it: "5% above".
 fn with_preceding_number(tokens: &[Token], sp: Span) -> Span {
-    let Some(i) = tokens.iter().position(|t| t.start == sp.start) else {
+    let Ok(i) = tokens.binary_search_by_key(&sp.start, |t| t.start) else {
         return sp;
     };
     let mut start = sp.start;
@@ -483,6 +483,7 @@ fn untranslated(p: &Pair, out: &mut Vec<Issue>) -> bool {
         return false;
     }
     // Runs of consecutive copied words holding a function word of the source language.
+    let tchars: Vec<char> = p.target.chars().collect();
     let mut run: Vec<&Token> = Vec::new();
     let flush = |run: &mut Vec<&Token>, out: &mut Vec<Issue>| {
         if run.iter().any(|t| source_only(&t.lower())) {
@@ -512,11 +513,8 @@ fn untranslated(p: &Pair, out: &mut Vec<Issue>) -> bool {
     let mut prev_end: Option<usize> = None;
     for t in &p.tgt {
         let copied = t.kind == Kind::Word && src_words.contains(&t.lower());
-        let adjacent = prev_end.is_none_or(|e| {
-            text::substring(p.target, e, t.start)
-                .chars()
-                .all(char::is_whitespace)
-        });
+        let adjacent =
+            prev_end.is_none_or(|e| tchars[e..t.start].iter().all(|c| c.is_whitespace()));
         if copied && (run.is_empty() || adjacent) {
             run.push(t);
             prev_end = Some(t.end);
@@ -761,9 +759,12 @@ fn markup(p: &Pair, out: &mut Vec<Issue>) {
     };
     let mut used = vec![false; tgt.len()];
     let mut lost = Vec::new();
+    let mut by_key: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+    for (i, t) in tgt.iter().enumerate() {
+        by_key.entry(markup_key(t)).or_default().push_back(i);
+    }
     for s in &src {
-        let key = markup_key(s);
-        match (0..tgt.len()).find(|&i| !used[i] && markup_key(tgt[i]) == key) {
+        match by_key.get_mut(&markup_key(s)).and_then(|q| q.pop_front()) {
             Some(i) => used[i] = true,
             None => lost.push(*s),
         }
@@ -956,13 +957,18 @@ fn conventions(p: &Pair, out: &mut Vec<Issue>) {
         ));
     }
     // Space before punctuation (French puts one before ; : ! ?).
+    let spaced_in_source: HashSet<char> = sc
+        .windows(2)
+        .filter(|w| w[0] == ' ')
+        .map(|w| w[1])
+        .collect();
     let mut spans = Vec::new();
     for i in 1..tc.len() {
         let c = tc[i];
         let needs_space_fr = matches!(c, ';' | ':' | '!' | '?' | '»');
         let mark = matches!(c, ',' | '.' | ';' | ':' | '!' | '?');
         if mark && tc[i - 1] == ' ' && !(tl == "fr" && needs_space_fr) {
-            let before_in_source = p.source.contains(&format!(" {c}"));
+            let before_in_source = spaced_in_source.contains(&c);
             if !before_in_source {
                 spans.push(Span::new(i - 1, i + 1));
             }
@@ -1066,12 +1072,16 @@ fn conventions(p: &Pair, out: &mut Vec<Issue>) {
     }
     // Repeated words ("el el").
     let words: Vec<&Token> = p.tgt.iter().filter(|t| t.kind == Kind::Word).collect();
-    let src_lower = p.source.to_lowercase();
+    let src_repeats: HashSet<String> = p
+        .src
+        .windows(2)
+        .filter(|w| w[0].kind == Kind::Word && w[0].lower() == w[1].lower())
+        .map(|w| w[0].lower())
+        .collect();
     for w in words.windows(2) {
-        let gap = text::substring(p.target, w[0].end, w[1].start);
         if w[0].lower() == w[1].lower()
-            && gap.chars().all(char::is_whitespace)
-            && !src_lower.contains(&format!("{} {}", w[0].lower(), w[1].lower()))
+            && tc[w[0].end..w[1].start].iter().all(|c| c.is_whitespace())
+            && !src_repeats.contains(&w[0].lower())
         {
             out.push(minor(
                 SubType::Grammar,

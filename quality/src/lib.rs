@@ -165,8 +165,12 @@ pub fn base_code(code: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// Most issues reported for one segment (the most severe first); a pathological
+/// segment (thousands of differing numbers) would otherwise make a huge report.
+pub const MAX_ISSUES_PER_SEGMENT: usize = 50;
+
 /// Evaluates one source/target pair. Issues come sorted by severity, then by
-/// their first target (or source) offset.
+/// their first target (or source) offset; at most [`MAX_ISSUES_PER_SEGMENT`].
 pub fn evaluate(source: &str, target: &str, options: &Options) -> Vec<Issue> {
     let mut issues = checks::run(source, target, options);
     issues.sort_by_key(|i| {
@@ -175,6 +179,7 @@ pub fn evaluate(source: &str, target: &str, options: &Options) -> Vec<Issue> {
             i.target_spans.first().or(i.source_spans.first()).copied(),
         )
     });
+    issues.truncate(MAX_ISSUES_PER_SEGMENT);
     issues
 }
 
