@@ -301,3 +301,12 @@ fn back_translation_far_from_source_is_a_minor_hint() {
     .unwrap();
     assert_eq!(i.severity, Severity::Minor);
 }
+
+#[test]
+fn a_pathological_segment_is_capped() {
+    let s = "1 ".repeat(200);
+    let t = "2 ".repeat(200);
+    let issues = evaluate(&s, &t, &en_es());
+    assert_eq!(issues.len(), crate::MAX_ISSUES_PER_SEGMENT);
+    assert!(issues.iter().all(|i| i.severity == Severity::Critical));
+}
