@@ -60,10 +60,16 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
         Err(e) => tracing::warn!(error = %e, "expiring documents failed"),
     }
     match quality::expire(db, quality::RETENTION).await {
-        Ok(reports) => {
-            for key in reports {
-                if let Err(e) = objects.delete(&key).await {
-                    tracing::warn!(object = %key, error = %e, "report delete failed");
+        Ok(expired) => {
+            for (id, report) in expired {
+                let keys = report
+                    .into_iter()
+                    .chain(std::iter::once(quality::segments_object(id)));
+                for key in keys {
+                    // A text job has no segments object: `delete` ignores not found.
+                    if let Err(e) = objects.delete(&key).await {
+                        tracing::warn!(object = %key, error = %e, "object delete failed");
+                    }
                 }
             }
         }

@@ -221,18 +221,32 @@ pub async fn requeue(pool: &PgPool, id: Uuid) -> Result<(), StorageError> {
 }
 
 /// Deletes evaluations finished more than `keep` ago (the wire format keeps jobs
-/// 24 hours after done/error) and returns the report objects to delete.
-pub async fn expire(pool: &PgPool, keep: std::time::Duration) -> Result<Vec<String>, StorageError> {
+/// 24 hours after done/error) and returns their ids and report objects; the caller
+/// deletes the objects (the report, and a document evaluation's segments).
+pub async fn expire(
+    pool: &PgPool,
+    keep: std::time::Duration,
+) -> Result<Vec<(Uuid, Option<String>)>, StorageError> {
     let secs = keep.as_secs_f64();
-    let rows = sqlx::query_scalar!(
+    let rows = sqlx::query!(
         r#"DELETE FROM quality_evaluations
            WHERE finished_at < now() - make_interval(secs => $1)
-           RETURNING report_object"#,
+           RETURNING id, report_object"#,
         secs
     )
     .fetch_all(pool)
     .await?;
-    Ok(rows.into_iter().flatten().collect())
+    Ok(rows.into_iter().map(|r| (r.id, r.report_object)).collect())
+}
+
+/// Object key of the segment pairs a document job writes for its evaluation.
+pub fn segments_object(id: Uuid) -> String {
+    format!("quality/{id}/segments.json")
+}
+
+/// Object key of an evaluation's report.
+pub fn report_object(id: Uuid) -> String {
+    format!("quality/{id}/report.json")
 }
 
 /// Fails evaluations whose queue job failed for good without the handler

@@ -13,7 +13,6 @@ use tolk_storage::StorageError;
 use tolk_storage::quality::{self, Evaluation};
 use tolk_storage::queue::{self, EvaluateQuality};
 use tracing::Instrument;
-use uuid::Uuid;
 
 use crate::WorkerState;
 
@@ -52,15 +51,7 @@ pub struct Report {
     pub summary: Summary,
 }
 
-/// Object key of the segments of a document evaluation.
-pub fn segments_object(id: Uuid) -> String {
-    format!("quality/{id}/segments.json")
-}
-
-/// Object key of an evaluation's report.
-pub fn report_object(id: Uuid) -> String {
-    format!("quality/{id}/report.json")
-}
+pub use tolk_storage::quality::{report_object, segments_object};
 
 #[derive(Debug, thiserror::Error)]
 enum JobError {
