@@ -360,3 +360,41 @@ async fn document_with_quality_evaluation_gets_a_report() -> Result<()> {
     assert!(plain.get("quality_evaluation_id").is_none(), "{plain}");
     Ok(())
 }
+
+#[tokio::test]
+async fn failed_document_fails_its_evaluation() -> Result<()> {
+    let mut world = World::new("quality_docfail").await?;
+    let key = world.create_key("q", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("q")?;
+    let (code, up) = api
+        .upload(
+            &key,
+            "broken.docx",
+            b"this is not a zip archive".to_vec(),
+            &[("target_lang", "ES"), ("enable_quality_evaluation", "1")],
+        )
+        .await?;
+    assert_eq!(code, 200, "{up}");
+    let eid = up["quality_evaluation_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let id = up["document_id"].as_str().unwrap_or_default().to_owned();
+    let doc_key = up["document_key"].as_str().unwrap_or_default().to_owned();
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(60))
+        .await?;
+    assert_eq!(st.status, "error", "{}", st.body);
+    let report = wait_done(&api, &key, &format!("/v1/quality-evaluation/{eid}")).await?;
+    assert_eq!(report["status"], "error", "{report}");
+    assert_eq!(report["error"]["code"], "evaluation_failed");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not be translated"),
+        "{report}"
+    );
+    Ok(())
+}
