@@ -21,7 +21,9 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 
 # ---- runtime --------------------------------------------------------------
 FROM debian:bookworm-slim
-# Apertium and the language pairs the engine discovers in /usr/share/apertium/modes.
+# Apertium and the language pairs the engine discovers in /usr/share/apertium/modes;
+# espeak-ng (text to speech), lame (MP3 streams) and pocketsphinx with its en-us
+# model (voice jobs).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates \
@@ -30,6 +32,10 @@ RUN apt-get update \
         apertium-es-pt \
         apertium-fr-es \
         apertium-eng-cat \
+        espeak-ng \
+        lame \
+        pocketsphinx \
+        pocketsphinx-en-us \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 tolk \
  && useradd --system --uid 10001 --gid tolk --home-dir /var/lib/tolk --create-home --shell /usr/sbin/nologin tolk

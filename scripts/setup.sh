@@ -8,7 +8,11 @@
 #     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
 #     apertium-apy (the HTTP engine and the bench baseline),
 #     python3-docx (the tests open result .docx files with it), and a C
-#     toolchain for the few -sys crates (gcc, libc6-dev).
+#     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
+#     espeak-ng (text to speech) and pocketsphinx with its en-us model
+#     (recognition of voice jobs); lame (MP3 streams; the voice tests also
+#     encode MP3 with it), flac and vorbis-tools (the voice tests encode
+#     FLAC/OGG inputs with them).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.
@@ -38,6 +42,8 @@ PACKAGES=(
     python3 python3-docx
     hunspell-en-us hunspell-es
     gcc libc6-dev
+    espeak-ng pocketsphinx pocketsphinx-en-us
+    lame flac vorbis-tools
     ca-certificates
 )
 

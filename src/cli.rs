@@ -64,6 +64,28 @@ pub struct Common {
     /// Apertium pipelines kept per language pair (default: the number of CPUs).
     #[arg(long, env = "TOLK_APERTIUM_PIPELINES", global = true)]
     pub apertium_pipelines: Option<usize>,
+    /// The espeak-ng program (text to speech).
+    #[arg(long, env = "TOLK_ESPEAK", default_value = "espeak-ng", global = true)]
+    pub espeak: PathBuf,
+    /// The lame program (MP3 output of TTS streams with format=mp3).
+    #[arg(long, env = "TOLK_LAME", default_value = "lame", global = true)]
+    pub lame: PathBuf,
+    /// The pocketsphinx_continuous program (speech recognition of voice jobs).
+    #[arg(
+        long,
+        env = "TOLK_POCKETSPHINX",
+        default_value = "pocketsphinx_continuous",
+        global = true
+    )]
+    pub pocketsphinx: PathBuf,
+    /// Folder of pocketsphinx's en-us model.
+    #[arg(
+        long,
+        env = "TOLK_POCKETSPHINX_MODEL",
+        default_value = "/usr/share/pocketsphinx/model/en-us",
+        global = true
+    )]
+    pub pocketsphinx_model: PathBuf,
     /// Translation engines in order of preference (comma-separated: apertium,
     /// deepl, openai, apy). A pair offered by several is served by the first;
     /// the next ones are its fallbacks when it times out, is overloaded or down.
@@ -139,6 +161,16 @@ pub struct ApiArgs {
     /// Largest document upload, in bytes.
     #[arg(long, env = "TOLK_MAX_UPLOAD_BYTES", default_value_t = 30 * 1024 * 1024)]
     pub max_upload_bytes: usize,
+    /// Largest audio upload (voice conversion, voice jobs), in bytes.
+    #[arg(long, env = "TOLK_MAX_VOICE_UPLOAD_BYTES", default_value_t = 20 * 1024 * 1024)]
+    pub max_voice_upload_bytes: usize,
+    /// Longest audio accepted by voice conversion, in seconds.
+    #[arg(long, env = "TOLK_MAX_VOICE_SECONDS", default_value_t = 600)]
+    pub max_voice_seconds: u32,
+    /// Public base URL of the API (e.g. https://tolk.example.com), used in the
+    /// upload and download URLs of voice jobs; default: the request's Host.
+    #[arg(long, env = "TOLK_PUBLIC_URL")]
+    pub public_url: Option<String>,
     /// Do not run pending migrations at start.
     #[arg(long, env = "TOLK_NO_MIGRATE")]
     pub no_migrate: bool,

@@ -116,6 +116,9 @@ struct Services {
     db: PgPool,
     objects: Objects,
     translator: Arc<Translator>,
+    espeak: tolk_voice::tts::Espeak,
+    lame: std::path::PathBuf,
+    recognizer: tolk_voice::asr::Recognizer,
 }
 
 impl Services {
@@ -130,10 +133,19 @@ impl Services {
                 "REDIS_URL is not set: limits that need sharing between replicas stay in-process"
             );
         }
+        let espeak = tolk_voice::tts::Espeak::new(&common.espeak);
+        let recognizer =
+            tolk_voice::asr::Recognizer::new(&common.pocketsphinx, &common.pocketsphinx_model);
+        if let Err(e) = recognizer.check() {
+            tracing::warn!(error = %e, "speech recognition unavailable: voice jobs will fail");
+        }
         Ok(Self {
             db,
             objects,
             translator: Arc::new(translator),
+            espeak,
+            lame: common.lame.clone(),
+            recognizer,
         })
     }
 }
@@ -267,6 +279,14 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         translator: s.translator,
         speller: std::sync::Arc::new(tolk_write::Speller::new(&args.hunspell_dir)),
         max_upload_bytes: args.max_upload_bytes,
+        voice: tolk_api::routes::voice::VoiceSettings {
+            espeak: s.espeak.clone(),
+            lame: s.lame.clone(),
+            recognizer: s.recognizer.clone(),
+            max_upload_bytes: args.max_voice_upload_bytes,
+            max_audio_seconds: args.max_voice_seconds,
+            public_url: args.public_url.clone(),
+        },
     };
     tolk_api::serve(listener, state, stopped(stop))
         .await
@@ -288,6 +308,8 @@ async fn run_worker(
         db: s.db,
         objects: s.objects,
         translator: s.translator,
+        espeak: s.espeak,
+        recognizer: s.recognizer,
     };
     tolk_worker::run(config, state, stopped(stop))
         .await

@@ -11,4 +11,5 @@ mod quality;
 mod recovery;
 mod s3;
 mod translate;
+mod voice;
 mod write;

@@ -12,16 +12,16 @@ use crate::support::{World, free_port};
 
 const ACCESS: &str = "tolk-test-access";
 const SECRET: &str = "tolk-test-secret-0123456789";
-const BUCKET: &str = "tolk";
+pub(crate) const BUCKET: &str = "tolk";
 
 /// A running s3s-fs server.
-struct S3Server {
-    endpoint: String,
+pub(crate) struct S3Server {
+    pub(crate) endpoint: String,
     root: std::path::PathBuf,
     _child: Child,
 }
 
-async fn start_s3(world: &World) -> Result<S3Server> {
+pub(crate) async fn start_s3(world: &World) -> Result<S3Server> {
     let bin = std::env::var("TOLK_S3S_FS").unwrap_or_else(|_| "s3s-fs".to_owned());
     let root = world.path("s3-root");
     std::fs::create_dir_all(root.join(BUCKET))?;
@@ -52,7 +52,7 @@ async fn start_s3(world: &World) -> Result<S3Server> {
     })
 }
 
-fn s3_env(server: &S3Server) -> Vec<(String, String)> {
+pub(crate) fn s3_env(server: &S3Server) -> Vec<(String, String)> {
     [
         ("AWS_ACCESS_KEY_ID", ACCESS),
         ("AWS_SECRET_ACCESS_KEY", SECRET),

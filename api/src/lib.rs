@@ -40,6 +40,7 @@ async fn limit_uri(
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let upload_limit = state.max_upload_bytes;
+    let voice_upload_limit = state.voice.max_upload_bytes;
     Router::new()
         .merge(routes::documents::router())
         .merge(routes::translate::router())
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::usage::router())
         .merge(routes::health::router())
         .merge(routes::metrics::router())
+        .merge(routes::voice::router(voice_upload_limit))
         .fallback(routes::not_found)
         .layer(DefaultBodyLimit::max(upload_limit))
         .layer(axum::middleware::from_fn(limit_uri))

@@ -19,4 +19,6 @@ pub struct AppState {
     pub speller: Arc<tolk_write::Speller>,
     /// Largest accepted upload, in bytes.
     pub max_upload_bytes: usize,
+    /// The voice service's engines and limits.
+    pub voice: crate::routes::voice::VoiceSettings,
 }

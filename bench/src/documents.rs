@@ -285,6 +285,7 @@ pub(crate) async fn start_platform_with(
         translator: translator.clone(),
         speller: std::sync::Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
         max_upload_bytes: 64 * 1024 * 1024,
+        voice: Default::default(),
     };
     let mut tasks = Vec::new();
     let r = rx.clone();
@@ -297,6 +298,8 @@ pub(crate) async fn start_platform_with(
         db: db.clone(),
         objects: objects.clone(),
         translator,
+        espeak: Default::default(),
+        recognizer: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
         concurrency: concurrency.max(1),

@@ -5,6 +5,8 @@
 //!   PostgreSQL, in a throwaway database.
 //! - `tolk-bench documents`: docx documents through the whole platform against the raw
 //!   `apertium` command on the same text.
+//! - `tolk-bench voice`: real-time factors of TTS, voice conversion and the voice job,
+//!   and time to first audio of the simplex stream, beside the bare `espeak-ng` command.
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
@@ -15,6 +17,7 @@ mod documents;
 mod quality;
 mod queue;
 mod translate;
+mod voice;
 
 use clap::{Parser, Subcommand};
 
@@ -36,6 +39,9 @@ enum Command {
     Translate(translate::TranslateArgs),
     /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
     Quality(quality::QualityArgs),
+    /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
+    /// stream's first-frame latency, beside the bare espeak-ng command.
+    Voice(voice::VoiceArgs),
 }
 
 #[tokio::main]
@@ -45,5 +51,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Documents(args) => documents::run(args).await,
         Command::Translate(args) => translate::run(args).await,
         Command::Quality(args) => quality::run(args).await,
+        Command::Voice(args) => voice::run(args).await,
     }
 }

@@ -238,6 +238,7 @@ async fn start_tolk(args: &TranslateArgs, pipelines: usize) -> Result<Tolk> {
         translator,
         speller: std::sync::Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
         max_upload_bytes: 1024 * 1024,
+        voice: Default::default(),
     };
     let task = tokio::spawn(async move {
         let stopped = async move {

@@ -12,6 +12,7 @@ pub mod objects;
 pub mod quality;
 pub mod queue;
 pub mod usage;
+pub mod voice_jobs;
 
 pub use error::StorageError;
 pub use sqlx::PgPool;

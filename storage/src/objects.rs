@@ -10,6 +10,7 @@ use futures::stream::BoxStream;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
+use object_store::signer::Signer;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::StorageError;
@@ -21,7 +22,18 @@ pub const DEFAULT_LOCAL_DIR: &str = "./data/objects";
 #[derive(Clone, Debug)]
 pub struct Objects {
     store: Arc<dyn ObjectStore>,
+    /// Presigns URLs (S3 stores only).
+    signer: Option<Arc<dyn Signer>>,
     description: String,
+}
+
+/// The HTTP method a presigned URL is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presign {
+    /// Upload with PUT.
+    Put,
+    /// Download with GET.
+    Get,
 }
 
 impl Objects {
@@ -58,9 +70,10 @@ impl Objects {
                     builder = builder.with_config(config_key, value);
                 }
             }
-            let store = builder.build()?;
+            let store = Arc::new(builder.build()?);
             return Ok(Self {
-                store: Arc::new(store),
+                store: store.clone(),
+                signer: Some(store),
                 description: spec.to_owned(),
             });
         }
@@ -71,6 +84,7 @@ impl Objects {
         let store = LocalFileSystem::new_with_prefix(&dir)?;
         Ok(Self {
             store: Arc::new(store),
+            signer: None,
             description: format!("local folder {}", dir.display()),
         })
     }
@@ -79,6 +93,7 @@ impl Objects {
     pub fn from_store(store: Arc<dyn ObjectStore>, description: impl Into<String>) -> Self {
         Self {
             store,
+            signer: None,
             description: description.into(),
         }
     }
@@ -111,6 +126,41 @@ impl Objects {
             .into_stream()
             .map(|r| r.map_err(StorageError::from))
             .boxed())
+    }
+
+    /// Whether the store can hand out presigned URLs (S3).
+    pub fn can_presign(&self) -> bool {
+        self.signer.is_some()
+    }
+
+    /// A presigned URL for `method` on `key`, valid `expires_in`, straight to
+    /// the bucket; `None` when the store cannot presign (a local folder).
+    pub async fn presigned_url(
+        &self,
+        method: Presign,
+        key: &str,
+        expires_in: std::time::Duration,
+    ) -> Result<Option<String>, StorageError> {
+        let Some(signer) = &self.signer else {
+            return Ok(None);
+        };
+        let method = match method {
+            Presign::Put => http::Method::PUT,
+            Presign::Get => http::Method::GET,
+        };
+        let url = signer
+            .signed_url(method, &Path::from(key), expires_in)
+            .await?;
+        Ok(Some(url.to_string()))
+    }
+
+    /// The size of an object, or `None` when it does not exist.
+    pub async fn size(&self, key: &str) -> Result<Option<u64>, StorageError> {
+        match self.store.head(&Path::from(key)).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Deletes an object; a missing object is not an error.

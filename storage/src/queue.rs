@@ -50,6 +50,21 @@ pub struct EvaluateQuality {
     pub trace_id: String,
 }
 
+/// Queue of voice translation jobs (recognition, translation, synthesis).
+pub const VOICE_TRANSLATE: &str = "voice-translate";
+
+/// How many times a voice job runs at most (first run included).
+pub const VOICE_TRANSLATE_MAX_ATTEMPTS: i32 = 3;
+
+/// Payload of a voice translation job. The `voice_jobs` row holds everything else.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct VoiceTranslate {
+    /// `voice_jobs.id`.
+    pub job_id: uuid::Uuid,
+    /// The trace id of the request that enqueued the job.
+    pub trace_id: String,
+}
+
 /// A fresh job id (a ULID, as apalis-postgres uses).
 pub fn new_job_id() -> String {
     Ulid::generate().to_string()

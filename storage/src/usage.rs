@@ -13,6 +13,10 @@ pub mod kind {
     pub const DOCUMENT_TRANSLATION: &str = "document_translation_characters";
     /// Characters of text improvement (`/v2/write/*`).
     pub const TEXT_IMPROVEMENT: &str = "text_improvement_characters";
+    /// Milliseconds of audio transcribed (voice translation jobs).
+    pub const SPEECH_TO_TEXT: &str = "speech_to_text_milliseconds";
+    /// Milliseconds of audio converted to another voice (`POST /v1/vc/convert`).
+    pub const SPEECH_TO_SPEECH: &str = "speech_to_speech_milliseconds";
 }
 
 /// One ledger entry.

@@ -8,6 +8,7 @@
 pub mod documents;
 pub mod quality;
 pub mod run;
+pub mod voice;
 pub mod wake;
 
 pub use run::{WorkerConfig, WorkerState, run};

@@ -9,7 +9,7 @@ use apalis_postgres::{Config, PostgresStorage};
 use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
-use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
+use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument, VoiceTranslate};
 
 use crate::wake::DrainedNotify;
 
@@ -83,6 +83,10 @@ pub struct WorkerState {
     pub objects: Objects,
     /// The engines.
     pub translator: Arc<Translator>,
+    /// Text to speech (voice jobs).
+    pub espeak: tolk_voice::tts::Espeak,
+    /// Speech recognition (voice jobs).
+    pub recognizer: tolk_voice::asr::Recognizer,
 }
 
 /// A worker name unique to this process start.
@@ -107,6 +111,10 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), MonitorError> {
     let pool = state.db.clone();
+    let voice_pool = state.db.clone();
+    let voice_state = state.clone();
+    let voice_config = config.clone();
+    let voice_name = unique_name(queue::VOICE_TRANSLATE);
     let name = unique_name(queue::TRANSLATE_DOCUMENT);
     let quality_name = unique_name(queue::EVALUATE_QUALITY);
     let quality_pool = pool.clone();
@@ -139,6 +147,18 @@ pub async fn run(
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::quality::evaluate_quality)
+        })
+        .register(move |_restarts| {
+            WorkerBuilder::new(voice_name.clone())
+                .backend(backend::<VoiceTranslate>(
+                    &voice_pool,
+                    &voice_config,
+                    queue::VOICE_TRANSLATE,
+                ))
+                .data(voice_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::voice::translate_voice)
         })
         .shutdown_timeout(shutdown_timeout)
         .run_with_signal(async move {

@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod quality;
 pub mod translate;
 pub mod usage;
+pub mod voice;
 pub mod write;
 
 use axum::http::StatusCode;

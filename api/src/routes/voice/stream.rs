@@ -1,0 +1,572 @@
+//! WebSocket streaming of text to speech:
+//! `/v1/tts/stream/simplex/ws?voiceId=` and `/v1/tts/stream/duplex/ws?voiceId=`.
+//!
+//! Client messages are JSON text frames: `authApiKey` {clientKey, apiKey}
+//! first, then `convert` {text} (once for simplex, any number of times for
+//! duplex) and, for duplex, `close`. The server sends only binary frames: with
+//! `format=wav` (the default) a RIFF/WAVE header with placeholder sizes, then
+//! raw 16-bit mono PCM at `sr` Hz (22050 by default), sentence by sentence as
+//! espeak-ng produces it; with `format=mp3`, an MP3 stream (64 kbit/s mono,
+//! encoded by one `lame` process per session). It closes with 1000 when all audio is out, and with
+//! 1008 (authentication) or 4400/4404 (bad message, order or parameter, unknown
+//! voice) or 1011 (engine failure) and a reason otherwise.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use futures::stream::{SplitSink, SplitStream};
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tolk_voice::voices::{self, TtsVoice, VoiceLookup};
+use tolk_voice::{resample, text, tts, wav};
+use tracing::Instrument;
+
+use crate::AppState;
+
+/// Sample rates a client may ask for with `sr`.
+pub const RATES: [u32; 4] = [22050, 32000, 44100, 48000];
+/// How long the server waits for the first (auth) and next expected message.
+const MESSAGE_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the server waits for the client's reply to its close frame.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Largest client message.
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Samples per binary frame when audio is resampled (about 100 ms).
+const FRAME_MS: u32 = 100;
+/// Texts queued on a duplex stream before the server stops reading more.
+const QUEUE: usize = 64;
+
+/// Policy violation (authentication).
+pub const CLOSE_AUTH: u16 = 1008;
+/// A bad message, message order or parameter.
+pub const CLOSE_BAD_REQUEST: u16 = 4400;
+/// The voice does not exist.
+pub const CLOSE_NOT_FOUND: u16 = 4404;
+/// The engine failed.
+pub const CLOSE_INTERNAL: u16 = 1011;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Simplex,
+    Duplex,
+}
+
+/// Why a session ends other than normally.
+#[derive(Debug)]
+enum End {
+    /// Close with this code and reason.
+    Close(u16, String),
+    /// The client went away; nothing to send.
+    Gone,
+}
+
+impl End {
+    fn bad(reason: impl Into<String>) -> Self {
+        Self::Close(CLOSE_BAD_REQUEST, reason.into())
+    }
+}
+
+/// What a stream session was asked for.
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    voice: &'static TtsVoice,
+    rate: u32,
+    mp3: bool,
+}
+
+fn params(query: &HashMap<String, String>) -> Result<Params, End> {
+    let raw = query
+        .get("voiceId")
+        .ok_or_else(|| End::bad("Missing query parameter voiceId."))?;
+    let id: i64 = raw
+        .trim()
+        .parse()
+        .map_err(|_| End::bad(format!("voiceId must be an integer, got {raw:?}.")))?;
+    let voice = match voices::tts_voice(id) {
+        VoiceLookup::Found(v) => v,
+        VoiceLookup::OtherKind => {
+            return Err(End::bad(format!(
+                "Voice {id} is a voice-conversion voice; choose a text-to-speech voice."
+            )));
+        }
+        VoiceLookup::Unknown => {
+            return Err(End::Close(
+                CLOSE_NOT_FOUND,
+                format!("Voice {id} not found."),
+            ));
+        }
+    };
+    let mp3 = match query
+        .get("format")
+        .map(|f| f.to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("wav") | Some("") => false,
+        Some("mp3") => true,
+        Some(other) => {
+            return Err(End::bad(format!(
+                "Unknown format {other:?}; use wav or mp3."
+            )));
+        }
+    };
+    let rate = match query.get("sr") {
+        None => tts::SAMPLE_RATE,
+        Some(s) => s
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|r| RATES.contains(r))
+            .ok_or_else(|| End::bad(format!("sr must be one of {RATES:?}, got {s:?}.")))?,
+    };
+    match query.get("voiceType").map(String::as_str) {
+        None | Some("system") | Some("") => {}
+        Some("cloned") => {
+            return Err(End::Close(
+                CLOSE_NOT_FOUND,
+                "No cloned voices exist on this server.".to_owned(),
+            ));
+        }
+        Some(other) => return Err(End::bad(format!("Unknown voiceType {other:?}."))),
+    }
+    Ok(Params { voice, rate, mp3 })
+}
+
+/// A client message.
+#[derive(Debug, PartialEq, Eq)]
+enum ClientMessage {
+    Auth { client_key: String, api_key: String },
+    Convert { text: String },
+    Close,
+}
+
+fn parse_message(msg: Message) -> Result<Option<ClientMessage>, End> {
+    let text = match msg {
+        Message::Text(t) => t,
+        Message::Binary(_) => {
+            return Err(End::bad(
+                "Binary messages are not accepted; send JSON text.",
+            ));
+        }
+        Message::Ping(_) | Message::Pong(_) => return Ok(None),
+        Message::Close(_) => return Err(End::Gone),
+    };
+    let value: Value = serde_json::from_str(text.as_str())
+        .map_err(|e| End::bad(format!("Invalid JSON message: {e}")))?;
+    let field = |name: &str| -> Result<String, End> {
+        match value.get(name) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(End::bad(format!("{name} must be a string."))),
+            None => Err(End::bad(format!("Missing field {name}."))),
+        }
+    };
+    match value.get("type").and_then(Value::as_str) {
+        Some("authApiKey") => Ok(Some(ClientMessage::Auth {
+            client_key: field("clientKey")?,
+            api_key: field("apiKey")?,
+        })),
+        Some("convert") => Ok(Some(ClientMessage::Convert {
+            text: field("text")?,
+        })),
+        Some("close") => Ok(Some(ClientMessage::Close)),
+        Some(other) => Err(End::bad(format!("Unknown message type {other:?}."))),
+        None => Err(End::bad("The message has no type.")),
+    }
+}
+
+/// The next client message, skipping pings; Gone when the client left.
+async fn next_message(
+    rx: &mut SplitStream<WebSocket>,
+    timeout: Option<Duration>,
+) -> Result<ClientMessage, End> {
+    loop {
+        let next = match timeout {
+            Some(t) => tokio::time::timeout(t, rx.next())
+                .await
+                .map_err(|_| End::bad("Timed out waiting for a message."))?,
+            None => rx.next().await,
+        };
+        match next {
+            None | Some(Err(_)) => return Err(End::Gone),
+            Some(Ok(msg)) => {
+                if let Some(m) = parse_message(msg)? {
+                    return Ok(m);
+                }
+            }
+        }
+    }
+}
+
+pub(super) async fn simplex(
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    upgrade(ws, state, query, Kind::Simplex)
+}
+
+pub(super) async fn duplex(
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    upgrade(ws, state, query, Kind::Duplex)
+}
+
+fn upgrade(
+    ws: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    state: AppState,
+    query: HashMap<String, String>,
+    kind: Kind,
+) -> Response {
+    let ws = match ws {
+        Ok(ws) => ws,
+        Err(e) => {
+            return crate::error::message(
+                e.status(),
+                format!(
+                    "This address takes a WebSocket connection: {}",
+                    e.body_text()
+                ),
+            );
+        }
+    };
+    let span = tracing::info_span!("tts_stream", kind = ?kind, key_id = tracing::field::Empty);
+    ws.max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| session(socket, state, query, kind).instrument(span))
+        .into_response()
+}
+
+async fn session(socket: WebSocket, state: AppState, query: HashMap<String, String>, kind: Kind) {
+    let (mut tx, mut rx) = socket.split();
+    let outcome = run(&mut tx, &mut rx, &state, &query, kind).await;
+    let (code, reason) = match outcome {
+        Ok(()) => (1000, String::new()),
+        Err(End::Close(code, reason)) => (code, reason),
+        Err(End::Gone) => {
+            tracing::debug!("client left");
+            return;
+        }
+    };
+    if code != 1000 {
+        tracing::info!(code, reason = %reason, "closing stream");
+    }
+    let frame = CloseFrame {
+        code,
+        reason: truncate(&reason, 120).into(),
+    };
+    if tx.send(Message::Close(Some(frame))).await.is_err() {
+        return;
+    }
+    // Wait (briefly) for the client's close reply, so the close is clean.
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, async {
+        while let Some(Ok(msg)) = rx.next().await {
+            if matches!(msg, Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// A close reason fits in a control frame (123 bytes).
+fn truncate(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if out.len() + c.len_utf8() > max {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+async fn run(
+    tx: &mut SplitSink<WebSocket, Message>,
+    rx: &mut SplitStream<WebSocket>,
+    state: &AppState,
+    query: &HashMap<String, String>,
+    kind: Kind,
+) -> Result<(), End> {
+    let params = params(query)?;
+    match next_message(rx, Some(MESSAGE_TIMEOUT)).await? {
+        ClientMessage::Auth {
+            client_key,
+            api_key,
+        } => {
+            let key = super::auth::authenticate(state, &client_key, &api_key)
+                .await
+                .map_err(|e| {
+                    End::Close(CLOSE_INTERNAL, format!("Authentication unavailable: {e}"))
+                })?
+                .ok_or_else(|| End::Close(CLOSE_AUTH, "Authentication failed.".to_owned()))?;
+            tracing::Span::current().record("key_id", key.key_id.as_str());
+        }
+        _ => return Err(End::bad("The first message must be authApiKey.")),
+    }
+    let (texts_tx, texts_rx) = mpsc::channel::<String>(QUEUE);
+    let reader = read_texts(rx, texts_tx, kind);
+    let writer = speak(tx, texts_rx, state, params);
+    // The reader finishing drops the sender, so the writer drains what is queued
+    // and ends; an error on either side ends the session at once (dropping the
+    // other future kills any running synthesis).
+    tokio::try_join!(reader, writer).map(|_| ())
+}
+
+/// Reads convert messages into `texts`: one for simplex, until `close` for duplex.
+async fn read_texts(
+    rx: &mut SplitStream<WebSocket>,
+    texts: mpsc::Sender<String>,
+    kind: Kind,
+) -> Result<(), End> {
+    let mut converts = 0usize;
+    loop {
+        let timeout = (kind == Kind::Simplex).then_some(MESSAGE_TIMEOUT);
+        match next_message(rx, timeout).await? {
+            ClientMessage::Convert { text } => {
+                if text.trim().is_empty() {
+                    return Err(End::bad("convert needs a non-empty text."));
+                }
+                converts += 1;
+                if texts.send(text).await.is_err() {
+                    return Ok(());
+                }
+                if kind == Kind::Simplex {
+                    return Ok(());
+                }
+            }
+            ClientMessage::Close if kind == Kind::Duplex => return Ok(()),
+            ClientMessage::Close => {
+                return Err(End::bad(
+                    "A simplex stream takes one convert; it closes by itself.",
+                ));
+            }
+            ClientMessage::Auth { .. } => {
+                return Err(End::bad(if converts == 0 {
+                    "Already authenticated; send convert."
+                } else {
+                    "Already authenticated."
+                }));
+            }
+        }
+    }
+}
+
+/// Synthesises queued texts sentence by sentence and sends the audio: WAV
+/// (header frame, then PCM) or MP3 (PCM through a `lame` process).
+async fn speak(
+    tx: &mut SplitSink<WebSocket, Message>,
+    texts: mpsc::Receiver<String>,
+    state: &AppState,
+    params: Params,
+) -> Result<(), End> {
+    let (pcm_tx, mut pcm_rx) = mpsc::channel::<Vec<i16>>(16);
+    let producer = produce_pcm(texts, state, params, pcm_tx);
+    if !params.mp3 {
+        let sender = async {
+            let mut header_sent = false;
+            while let Some(pcm) = pcm_rx.recv().await {
+                send_pcm(tx, &mut header_sent, params.rate, &pcm).await?;
+            }
+            Ok(())
+        };
+        return tokio::try_join!(producer, sender).map(|_| ());
+    }
+    let mut lame = tokio::process::Command::new(&state.voice.lame)
+        .arg("-r")
+        .args(["-s", &format!("{}", f64::from(params.rate) / 1000.0)])
+        .args(["--bitwidth", "16", "--signed", "--little-endian", "-m", "m"])
+        .args(["-b", "64", "--quiet", "--flush", "-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            End::Close(
+                CLOSE_INTERNAL,
+                format!("MP3 encoder unavailable (apt-get install lame): {e}"),
+            )
+        })?;
+    let (Some(mut stdin), Some(mut stdout)) = (lame.stdin.take(), lame.stdout.take()) else {
+        return Err(End::Close(
+            CLOSE_INTERNAL,
+            "MP3 encoder has no pipes".to_owned(),
+        ));
+    };
+    let feeder = async move {
+        use tokio::io::AsyncWriteExt;
+        while let Some(pcm) = pcm_rx.recv().await {
+            stdin
+                .write_all(&wav::pcm_bytes(&pcm))
+                .await
+                .map_err(|e| End::Close(CLOSE_INTERNAL, format!("MP3 encoder: {e}")))?;
+        }
+        // EOF: lame flushes its last frames and exits.
+        drop(stdin);
+        Ok(())
+    };
+    let forwarder = async {
+        use tokio::io::AsyncReadExt;
+        let mut buf = vec![0u8; 8192];
+        loop {
+            let n = stdout
+                .read(&mut buf)
+                .await
+                .map_err(|e| End::Close(CLOSE_INTERNAL, format!("MP3 encoder: {e}")))?;
+            if n == 0 {
+                return Ok(());
+            }
+            tx.send(Message::Binary(buf[..n].to_vec().into()))
+                .await
+                .map_err(|_| End::Gone)?;
+        }
+    };
+    tokio::try_join!(producer, feeder, forwarder)?;
+    let _ = lame.wait().await;
+    Ok(())
+}
+
+/// Synthesises queued texts sentence by sentence into `out` (PCM at `params.rate`).
+async fn produce_pcm(
+    mut texts: mpsc::Receiver<String>,
+    state: &AppState,
+    params: Params,
+    out: mpsc::Sender<Vec<i16>>,
+) -> Result<(), End> {
+    let frame_samples = (params.rate * FRAME_MS / 1000) as usize;
+    while let Some(text) = texts.recv().await {
+        let sentences = text::sentences(&text);
+        if sentences.is_empty() {
+            return Err(End::bad("The text contains nothing to speak."));
+        }
+        for sentence in sentences {
+            let mut speech = state
+                .voice
+                .espeak
+                .start(params.voice, &sentence)
+                .map_err(|e| End::Close(CLOSE_INTERNAL, e.to_string()))?;
+            let mut pending: Vec<i16> = Vec::new();
+            loop {
+                let chunk = speech
+                    .next_chunk()
+                    .await
+                    .map_err(|e| End::Close(CLOSE_INTERNAL, e.to_string()))?;
+                let Some(chunk) = chunk else { break };
+                if params.rate == tts::SAMPLE_RATE {
+                    out.send(chunk).await.map_err(|_| End::Gone)?;
+                } else {
+                    pending.extend_from_slice(&chunk);
+                }
+            }
+            if !pending.is_empty() {
+                let resampled = wav::to_i16(&resample::resample(
+                    &wav::to_f32(&pending),
+                    tts::SAMPLE_RATE,
+                    params.rate,
+                ));
+                for frame in resampled.chunks(frame_samples.max(1)) {
+                    out.send(frame.to_vec()).await.map_err(|_| End::Gone)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn send_pcm(
+    tx: &mut SplitSink<WebSocket, Message>,
+    header_sent: &mut bool,
+    rate: u32,
+    pcm: &[i16],
+) -> Result<(), End> {
+    if !*header_sent {
+        tx.send(Message::Binary(wav::streaming_header(rate).to_vec().into()))
+            .await
+            .map_err(|_| End::Gone)?;
+        *header_sent = true;
+    }
+    tx.send(Message::Binary(wav::pcm_bytes(pcm).into()))
+        .await
+        .map_err(|_| End::Gone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn code(r: Result<Params, End>) -> u16 {
+        match r {
+            Err(End::Close(c, _)) => c,
+            _ => 1000,
+        }
+    }
+
+    #[test]
+    fn query_parameters() {
+        assert_eq!(code(params(&q(&[("voiceId", "101")]))), 1000);
+        assert_eq!(
+            params(&q(&[
+                ("voiceId", "101"),
+                ("sr", "44100"),
+                ("format", "wav")
+            ]))
+            .unwrap()
+            .rate,
+            44100
+        );
+        assert_eq!(code(params(&q(&[]))), CLOSE_BAD_REQUEST);
+        assert_eq!(code(params(&q(&[("voiceId", "x")]))), CLOSE_BAD_REQUEST);
+        assert_eq!(code(params(&q(&[("voiceId", "999")]))), CLOSE_NOT_FOUND);
+        assert_eq!(code(params(&q(&[("voiceId", "201")]))), CLOSE_BAD_REQUEST);
+        assert_eq!(
+            code(params(&q(&[("voiceId", "101"), ("sr", "8000")]))),
+            CLOSE_BAD_REQUEST
+        );
+        assert!(
+            params(&q(&[("voiceId", "101"), ("format", "mp3")]))
+                .unwrap()
+                .mp3
+        );
+        assert_eq!(
+            code(params(&q(&[("voiceId", "101"), ("format", "ogg")]))),
+            CLOSE_BAD_REQUEST
+        );
+    }
+
+    #[test]
+    fn messages() {
+        let m = |s: &str| parse_message(Message::Text(s.into()));
+        assert_eq!(
+            m(r#"{"type":"authApiKey","clientKey":"a","apiKey":"a.b"}"#).unwrap(),
+            Some(ClientMessage::Auth {
+                client_key: "a".into(),
+                api_key: "a.b".into()
+            })
+        );
+        assert_eq!(
+            m(r#"{"type":"close"}"#).unwrap(),
+            Some(ClientMessage::Close)
+        );
+        assert!(matches!(m("{"), Err(End::Close(CLOSE_BAD_REQUEST, _))));
+        assert!(matches!(
+            m(r#"{"type":"convert"}"#),
+            Err(End::Close(CLOSE_BAD_REQUEST, _))
+        ));
+        assert!(matches!(
+            m(r#"{"type":"dance"}"#),
+            Err(End::Close(CLOSE_BAD_REQUEST, _))
+        ));
+        assert_eq!(truncate(&"é".repeat(100), 11).len(), 10);
+    }
+}
