@@ -40,6 +40,7 @@ PACKAGES=(
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
     apertium-apy
     python3 python3-docx
+    hunspell-en-us hunspell-es
     gcc libc6-dev
     espeak-ng pocketsphinx pocketsphinx-en-us
     lame flac vorbis-tools

@@ -188,6 +188,9 @@ pub struct ApiArgs {
     /// last ~0.6 s of billing entries. Off by default (durable).
     #[arg(long, env = "TOLK_LEDGER_ASYNC_COMMIT")]
     pub async_ledger_commit: bool,
+    /// Folder of Hunspell dictionaries (`en_US.aff`/`.dic`…) for `/v2/write/correct`.
+    #[arg(long, env = "TOLK_HUNSPELL_DIR", default_value = tolk_write::DEFAULT_DIR)]
+    pub hunspell_dir: std::path::PathBuf,
 }
 
 /// Worker settings.

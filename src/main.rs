@@ -297,6 +297,7 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         db: s.db,
         objects: s.objects,
         translator: s.translator,
+        speller: std::sync::Arc::new(tolk_write::Speller::new(&args.hunspell_dir)),
         max_upload_bytes: args.max_upload_bytes,
         voice: tolk_api::routes::voice::VoiceSettings {
             espeak: s.espeak.clone(),

@@ -46,6 +46,8 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::documents::router())
         .merge(routes::translate::router())
+        .merge(routes::quality::router())
+        .merge(routes::write::router())
         .merge(routes::languages::router())
         .merge(routes::usage::router())
         .merge(routes::admin_keys::router())

@@ -17,6 +17,8 @@ pub struct AppState {
     pub objects: Objects,
     /// The configured engines (for language validation; the API does not translate documents).
     pub translator: Arc<Translator>,
+    /// Hunspell dictionaries for `/v2/write/correct`.
+    pub speller: Arc<tolk_write::Speller>,
     /// Largest accepted upload, in bytes.
     pub max_upload_bytes: usize,
     /// The voice service's engines and limits.

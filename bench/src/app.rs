@@ -20,6 +20,7 @@ pub fn api_state(
         db,
         objects,
         translator,
+        speller: Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
         max_upload_bytes,
         voice: Default::default(),
         rate_limiter: RateLimiter::local(RateLimit {

@@ -209,9 +209,9 @@ pub(crate) async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration
 }
 
 /// The platform in this process: API on a loopback port, one worker, a scheduler.
-struct Platform {
-    base: String,
-    key: String,
+pub(crate) struct Platform {
+    pub(crate) base: String,
+    pub(crate) key: String,
     db_name: String,
     admin_url: String,
     dir: std::path::PathBuf,
@@ -220,8 +220,26 @@ struct Platform {
 }
 
 async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
-    let db_name = format!("tolk_bench_docs_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(&args.database_url)
+    start_platform_with(
+        &args.database_url,
+        &args.modes,
+        args.pipelines,
+        args.concurrency,
+        "docs",
+    )
+    .await
+}
+
+/// The platform on a throwaway database `tolk_bench_{tag}_{pid}`.
+pub(crate) async fn start_platform_with(
+    database_url: &str,
+    modes: &std::path::Path,
+    pipelines: Option<usize>,
+    concurrency: usize,
+    tag: &str,
+) -> Result<Platform> {
+    let db_name = format!("tolk_bench_{tag}_{}", std::process::id());
+    let admin = sqlx::PgPool::connect(database_url)
         .await
         .context("PostgreSQL must be running (scripts/setup.sh)")?;
     sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -233,11 +251,10 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         .execute(&admin)
         .await?;
     admin.close().await;
-    let base_url = args
-        .database_url
+    let base_url = database_url
         .rsplit_once('/')
         .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
+        .unwrap_or(database_url);
     let url = format!("{base_url}/{db_name}?sslmode=disable");
     let options: sqlx::postgres::PgConnectOptions = url.parse()?;
     let db = tolk_storage::db::connect(options, 10).await?;
@@ -249,10 +266,10 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
     let dir = std::env::temp_dir().join(&db_name);
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
     let mut config = ApertiumConfig {
-        modes_dir: args.modes.clone(),
+        modes_dir: modes.to_owned(),
         ..ApertiumConfig::default()
     };
-    if let Some(n) = args.pipelines {
+    if let Some(n) = pipelines {
         config.pipelines_per_pair = n.max(1);
     }
     let translator = Arc::new(Translator::apertium(config)?);
@@ -283,7 +300,7 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         recognizer: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
-        concurrency: args.concurrency.max(1),
+        concurrency: concurrency.max(1),
         ..Default::default()
     };
     let r = rx.clone();
@@ -306,7 +323,7 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
         base,
         key,
         db_name,
-        admin_url: args.database_url.clone(),
+        admin_url: database_url.to_owned(),
         dir,
         stop,
         tasks,
@@ -314,7 +331,8 @@ async fn start_platform(args: &DocumentsArgs) -> Result<Platform> {
 }
 
 impl Platform {
-    async fn shutdown(self) -> Result<()> {
+    /// Stops everything and drops the database.
+    pub(crate) async fn shutdown(self) -> Result<()> {
         let _ = self.stop.send(true);
         for t in self.tasks {
             let _ = tokio::time::timeout(Duration::from_secs(40), t).await;

@@ -12,10 +12,13 @@
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
+//! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
+//!   against `/v2/translate` throughput on the same text.
 
 mod analytics;
 mod app;
 mod documents;
+mod quality;
 mod queue;
 mod translate;
 mod voice;
@@ -41,6 +44,8 @@ enum Command {
     Analytics(analytics::AnalyticsArgs),
     /// Text translation under concurrent clients: Tolk vs Apertium-APY vs raw apertium.
     Translate(translate::TranslateArgs),
+    /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
+    Quality(quality::QualityArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -53,6 +58,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Documents(args) => documents::run(args).await,
         Command::Analytics(args) => analytics::run(args).await,
         Command::Translate(args) => translate::run(args).await,
+        Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
     }
 }

@@ -47,7 +47,7 @@ pub struct TranslateArgs {
 }
 
 /// One 15–25 word sentence: two clauses of the documents benchmark's grammar.
-fn long_sentence(t: &mut Text) -> String {
+pub(crate) fn long_sentence(t: &mut Text) -> String {
     loop {
         let a = t.sentence();
         let b = t.sentence();

@@ -144,4 +144,28 @@ pub trait Engine: Send + Sync {
     fn process_ids(&self) -> Vec<u32> {
         Vec::new()
     }
+
+    /// Whether the engine can rewrite text within `lang` itself (a language
+    /// model), for `/v2/write/rephrase`; default no.
+    fn can_rephrase(&self, lang: &Lang) -> bool {
+        let _ = lang;
+        false
+    }
+
+    /// Rewrites `texts` in `lang`, following `instructions` (writing style,
+    /// tone). One output per input, in order. Only called when
+    /// [`Engine::can_rephrase`] says yes.
+    async fn rephrase(
+        &self,
+        lang: &Lang,
+        texts: Vec<String>,
+        instructions: &[String],
+    ) -> Result<Vec<String>, EngineError> {
+        let _ = (texts, instructions);
+        Err(EngineError::Failed(format!(
+            "engine {} cannot rephrase {}",
+            self.name(),
+            lang.base
+        )))
+    }
 }

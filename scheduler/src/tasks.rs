@@ -2,7 +2,7 @@
 
 use sqlx::PgPool;
 use tolk_storage::objects::Objects;
-use tolk_storage::{documents, limits, queue, rollup};
+use tolk_storage::{documents, limits, quality, queue, rollup};
 
 use crate::SchedulerConfig;
 
@@ -43,6 +43,14 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
         ),
         Err(e) => tracing::warn!(error = %e, "checking lost jobs failed"),
     }
+    match quality::fail_lost_jobs(db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(
+            evaluations = n,
+            "quality evaluations whose job ended without finishing them"
+        ),
+        Err(e) => tracing::warn!(error = %e, "checking lost evaluation jobs failed"),
+    }
     prune_queue(config, db).await;
     if let Err(e) = queue::forget_dead_workers(db, config.keep_failed_jobs).await {
         tracing::warn!(error = %e, "forgetting dead workers failed");
@@ -64,5 +72,21 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
             }
         }
         Err(e) => tracing::warn!(error = %e, "expiring documents failed"),
+    }
+    match quality::expire(db, quality::RETENTION).await {
+        Ok(expired) => {
+            for (id, report) in expired {
+                let keys = report
+                    .into_iter()
+                    .chain(std::iter::once(quality::segments_object(id)));
+                for key in keys {
+                    // A text job has no segments object: `delete` ignores not found.
+                    if let Err(e) = objects.delete(&key).await {
+                        tracing::warn!(object = %key, error = %e, "object delete failed");
+                    }
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "expiring quality evaluations failed"),
     }
 }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod keys;
 pub mod limits;
 pub mod objects;
+pub mod quality;
 pub mod queue;
 pub mod rollup;
 pub mod usage;

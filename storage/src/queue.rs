@@ -35,6 +35,21 @@ pub struct TranslateDocument {
     pub trace_id: String,
 }
 
+/// Queue of quality evaluation jobs.
+pub const EVALUATE_QUALITY: &str = "evaluate-quality";
+
+/// How many times an evaluation job runs at most (first run included).
+pub const EVALUATE_QUALITY_MAX_ATTEMPTS: i32 = 3;
+
+/// Payload of a quality evaluation job. The `quality_evaluations` row holds the rest.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct EvaluateQuality {
+    /// `quality_evaluations.id`.
+    pub evaluation_id: uuid::Uuid,
+    /// The trace id of the request that enqueued the job.
+    pub trace_id: String,
+}
+
 /// Queue of voice translation jobs (recognition, translation, synthesis).
 pub const VOICE_TRANSLATE: &str = "voice-translate";
 

@@ -10,7 +10,8 @@ use tolk_engine::{EngineError, TagHandling, TranslateRequest};
 use tolk_formats::{DocumentFormat, FormatError, inline};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
-use tolk_storage::queue::{self, TranslateDocument};
+use tolk_storage::quality;
+use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
 use tolk_storage::usage::{self, UsageEvent};
 use tracing::Instrument;
 
@@ -86,6 +87,7 @@ pub async fn translate_document(
         Err(JobError::Permanent(msg)) => {
             tracing::warn!(error = %msg, "document failed");
             documents::fail(&state.db, &job.document_id, &msg).await?;
+            fail_evaluation(&state, &job.document_id).await;
             Err(AbortError::new(msg).into())
         }
         Err(JobError::Transient(msg)) => {
@@ -99,6 +101,7 @@ pub async fn translate_document(
                 let text =
                     format!("The document could not be translated after {runs} attempts: {msg}");
                 documents::fail(&state.db, &job.document_id, &text).await?;
+                fail_evaluation(&state, &job.document_id).await;
                 return Err(AbortError::new(text).into());
             }
             let delay = queue::backoff(runs.max(1) as u32);
@@ -112,6 +115,25 @@ pub async fn translate_document(
             .await?;
             Err(msg.into())
         }
+    }
+}
+
+/// A document that failed has nothing to evaluate: its evaluation ends in error.
+async fn fail_evaluation(state: &WorkerState, document_id: &str) {
+    match quality::for_document(&state.db, document_id).await {
+        Ok(Some(eid)) => {
+            if let Err(e) = quality::fail(
+                &state.db,
+                eid,
+                "The document could not be translated, so there is no translation to evaluate.",
+            )
+            .await
+            {
+                tracing::warn!(error = %e, "could not fail the document's evaluation");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "could not look up the document's evaluation"),
     }
 }
 
@@ -137,8 +159,13 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         .sum();
 
     let source_lang = source_language(state, &doc, &segments).await?;
+    let sources = segments.clone();
     let translated = translate_segments(state, &doc, &source_lang, segments).await?;
 
+    let evaluation = match quality::for_document(&state.db, &doc.id).await? {
+        Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
+        None => None,
+    };
     let output = tokio::task::spawn_blocking(move || extracted.merge(&translated))
         .await
         .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;
@@ -159,9 +186,58 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             },
         )
         .await?;
+        if let Some(eid) = evaluation {
+            // The report is a job of its own: its findings never touch the document.
+            let job_id = queue::new_job_id();
+            queue::enqueue(
+                &mut tx,
+                queue::EVALUATE_QUALITY,
+                &job_id,
+                &EvaluateQuality {
+                    evaluation_id: eid,
+                    trace_id: doc.trace_id.clone(),
+                },
+                queue::EVALUATE_QUALITY_MAX_ATTEMPTS,
+                &format!("quality:{eid}"),
+            )
+            .await?;
+            quality::set_job(&mut tx, eid, &job_id, &source_lang).await?;
+        }
     }
     tx.commit().await.map_err(StorageError::from)?;
+    if evaluation.is_some()
+        && let Err(e) = queue::notify_enqueued(&state.db, queue::EVALUATE_QUALITY).await
+    {
+        tracing::warn!(error = %e, "could not notify workers of the evaluation job");
+    }
     Ok(())
+}
+
+/// Writes the segment pairs of a document evaluation to the object store.
+async fn write_evaluation_input(
+    state: &WorkerState,
+    eid: uuid::Uuid,
+    sources: &[String],
+    translated: &[String],
+) -> Result<uuid::Uuid, JobError> {
+    let input = crate::quality::EvaluationInput {
+        segments: sources
+            .iter()
+            .zip(translated)
+            .map(|(s, t)| crate::quality::Pair {
+                source: s.clone(),
+                target: t.clone(),
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let bytes = serde_json::to_vec(&input)
+        .map_err(|e| JobError::Permanent(format!("evaluation input: {e}")))?;
+    state
+        .objects
+        .put(&crate::quality::segments_object(eid), bytes.into())
+        .await?;
+    Ok(eid)
 }
 
 /// The given source language, or the detected one; refuses source == target.

@@ -9,7 +9,7 @@ use apalis_postgres::{Config, PostgresStorage};
 use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
-use tolk_storage::queue::{self, TranslateDocument, VoiceTranslate};
+use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument, VoiceTranslate};
 
 use crate::wake::DrainedNotify;
 
@@ -116,6 +116,10 @@ pub async fn run(
     let voice_config = config.clone();
     let voice_name = unique_name(queue::VOICE_TRANSLATE);
     let name = unique_name(queue::TRANSLATE_DOCUMENT);
+    let quality_name = unique_name(queue::EVALUATE_QUALITY);
+    let quality_pool = pool.clone();
+    let quality_config = config.clone();
+    let quality_state = state.clone();
     let concurrency = config.concurrency();
     tracing::info!(worker = %name, concurrency, batch = ?config.batch_size, "worker starting");
     let shutdown_timeout = config.shutdown_timeout;
@@ -131,6 +135,18 @@ pub async fn run(
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::documents::translate_document)
+        })
+        .register(move |_restarts| {
+            WorkerBuilder::new(quality_name.clone())
+                .backend(backend::<EvaluateQuality>(
+                    &quality_pool,
+                    &quality_config,
+                    queue::EVALUATE_QUALITY,
+                ))
+                .data(quality_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::quality::evaluate_quality)
         })
         .register(move |_restarts| {
             WorkerBuilder::new(voice_name.clone())

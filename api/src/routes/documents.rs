@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use tolk_formats::DocumentFormat;
 use tolk_storage::documents::{self, NewDocument, random_upper_hex, status};
-use tolk_storage::queue;
+use tolk_storage::{quality, queue};
 
 use crate::auth::AuthKey;
 use crate::body::JsonOrForm;
@@ -37,6 +37,7 @@ struct Upload {
     source_lang: Option<String>,
     output_format: Option<String>,
     formality: Option<String>,
+    quality_evaluation: bool,
 }
 
 /// Options this server cannot honour yet are refused rather than silently ignored.
@@ -73,7 +74,8 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "output_format" => up.output_format = Some(value).filter(|v| !v.is_empty()),
             "formality" => up.formality = Some(value),
             "enable_beta_languages" | "auth_key" => {}
-            "enable_watermark" | "enable_quality_evaluation" if is_true(&value) => {
+            "enable_quality_evaluation" => up.quality_evaluation = is_true(&value),
+            "enable_watermark" if is_true(&value) => {
                 return Err(ApiError::BadRequest(format!(
                     "Parameter '{name}' is not supported by this server yet."
                 )));
@@ -107,6 +109,10 @@ fn multipart_error(e: axum::extract::multipart::MultipartError, limit: usize) ->
 struct UploadResponse {
     document_id: String,
     document_key: String,
+    /// With `enable_quality_evaluation=true`: the job id to poll at
+    /// `GET /v1/quality-evaluation/{id}` (a Tolk extension).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quality_evaluation_id: Option<uuid::Uuid>,
 }
 
 async fn upload(
@@ -191,6 +197,19 @@ async fn upload(
         job_id: job_id.clone(),
         trace_id: trace_id.clone(),
     };
+    let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
+        id: uuid::Uuid::new_v4(),
+        organization_id: key.organization_id,
+        api_key_id: key.key_id.clone(),
+        source_lang: doc.source_lang.clone().unwrap_or_default(),
+        target_lang: doc.target_lang.clone(),
+        request: None,
+        document_id: Some(id.clone()),
+        segment_count: 0,
+        // Enqueued by the document job once the translation exists.
+        job_id: None,
+        trace_id: trace_id.clone(),
+    });
     let job = queue::TranslateDocument {
         document_id: id.clone(),
         trace_id,
@@ -198,6 +217,9 @@ async fn upload(
     let stored = async {
         let mut tx = state.db.begin().await?;
         documents::insert(&mut tx, &doc).await?;
+        if let Some(e) = &evaluation {
+            quality::insert(&mut tx, e).await?;
+        }
         queue::enqueue(
             &mut tx,
             queue::TRANSLATE_DOCUMENT,
@@ -225,6 +247,7 @@ async fn upload(
     Ok(Json(UploadResponse {
         document_id: id,
         document_key: doc_key,
+        quality_evaluation_id: evaluation.map(|e| e.id),
     })
     .into_response())
 }
@@ -245,6 +268,9 @@ struct StatusResponse {
     billed_characters: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error_message: Option<String>,
+    /// The quality evaluation of this document, when requested (a Tolk extension).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quality_evaluation_id: Option<uuid::Uuid>,
 }
 
 const NOT_FOUND: &str = "Document not found.";
@@ -280,6 +306,7 @@ async fn status(
     JsonOrForm(body): JsonOrForm<DocumentKey>,
 ) -> Result<Json<StatusResponse>, ApiError> {
     let doc = load(&state, &key, &document_id, body).await?;
+    let quality_evaluation_id = quality::for_document(&state.db, &doc.id).await?;
     let seconds_remaining = doc.seconds_remaining(chrono::Utc::now());
     let done = doc.status == status::DONE;
     let error = doc.status == status::ERROR;
@@ -289,6 +316,7 @@ async fn status(
         seconds_remaining,
         billed_characters: doc.billed_characters.filter(|_| done),
         error_message: doc.error_message.filter(|_| error),
+        quality_evaluation_id,
     }))
 }
 

@@ -6,9 +6,11 @@ pub mod documents;
 pub mod health;
 pub mod languages;
 pub mod metrics;
+pub mod quality;
 pub mod translate;
 pub mod usage;
 pub mod voice;
+pub mod write;
 
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -66,7 +66,7 @@ enum Field {
 
 /// The fields of a request body, whatever its encoding.
 #[derive(Debug)]
-struct Params {
+pub(crate) struct Params {
     fields: HashMap<String, Field>,
     json: bool,
 }
@@ -77,7 +77,7 @@ fn bad(message: String) -> ApiError {
 
 impl Params {
     /// Reads a JSON object or form pairs.
-    fn parse(bytes: &[u8], json: bool) -> Result<Self, ApiError> {
+    pub(crate) fn parse(bytes: &[u8], json: bool) -> Result<Self, ApiError> {
         let mut fields = HashMap::new();
         if json {
             let value: serde_json::Value = serde_json::from_slice(bytes)
@@ -117,7 +117,7 @@ impl Params {
     }
 
     /// A single string, trimmed; `None` when absent, null or empty.
-    fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
+    pub(crate) fn string(&self, name: &str) -> Result<Option<String>, ApiError> {
         Ok(self
             .raw_string(name)?
             .map(|s| s.trim().to_owned())
@@ -171,7 +171,7 @@ impl Params {
     }
 
     /// The texts: a JSON array of strings, or every `text` of a form, in order.
-    fn texts(&self) -> Result<Vec<String>, ApiError> {
+    pub(crate) fn texts(&self) -> Result<Vec<String>, ApiError> {
         let texts = match self.fields.get("text") {
             None | Some(Field::Json(serde_json::Value::Null)) => {
                 return Err(bad("Parameter 'text' is required.".to_owned()));
@@ -200,7 +200,7 @@ impl Params {
     }
 
     /// A string that must be one of `allowed`.
-    fn choice(
+    pub(crate) fn choice(
         &self,
         name: &str,
         allowed: &'static [&'static str],
@@ -498,7 +498,7 @@ struct TranslateResponse {
 }
 
 /// The reporting tag of the request, if any (at most 100 characters).
-fn reporting_tag(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn reporting_tag(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get(REPORTING_TAG_HEADER) else {
         return Ok(None);
     };

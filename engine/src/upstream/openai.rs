@@ -69,6 +69,24 @@ pub(crate) fn prompt(pair: &Pair, tags: TagHandling, options: &TranslateOptions)
     p
 }
 
+/// The system prompt of a rephrasing request.
+pub(crate) fn rephrase_prompt(lang: &crate::Lang, instructions: &[String]) -> String {
+    let mut p = format!(
+        "You are a writing assistant. Rewrite the text of the user message in {}, improving \
+         clarity, grammar and flow while keeping its meaning, facts, numbers and names. \
+         Answer with the rewritten text only, without quotes, notes or explanations.",
+        display_name(lang)
+    );
+    if !instructions.is_empty() {
+        p.push_str("\n\nFollow these instructions:");
+        for i in instructions {
+            p.push_str("\n- ");
+            p.push_str(i);
+        }
+    }
+    p
+}
+
 impl OpenAiEngine {
     /// An engine for `config` (`pairs` and `model` must be given).
     pub fn new(config: HttpEngineConfig) -> Result<Self, EngineError> {
@@ -160,6 +178,24 @@ impl Engine for OpenAiEngine {
         let calls = texts.into_iter().map(|t| self.one(&system, t));
         futures::future::try_join_all(calls).await
     }
+
+    /// A language model writes every language of its configured pairs.
+    fn can_rephrase(&self, lang: &crate::Lang) -> bool {
+        self.pairs
+            .iter()
+            .any(|p| p.source.base == lang.base || p.target.base == lang.base)
+    }
+
+    async fn rephrase(
+        &self,
+        lang: &crate::Lang,
+        texts: Vec<String>,
+        instructions: &[String],
+    ) -> Result<Vec<String>, EngineError> {
+        let system = rephrase_prompt(lang, instructions);
+        let calls = texts.into_iter().map(|t| self.one(&system, t));
+        futures::future::try_join_all(calls).await
+    }
 }
 
 #[cfg(test)]
@@ -189,5 +225,14 @@ mod tests {
         assert!(p.contains("A bank of a river."), "{p}");
         assert!(p.contains("- Use short words."), "{p}");
         assert!(p.contains("XML"), "{p}");
+    }
+
+    #[test]
+    fn rephrase_prompt_names_the_language_and_instructions() {
+        let en = lang::parse_target("EN-US").unwrap();
+        let p = rephrase_prompt(&en, &["Use a friendly tone.".to_owned()]);
+        assert!(p.contains("English"), "{p}");
+        assert!(p.ends_with("- Use a friendly tone."), "{p}");
+        assert!(!rephrase_prompt(&en, &[]).contains("instructions"));
     }
 }

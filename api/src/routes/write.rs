@@ -1,0 +1,338 @@
+//! Text improvement: `POST /v2/write/correct` (spelling with Hunspell
+//! dictionaries and simple grammar, minimal change) and `POST /v2/write/rephrase`
+//! (a round trip through a pivot language with the configured engines), in the
+//! DeepL wire format. Usage goes to the ledger as `text_improvement_characters`.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Serialize;
+use tolk_engine::TranslateRequest;
+use tolk_storage::usage::{self, UsageEvent};
+
+use crate::auth::AuthKey;
+use crate::routes::languages::engine_error;
+use crate::routes::translate::{Params, reporting_tag};
+use crate::{ApiError, AppState};
+
+/// Largest request body, in bytes.
+const MAX_BODY_BYTES: usize = 128 * 1024;
+
+/// `target_lang` values of the wire format.
+const TARGET_LANGS: &[&str] = &[
+    "de", "en", "en-GB", "en-US", "es", "fr", "it", "ja", "ko", "pt", "pt-BR", "pt-PT", "zh",
+    "zh-Hans",
+];
+const WRITING_STYLES: &[&str] = &[
+    "academic",
+    "business",
+    "casual",
+    "default",
+    "simple",
+    "prefer_academic",
+    "prefer_business",
+    "prefer_casual",
+    "prefer_simple",
+];
+const TONES: &[&str] = &[
+    "confident",
+    "default",
+    "diplomatic",
+    "enthusiastic",
+    "friendly",
+    "prefer_confident",
+    "prefer_diplomatic",
+    "prefer_enthusiastic",
+    "prefer_friendly",
+];
+/// Pivot languages tried for a rephrasing round trip, in order.
+const PIVOTS: &[&str] = &["ES", "EN", "PT", "FR", "CA"];
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v2/write/correct", post(correct))
+        .route("/v2/write/rephrase", post(rephrase))
+}
+
+#[derive(Serialize)]
+struct Improvement {
+    text: String,
+    detected_source_language: String,
+    target_language: String,
+}
+
+#[derive(Serialize)]
+struct Improvements {
+    improvements: Vec<Improvement>,
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(msg.into())
+}
+
+async fn params(headers: &HeaderMap, body: Body) -> Result<Params, ApiError> {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::TooLarge(format!(
+                "Request body too large: at most {MAX_BODY_BYTES} bytes are accepted."
+            ))
+        })?;
+    Params::parse(&bytes, json)
+}
+
+/// The language of each text: `target_lang` when given, else detected.
+fn languages(
+    state: &AppState,
+    texts: &[String],
+    target: Option<&str>,
+) -> Result<Vec<(String, String)>, ApiError> {
+    texts
+        .iter()
+        .map(|t| {
+            let detected = state.translator.detect(t);
+            let lang = match target {
+                Some(l) => l.to_owned(),
+                None => detected.clone().ok_or_else(|| {
+                    bad("The language of 'text' could not be detected; set 'target_lang'.")
+                })?,
+            };
+            let detected = detected.unwrap_or_else(|| base(&lang)).to_ascii_lowercase();
+            Ok((detected, lang))
+        })
+        .collect()
+}
+
+fn base(code: &str) -> String {
+    code.split('-').next().unwrap_or(code).to_ascii_uppercase()
+}
+
+async fn bill(
+    state: &AppState,
+    key: &tolk_storage::keys::ApiKey,
+    texts: &[String],
+    tag: Option<&str>,
+) -> Result<(), ApiError> {
+    let amount: usize = texts.iter().map(|t| t.chars().count()).sum();
+    let mut conn = state.db.acquire().await?;
+    usage::record(
+        &mut conn,
+        &UsageEvent {
+            organization_id: key.organization_id,
+            api_key_id: &key.key_id,
+            kind: usage::kind::TEXT_IMPROVEMENT,
+            amount: i64::try_from(amount).unwrap_or(i64::MAX),
+            custom_tag: tag,
+            document_id: None,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+async fn correct(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Improvements>, ApiError> {
+    let p = params(&headers, body).await?;
+    let texts = p.texts()?;
+    let tag = reporting_tag(&headers)?;
+    for option in ["writing_style", "tone"] {
+        if p.string(option)?.is_some() {
+            return Err(bad(format!(
+                "Parameter '{option}' is not supported by /v2/write/correct (use /v2/write/rephrase)."
+            )));
+        }
+    }
+    let target = p.choice("target_lang", TARGET_LANGS)?;
+    let langs = languages(&state, &texts, target)?;
+    for (_, lang) in &langs {
+        if !state.speller.supports(lang) {
+            return Err(bad(format!(
+                "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
+                lang.to_ascii_uppercase()
+            )));
+        }
+    }
+    let speller = state.speller.clone();
+    let work = texts.clone();
+    let langs2 = langs.clone();
+    let corrected = tokio::task::spawn_blocking(move || {
+        work.iter()
+            .zip(&langs2)
+            .map(|(t, (_, lang))| {
+                let dict = speller.dictionary(lang)?;
+                Ok(tolk_write::correct(&dict, lang, t))
+            })
+            .collect::<Result<Vec<String>, tolk_write::WriteError>>()
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("correction task failed: {e}")))?
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    bill(&state, &key, &texts, tag.as_deref()).await?;
+    Ok(Json(Improvements {
+        improvements: corrected
+            .into_iter()
+            .zip(langs)
+            .map(|(text, (detected, lang))| Improvement {
+                text,
+                detected_source_language: detected,
+                target_language: lang,
+            })
+            .collect(),
+    }))
+}
+
+/// Refuses a style or tone the round trip cannot honour; `default` and
+/// `prefer_*` (which fall back to the default) pass.
+fn honourable(p: &Params, name: &str, allowed: &'static [&'static str]) -> Result<(), ApiError> {
+    match p.choice(name, allowed)? {
+        None | Some("default") => Ok(()),
+        Some(v) if v.starts_with("prefer_") => Ok(()),
+        Some(v) => Err(bad(format!(
+            "'{name}' = '{v}' is not supported: the configured engines rephrase by round-trip translation, which cannot honour a {}; use 'prefer_{v}' to fall back to the default.",
+            if name == "tone" {
+                "tone"
+            } else {
+                "writing style"
+            }
+        ))),
+    }
+}
+
+/// The instruction a language model gets for a style or tone value.
+fn instruction(name: &str, value: &str) -> Option<String> {
+    let v = value.trim_start_matches("prefer_");
+    if v == "default" {
+        return None;
+    }
+    Some(if name == "tone" {
+        format!("Use a {v} tone.")
+    } else {
+        format!("Use a {v} writing style.")
+    })
+}
+
+async fn rephrase(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Improvements>, ApiError> {
+    let p = params(&headers, body).await?;
+    let texts = p.texts()?;
+    let tag = reporting_tag(&headers)?;
+    let style = p.choice("writing_style", WRITING_STYLES)?;
+    let tone = p.choice("tone", TONES)?;
+    if style.is_some_and(|s| s != "default") && tone.is_some_and(|t| t != "default") {
+        return Err(bad(
+            "Parameters 'writing_style' and 'tone' cannot be used together.",
+        ));
+    }
+    let target = p.choice("target_lang", TARGET_LANGS)?;
+    let langs = languages(&state, &texts, target)?;
+
+    // A language model engine rewrites directly and honours style and tone.
+    let mut instructions = Vec::new();
+    instructions.extend(style.and_then(|s| instruction("writing_style", s)));
+    instructions.extend(tone.and_then(|t| instruction("tone", t)));
+    let mut llm = Vec::new();
+    for (detected, lang) in &langs {
+        let same = base(detected) == base(lang);
+        let engine = tolk_engine::lang::parse_target(lang).ok().and_then(|l| {
+            state
+                .translator
+                .engines()
+                .iter()
+                .find(|e| e.can_rephrase(&l))
+                .cloned()
+                .map(|e| (e, l))
+        });
+        llm.push(engine.filter(|_| same));
+    }
+    if llm.iter().all(Option::is_some) {
+        let mut out = Vec::with_capacity(texts.len());
+        for ((text, (detected, lang)), engine) in texts.iter().zip(&langs).zip(llm) {
+            let Some((engine, l)) = engine else { continue };
+            let rewritten = engine
+                .rephrase(&l, vec![text.clone()], &instructions)
+                .await
+                .map_err(engine_error)?;
+            out.push(Improvement {
+                text: rewritten.into_iter().next().unwrap_or_default(),
+                detected_source_language: detected.clone(),
+                target_language: lang.clone(),
+            });
+        }
+        bill(&state, &key, &texts, tag.as_deref()).await?;
+        return Ok(Json(Improvements { improvements: out }));
+    }
+
+    // Otherwise a round trip through a pivot language, which cannot honour them.
+    honourable(&p, "writing_style", WRITING_STYLES)?;
+    honourable(&p, "tone", TONES)?;
+    let mut out = Vec::with_capacity(texts.len());
+    for (text, (detected, lang)) in texts.iter().zip(&langs) {
+        let from = base(detected);
+        let pivot = PIVOTS
+            .iter()
+            .find(|&&pv| {
+                pv != from
+                    && pv != base(lang)
+                    && state.translator.route(&from, pv).is_ok()
+                    && state.translator.route(pv, lang).is_ok()
+            })
+            .ok_or_else(|| {
+                bad(format!(
+                    "Value for 'target_lang' not supported: no engine pair allows a round trip {from} → pivot → {}.",
+                    lang.to_ascii_uppercase()
+                ))
+            })?;
+        let there = state
+            .translator
+            .translate(TranslateRequest {
+                source_lang: Some(from.clone()),
+                target_lang: (*pivot).to_owned(),
+                texts: vec![text.clone()],
+                ..Default::default()
+            })
+            .await
+            .map_err(engine_error)?;
+        let back = state
+            .translator
+            .translate(TranslateRequest {
+                source_lang: Some((*pivot).to_owned()),
+                target_lang: lang.clone(),
+                texts: there.texts,
+                ..Default::default()
+            })
+            .await
+            .map_err(engine_error)?;
+        let text = back
+            .texts
+            .into_iter()
+            .next()
+            .ok_or_else(|| ApiError::Internal("the engine returned no text".to_owned()))?;
+        out.push(Improvement {
+            text,
+            detected_source_language: detected.clone(),
+            target_language: lang.clone(),
+        });
+    }
+    bill(&state, &key, &texts, tag.as_deref()).await?;
+    Ok(Json(Improvements { improvements: out }))
+}

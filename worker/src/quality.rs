@@ -1,0 +1,229 @@
+//! Handler of `evaluate-quality` jobs: segments (from the job's row, or from the
+//! object a document job wrote) → tolk-quality's checks (plus, when asked, a
+//! back-translation through the engines) → a report object, then the row is
+//! marked done.
+
+use std::time::Instant;
+
+use apalis::prelude::*;
+use serde::{Deserialize, Serialize};
+use tolk_engine::{EngineError, TranslateRequest};
+use tolk_quality::{Options, SegmentResult, Summary};
+use tolk_storage::StorageError;
+use tolk_storage::quality::{self, Evaluation};
+use tolk_storage::queue::{self, EvaluateQuality};
+use tracing::Instrument;
+
+use crate::WorkerState;
+
+/// Texts per back-translation engine call.
+const BACK_TRANSLATION_CHUNK: usize = 100;
+
+/// The input of an evaluation, as stored in `quality_evaluations.request` (text
+/// jobs) or in the object [`segments_object`] (document jobs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct EvaluationInput {
+    /// The pairs, in order.
+    pub segments: Vec<Pair>,
+    /// Glossary: source term → required target term.
+    #[serde(default)]
+    pub glossary: serde_json::Map<String, serde_json::Value>,
+    /// Whether to back-translate the targets through the engines.
+    #[serde(default)]
+    pub back_translation: bool,
+}
+
+/// One source/target pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pair {
+    /// Source text.
+    pub source: String,
+    /// Translation.
+    pub target: String,
+}
+
+/// The stored report (the `done` answer without `job_id` and `status`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    /// One entry per segment, in order.
+    pub segments: Vec<SegmentResult>,
+    /// Aggregate.
+    pub summary: Summary,
+}
+
+pub use tolk_storage::quality::{report_object, segments_object};
+
+#[derive(Debug, thiserror::Error)]
+enum JobError {
+    #[error("{0}")]
+    Permanent(String),
+    #[error("{0}")]
+    Transient(String),
+}
+
+impl From<StorageError> for JobError {
+    fn from(e: StorageError) -> Self {
+        Self::Transient(e.to_string())
+    }
+}
+
+impl From<EngineError> for JobError {
+    fn from(e: EngineError) -> Self {
+        if e.is_transient() {
+            Self::Transient(e.to_string())
+        } else {
+            Self::Permanent(e.to_string())
+        }
+    }
+}
+
+/// The job handler registered with apalis.
+pub async fn evaluate_quality(
+    job: EvaluateQuality,
+    state: Data<WorkerState>,
+    task_id: TaskId,
+    attempt: Attempt,
+) -> Result<(), BoxDynError> {
+    let span = tracing::info_span!(
+        "evaluate_quality",
+        evaluation_id = %job.evaluation_id,
+        trace_id = %job.trace_id,
+        job_id = %task_id,
+        attempt = attempt.current()
+    );
+    let started = Instant::now();
+    let outcome = run(&job, &state).instrument(span.clone()).await;
+    let _enter = span.enter();
+    let id = job.evaluation_id;
+    match outcome {
+        Ok(()) => {
+            tracing::info!(
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "evaluation done"
+            );
+            Ok(())
+        }
+        Err(JobError::Permanent(msg)) => {
+            tracing::warn!(error = %msg, "evaluation failed");
+            quality::fail(&state.db, id, &msg).await?;
+            Err(AbortError::new(msg).into())
+        }
+        Err(JobError::Transient(msg)) => {
+            let runs = quality::get(&state.db, id)
+                .await?
+                .map(|e| e.attempts)
+                .unwrap_or(0)
+                .max(attempt.current() as i32);
+            if runs >= queue::EVALUATE_QUALITY_MAX_ATTEMPTS {
+                tracing::error!(error = %msg, runs, "evaluation failed after retries");
+                let text = format!("The evaluation failed after {runs} attempts: {msg}");
+                quality::fail(&state.db, id, &text).await?;
+                return Err(AbortError::new(text).into());
+            }
+            let delay = queue::backoff(runs.max(1) as u32);
+            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
+            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
+            quality::requeue(&state.db, id).await?;
+            Err(msg.into())
+        }
+    }
+}
+
+async fn load_input(state: &WorkerState, e: &Evaluation) -> Result<EvaluationInput, JobError> {
+    let value = if e.document_id.is_some() {
+        let bytes = state.objects.get(&segments_object(e.id)).await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|err| JobError::Permanent(format!("unreadable segments: {err}")))?
+    } else {
+        quality::request(&state.db, e.id)
+            .await?
+            .ok_or_else(|| JobError::Permanent("The evaluation has no segments.".to_owned()))?
+    };
+    serde_json::from_value(value)
+        .map_err(|err| JobError::Permanent(format!("unreadable segments: {err}")))
+}
+
+async fn run(job: &EvaluateQuality, state: &WorkerState) -> Result<(), JobError> {
+    if !quality::start(&state.db, job.evaluation_id).await? {
+        tracing::info!("evaluation already finished; nothing to do");
+        return Ok(());
+    }
+    let e = quality::get(&state.db, job.evaluation_id)
+        .await?
+        .ok_or_else(|| JobError::Permanent("The evaluation no longer exists.".to_owned()))?;
+    let input = load_input(state, &e).await?;
+    let back = if input.back_translation {
+        Some(back_translate(state, &e, &input).await?)
+    } else {
+        None
+    };
+    let mut options = Options::new(&e.source_lang, &e.target_lang);
+    options.glossary = input
+        .glossary
+        .iter()
+        .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+        .collect();
+    let report = tokio::task::spawn_blocking(move || evaluate_all(&input, &options, back))
+        .await
+        .map_err(|err| JobError::Transient(format!("evaluation task failed: {err}")))?;
+    let bytes = serde_json::to_vec(&report)
+        .map_err(|err| JobError::Permanent(format!("report serialization: {err}")))?;
+    let object = report_object(e.id);
+    state.objects.put(&object, bytes.into()).await?;
+    quality::complete(&state.db, e.id, &object).await?;
+    Ok(())
+}
+
+/// Runs the checks over every pair (and the back-translation hint when given).
+pub fn evaluate_all(
+    input: &EvaluationInput,
+    options: &Options,
+    back: Option<Vec<String>>,
+) -> Report {
+    let segments: Vec<SegmentResult> = input
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut errors = tolk_quality::evaluate(&p.source, &p.target, options);
+            if let Some(b) = back.as_ref().and_then(|b| b.get(i))
+                && let Some(issue) = tolk_quality::back_translation_issue(&p.source, b)
+            {
+                errors.push(issue);
+            }
+            SegmentResult {
+                segment_index: i,
+                errors,
+            }
+        })
+        .collect();
+    let sources: Vec<&str> = input.segments.iter().map(|p| p.source.as_str()).collect();
+    let summary = tolk_quality::summarize(&sources, &segments);
+    Report { segments, summary }
+}
+
+async fn back_translate(
+    state: &WorkerState,
+    e: &Evaluation,
+    input: &EvaluationInput,
+) -> Result<Vec<String>, JobError> {
+    let mut out = Vec::with_capacity(input.segments.len());
+    for chunk in input.segments.chunks(BACK_TRANSLATION_CHUNK) {
+        let req = TranslateRequest {
+            source_lang: Some(e.target_lang.clone()),
+            target_lang: e.source_lang.clone(),
+            texts: chunk.iter().map(|p| p.target.clone()).collect(),
+            ..Default::default()
+        };
+        let res = state.translator.translate(req).await?;
+        if res.texts.len() != chunk.len() {
+            return Err(JobError::Transient(format!(
+                "the engine returned {} texts for {}",
+                res.texts.len(),
+                chunk.len()
+            )));
+        }
+        out.extend(res.texts);
+    }
+    Ok(out)
+}
