@@ -8,6 +8,7 @@ mod admin;
 mod auth_and_errors;
 mod documents;
 mod engines;
+mod glossaries;
 mod quality;
 mod recovery;
 mod s3;

@@ -20,6 +20,9 @@ pub enum ApiError {
     /// 413.
     #[error("{0}")]
     TooLarge(String),
+    /// 415: the requested or sent media type is not supported.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// 429: the key's rate limit; retry after the given number of seconds.
     #[error("Too many requests. Please wait and resend your request.")]
     TooManyRequests {
@@ -54,6 +57,7 @@ impl ApiError {
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::QuotaExceeded(_) => StatusCode::from_u16(456).unwrap_or(StatusCode::FORBIDDEN),
             Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,

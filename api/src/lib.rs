@@ -46,6 +46,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .merge(routes::documents::router())
         .merge(routes::translate::router())
+        .merge(routes::glossaries::router())
         .merge(routes::quality::router())
         .merge(routes::write::router())
         .merge(routes::languages::router())

@@ -8,6 +8,7 @@ pub mod analytics;
 pub mod db;
 pub mod documents;
 pub mod error;
+pub mod glossaries;
 pub mod keys;
 pub mod limits;
 pub mod objects;

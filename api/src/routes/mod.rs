@@ -3,6 +3,7 @@
 pub mod admin_keys;
 pub mod analytics;
 pub mod documents;
+pub mod glossaries;
 pub mod health;
 pub mod languages;
 pub mod metrics;

@@ -1,0 +1,197 @@
+//! Glossaries: the v2 interface (one language pair per glossary, `v2.rs`) and
+//! the v3 interface (multilingual, editable dictionaries, `v3.rs`) over the
+//! same storage (`tolk_storage::glossaries`). Entries are TSV or CSV
+//! (`entries.rs`). Limits: 10 MiB of terms per glossary, 1024 UTF-8 bytes per
+//! name or term, 1000 glossaries per organization; no Thai. Languages are kept
+//! as lower-case base codes, so an `en`, `pt` or `zh` target dictionary serves
+//! every variant of its language.
+
+pub mod entries;
+pub mod v2;
+pub mod v3;
+
+use axum::Router;
+use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{Map, Value};
+use tolk_engine::lang;
+use tolk_storage::glossaries::{NewDictionary, Refusal};
+use uuid::Uuid;
+
+use crate::{ApiError, AppState};
+
+/// Most UTF-8 bytes of all terms of one glossary (10 MiB).
+pub const MAX_GLOSSARY_BYTES: i64 = 10 * 1024 * 1024;
+/// Most glossaries per organization.
+pub const MAX_GLOSSARIES: i64 = 1000;
+/// Largest request body: 10 MiB of terms, JSON-escaped, with room to spare.
+const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+
+/// Routes of v2 and v3.
+pub fn router() -> Router<AppState> {
+    v2::router().merge(v3::router())
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(msg.into())
+}
+
+/// 404 for an unknown glossary.
+pub(crate) fn not_found() -> ApiError {
+    ApiError::NotFound("Glossary not found.".to_owned())
+}
+
+/// The answer to a refused write.
+pub(crate) fn refused(r: Refusal) -> ApiError {
+    match r {
+        Refusal::NotFound => not_found(),
+        Refusal::TooLarge => ApiError::TooLarge(format!(
+            "A glossary may hold at most {MAX_GLOSSARY_BYTES} bytes of terms."
+        )),
+        Refusal::TooManyGlossaries => ApiError::QuotaExceeded(format!(
+            "Maximum number of glossaries reached: an account may have at most {MAX_GLOSSARIES}."
+        )),
+    }
+}
+
+/// Reads the body as a JSON object, or a form (each key once) as string members.
+pub(crate) async fn body_object(
+    headers: &HeaderMap,
+    body: axum::body::Body,
+) -> Result<Map<String, Value>, ApiError> {
+    let json = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            ApiError::TooLarge(format!(
+                "Request body too large: at most {MAX_BODY_BYTES} bytes are accepted."
+            ))
+        })?;
+    if json {
+        match serde_json::from_slice(&bytes) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => Err(bad("Invalid JSON body: expected an object.")),
+            Err(e) => Err(bad(format!("Invalid JSON body: {e}"))),
+        }
+    } else {
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
+            .map_err(|e| bad(format!("Invalid form body: {e}")))?;
+        let mut m = Map::new();
+        for (k, v) in pairs {
+            if m.insert(k.clone(), Value::String(v)).is_some() {
+                return Err(bad(format!("Parameter '{k}' may be given only once.")));
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// A string member; `None` when absent or null.
+pub(crate) fn string<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(bad(format!("Value for '{key}' must be a string."))),
+    }
+}
+
+/// A required string member.
+pub(crate) fn required<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
+    string(obj, key)?.ok_or_else(|| bad(format!("Missing required parameter '{key}'.")))
+}
+
+/// A glossary name: trimmed, non-empty, at most 1024 bytes.
+pub(crate) fn name(raw: &str) -> Result<String, ApiError> {
+    let n = raw.trim();
+    if n.is_empty() {
+        return Err(bad("Parameter 'name' must not be empty."));
+    }
+    if n.len() > entries::MAX_TERM_BYTES {
+        return Err(bad(format!(
+            "Parameter 'name' exceeds {} UTF-8 bytes.",
+            entries::MAX_TERM_BYTES
+        )));
+    }
+    Ok(n.to_owned())
+}
+
+/// A glossary language: the lower-case DeepL base code (`EN-GB` → `en`); Thai refused.
+pub(crate) fn lang_code(field: &str, code: &str) -> Result<String, ApiError> {
+    let l = lang::parse_source(code)
+        .ok()
+        .and_then(|l| l.deepl_base())
+        .ok_or_else(|| bad(format!("Value for '{field}' not supported: '{code}'.")))?;
+    if l == "TH" {
+        return Err(bad(format!(
+            "Value for '{field}' not supported: '{code}' (glossaries do not support Thai)."
+        )));
+    }
+    Ok(l.to_ascii_lowercase())
+}
+
+/// The language pair of a dictionary.
+pub(crate) fn pair(source: &str, target: &str) -> Result<(String, String), ApiError> {
+    let s = lang_code("source_lang", source)?;
+    let t = lang_code("target_lang", target)?;
+    if s == t {
+        return Err(bad(format!(
+            "Source and target language of a glossary must differ (both '{s}')."
+        )));
+    }
+    Ok((s, t))
+}
+
+/// A glossary id from the path.
+pub(crate) fn glossary_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| not_found())
+}
+
+/// A dictionary from `source_lang`, `target_lang`, `entries`, `entries_format`.
+pub(crate) fn dictionary(obj: &Map<String, Value>, at: &str) -> Result<NewDictionary, ApiError> {
+    let (s, t) = pair(required(obj, "source_lang")?, required(obj, "target_lang")?)?;
+    let format = entries::Format::parse(string(obj, "entries_format")?).map_err(bad)?;
+    let text = required(obj, "entries")?;
+    if text.len() as i64 > MAX_GLOSSARY_BYTES * 2 {
+        return Err(ApiError::TooLarge(format!(
+            "A glossary may hold at most {MAX_GLOSSARY_BYTES} bytes of terms."
+        )));
+    }
+    let (sources, targets) =
+        entries::parse(text, format, (&s, &t)).map_err(|e| bad(format!("{at}{e}")))?;
+    Ok(NewDictionary {
+        source_lang: s,
+        target_lang: t,
+        sources,
+        targets,
+    })
+}
+
+/// A timestamp as DeepL writes it (`2021-08-03T14:16:18.329Z`).
+pub(crate) fn time(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages_are_base_codes_without_thai() {
+        assert_eq!(lang_code("target_lang", "EN-GB").unwrap(), "en");
+        assert_eq!(lang_code("target_lang", "pt-br").unwrap(), "pt");
+        assert!(lang_code("source_lang", "TH").is_err());
+        assert!(lang_code("source_lang", "xx").is_err());
+        assert!(pair("en", "EN-US").is_err());
+    }
+}

@@ -1,0 +1,131 @@
+//! Glossaries, v2 interface: one language pair per glossary.
+//! `POST/GET /v2/glossaries`, `GET/DELETE /v2/glossaries/{id}`,
+//! `GET /v2/glossaries/{id}/entries` (TSV).
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use tolk_storage::glossaries::{self, Glossary};
+
+use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, body_object, dictionary, glossary_id, name};
+use crate::auth::AuthKey;
+use crate::{ApiError, AppState};
+
+/// Routes of the v2 interface.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v2/glossaries", get(list).post(create))
+        .route("/v2/glossaries/{glossary_id}", get(show).delete(delete))
+        .route("/v2/glossaries/{glossary_id}/entries", get(entries))
+}
+
+/// The v2 view: the glossary's single dictionary (the first, for a
+/// multilingual one).
+fn view(g: &Glossary) -> Value {
+    let d = g.dictionaries.first();
+    json!({
+        "glossary_id": g.id,
+        "name": g.name,
+        "ready": true,
+        "source_lang": d.map(|d| d.source_lang.as_str()),
+        "target_lang": d.map(|d| d.target_lang.as_str()),
+        "creation_time": super::time(g.created_at),
+        "entry_count": d.map_or(0, |d| d.entry_count),
+    })
+}
+
+async fn create(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let obj = body_object(&headers, body).await?;
+    let name = name(super::required(&obj, "name")?)?;
+    let dict = dictionary(&obj, "")?;
+    let g = glossaries::create(
+        &state.db,
+        key.organization_id,
+        &name,
+        std::slice::from_ref(&dict),
+        MAX_GLOSSARIES,
+        MAX_GLOSSARY_BYTES,
+    )
+    .await?
+    .map_err(super::refused)?;
+    Ok((StatusCode::CREATED, Json(view(&g))).into_response())
+}
+
+async fn list(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+) -> Result<Json<Value>, ApiError> {
+    let all = glossaries::list(&state.db, key.organization_id).await?;
+    Ok(Json(
+        json!({ "glossaries": all.iter().map(view).collect::<Vec<_>>() }),
+    ))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(&id)?;
+    let g = glossaries::get(&state.db, key.organization_id, id)
+        .await?
+        .ok_or_else(super::not_found)?;
+    Ok(Json(view(&g)))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = glossary_id(&id)?;
+    if glossaries::delete(&state.db, key.organization_id, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(super::not_found())
+    }
+}
+
+async fn entries(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let id = glossary_id(&id)?;
+    let accept = headers
+        .get(ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("*/*")
+        .to_ascii_lowercase();
+    if !accept.split(',').any(|a| {
+        let a = a.split(';').next().unwrap_or("").trim();
+        matches!(a, "text/tab-separated-values" | "*/*" | "text/*" | "")
+    }) {
+        return Err(ApiError::UnsupportedMediaType(
+            "Accept: only text/tab-separated-values is supported.".to_owned(),
+        ));
+    }
+    let dicts = glossaries::entries(&state.db, key.organization_id, id, None)
+        .await?
+        .ok_or_else(super::not_found)?;
+    let tsv = dicts
+        .first()
+        .map(|d| super::entries::to_tsv(&d.sources, &d.targets))
+        .unwrap_or_default();
+    Ok((
+        [(CONTENT_TYPE, "text/tab-separated-values; charset=utf-8")],
+        tsv,
+    )
+        .into_response())
+}

@@ -1,0 +1,262 @@
+//! Glossaries, v3 interface: multilingual glossaries with editable
+//! dictionaries. `POST/GET /v3/glossaries`, `GET/PATCH/DELETE
+//! /v3/glossaries/{id}`, `GET /v3/glossaries/{id}/entries?source_lang&target_lang`,
+//! `PUT/DELETE /v3/glossaries/{id}/dictionaries`. Dictionaries are given as
+//! JSON arrays (a form body can set the name only).
+
+use std::collections::HashSet;
+
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tolk_storage::glossaries::{self, Glossary, NewDictionary};
+
+use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, body_object, dictionary, glossary_id, name};
+use crate::auth::AuthKey;
+use crate::{ApiError, AppState};
+
+/// Routes of the v3 interface.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v3/glossaries", get(list).post(create))
+        .route(
+            "/v3/glossaries/{glossary_id}",
+            get(show).patch(patch).delete(delete),
+        )
+        .route("/v3/glossaries/{glossary_id}/entries", get(entries))
+        .route(
+            "/v3/glossaries/{glossary_id}/dictionaries",
+            put(replace_dictionary).delete(delete_dictionary),
+        )
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(msg.into())
+}
+
+fn view(g: &Glossary) -> Value {
+    json!({
+        "glossary_id": g.id,
+        "name": g.name,
+        "dictionaries": g.dictionaries.iter().map(|d| json!({
+            "source_lang": d.source_lang,
+            "target_lang": d.target_lang,
+            "entry_count": d.entry_count,
+        })).collect::<Vec<_>>(),
+        "creation_time": super::time(g.created_at),
+    })
+}
+
+/// The `dictionaries` array: each a dictionary, no pair twice.
+fn dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<NewDictionary>>, ApiError> {
+    let items = match obj.get("dictionaries") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(a)) => a,
+        Some(_) => return Err(bad("Value for 'dictionaries' must be an array.")),
+    };
+    let mut out = Vec::with_capacity(items.len());
+    let mut pairs = HashSet::new();
+    for (i, item) in items.iter().enumerate() {
+        let d = item
+            .as_object()
+            .ok_or_else(|| bad(format!("dictionaries[{i}] must be an object.")))
+            .and_then(|o| dictionary(o, &format!("dictionaries[{i}]: ")))?;
+        if !pairs.insert((d.source_lang.clone(), d.target_lang.clone())) {
+            return Err(bad(format!(
+                "dictionaries[{i}]: the language pair {}→{} is given twice.",
+                d.source_lang, d.target_lang
+            )));
+        }
+        out.push(d);
+    }
+    Ok(Some(out))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let obj = body_object(&headers, body).await?;
+    let name = name(super::required(&obj, "name")?)?;
+    let dicts = dictionaries(&obj)?
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| bad("Parameter 'dictionaries' must contain at least one dictionary."))?;
+    let g = glossaries::create(
+        &state.db,
+        key.organization_id,
+        &name,
+        &dicts,
+        MAX_GLOSSARIES,
+        MAX_GLOSSARY_BYTES,
+    )
+    .await?
+    .map_err(super::refused)?;
+    Ok((StatusCode::CREATED, Json(view(&g))).into_response())
+}
+
+async fn list(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+) -> Result<Json<Value>, ApiError> {
+    let all = glossaries::list(&state.db, key.organization_id).await?;
+    Ok(Json(
+        json!({ "glossaries": all.iter().map(view).collect::<Vec<_>>() }),
+    ))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(&id)?;
+    let g = glossaries::get(&state.db, key.organization_id, id)
+        .await?
+        .ok_or_else(super::not_found)?;
+    Ok(Json(view(&g)))
+}
+
+async fn patch(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(&id)?;
+    let obj = body_object(&headers, body).await?;
+    let new_name = super::string(&obj, "name")?.map(name).transpose()?;
+    let dicts = dictionaries(&obj)?.unwrap_or_default();
+    if new_name.is_none() && dicts.is_empty() {
+        return Err(bad("Nothing to change: give 'name' and/or 'dictionaries'."));
+    }
+    let g = glossaries::update(
+        &state.db,
+        key.organization_id,
+        id,
+        new_name.as_deref(),
+        &dicts,
+        true,
+        MAX_GLOSSARY_BYTES,
+    )
+    .await?
+    .map_err(super::refused)?;
+    Ok(Json(view(&g)))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = glossary_id(&id)?;
+    if glossaries::delete(&state.db, key.organization_id, id).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(super::not_found())
+    }
+}
+
+/// `source_lang` and `target_lang` of the query.
+#[derive(Debug, Deserialize)]
+struct PairQuery {
+    source_lang: Option<String>,
+    target_lang: Option<String>,
+}
+
+impl PairQuery {
+    fn pair(&self) -> Result<(String, String), ApiError> {
+        let s = self
+            .source_lang
+            .as_deref()
+            .ok_or_else(|| bad("Missing required parameter 'source_lang'."))?;
+        let t = self
+            .target_lang
+            .as_deref()
+            .ok_or_else(|| bad("Missing required parameter 'target_lang'."))?;
+        super::pair(s, t)
+    }
+}
+
+async fn entries(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    Query(q): Query<PairQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(&id)?;
+    let (s, t) = q.pair()?;
+    let dicts = glossaries::entries(&state.db, key.organization_id, id, Some((&s, &t)))
+        .await?
+        .ok_or_else(super::not_found)?;
+    if dicts.is_empty() {
+        return Err(ApiError::NotFound(format!(
+            "The glossary has no dictionary for {s}→{t}."
+        )));
+    }
+    Ok(Json(json!({
+        "dictionaries": dicts.iter().map(|d| json!({
+            "source_lang": d.source_lang,
+            "target_lang": d.target_lang,
+            "entries": super::entries::to_tsv(&d.sources, &d.targets),
+            "entries_format": "tsv",
+        })).collect::<Vec<_>>()
+    })))
+}
+
+async fn replace_dictionary(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(&id)?;
+    let obj = body_object(&headers, body).await?;
+    let d = dictionary(&obj, "")?;
+    let g = glossaries::update(
+        &state.db,
+        key.organization_id,
+        id,
+        None,
+        std::slice::from_ref(&d),
+        false,
+        MAX_GLOSSARY_BYTES,
+    )
+    .await?
+    .map_err(super::refused)?;
+    let count = g
+        .dictionaries
+        .iter()
+        .find(|x| x.source_lang == d.source_lang && x.target_lang == d.target_lang)
+        .map_or(0, |x| x.entry_count);
+    Ok(Json(json!({
+        "source_lang": d.source_lang,
+        "target_lang": d.target_lang,
+        "entry_count": count,
+    })))
+}
+
+async fn delete_dictionary(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    Query(q): Query<PairQuery>,
+) -> Result<StatusCode, ApiError> {
+    let id = glossary_id(&id)?;
+    let (s, t) = q.pair()?;
+    match glossaries::delete_dictionary(&state.db, key.organization_id, id, &s, &t).await? {
+        None => Err(super::not_found()),
+        Some(false) => Err(ApiError::NotFound(format!(
+            "The glossary has no dictionary for {s}→{t}."
+        ))),
+        Some(true) => Ok(StatusCode::NO_CONTENT),
+    }
+}

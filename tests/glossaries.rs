@@ -1,0 +1,333 @@
+//! Glossaries, v2 and v3 (`/v2/glossaries`, `/v3/glossaries`), against a real
+//! API process and PostgreSQL.
+
+use anyhow::Result;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Api, World};
+
+/// Sends a JSON (or no) body; returns (status, body as JSON or Null, raw text).
+async fn call(
+    api: &Api,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value, String)> {
+    let mut req = api
+        .http
+        .request(method, api.url(path))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send().await?;
+    let code = res.status().as_u16();
+    let text = res.text().await?;
+    Ok((
+        code,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+        text,
+    ))
+}
+
+#[tokio::test]
+async fn v2_glossaries_crud_and_errors() -> Result<()> {
+    let mut world = World::new("gloss_v2").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+
+    // Form body, TSV entries.
+    let res = api
+        .http
+        .post(api.url("/v2/glossaries"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .form(&[
+            ("name", "My Glossary"),
+            ("source_lang", "en"),
+            ("target_lang", "EN-GB"),
+            ("entries", "Hello\tHiya"),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 400, "same language pair refused");
+
+    let (code, g, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(
+            &json!({"name": "My Glossary", "source_lang": "EN", "target_lang": "de",
+                     "entries": "Hello\tGuten Tag\ncat\tKatze\n", "entries_format": "tsv"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    assert_eq!(g["ready"], true);
+    assert_eq!(g["source_lang"], "en");
+    assert_eq!(g["target_lang"], "de");
+    assert_eq!(g["entry_count"], 2);
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+
+    // CSV with quoting.
+    let (code, g2, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": "csv", "source_lang": "en", "target_lang": "fr",
+                     "entries": "\"dog, big\",\"gros chien\"\nhouse,maison,en,fr", "entries_format": "csv"})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g2}");
+    assert_eq!(g2["entry_count"], 2);
+
+    let (code, list, _) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
+    assert_eq!(code, 200);
+    assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(2));
+
+    let (code, one, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v2/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200);
+    assert_eq!(one["name"], "My Glossary");
+
+    let (code, _, tsv) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!(
+            "/v2/glossaries/{}/entries",
+            g2["glossary_id"].as_str().unwrap_or_default()
+        ),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200);
+    assert_eq!(tsv, "dog, big\tgros chien\nhouse\tmaison");
+
+    // Faults name their line.
+    for (entries, fmt, want) in [
+        ("a\tb\nc\td\na\te", "tsv", "line 3"),
+        ("a\tb\n\tx", "tsv", "line 2"),
+        ("a,b\nc", "csv", "line 2"),
+    ] {
+        let (code, e, _) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v2/glossaries",
+            Some(
+                &json!({"name": "bad", "source_lang": "en", "target_lang": "de",
+                         "entries": entries, "entries_format": fmt}),
+            ),
+        )
+        .await?;
+        assert_eq!(code, 400, "{e}");
+        let msg = e["message"].as_str().unwrap_or_default();
+        assert!(msg.contains(want), "{msg}");
+    }
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": "thai", "source_lang": "en", "target_lang": "th", "entries": "a\tb"})),
+    )
+    .await?;
+    assert_eq!(code, 400, "{e}");
+    let long = "x".repeat(1025);
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": long, "source_lang": "en", "target_lang": "de", "entries": "a\tb"})),
+    )
+    .await?;
+    assert_eq!(code, 400);
+
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v2/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v2/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 404, "{e}");
+    assert!(e["message"].is_string());
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v2/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 404);
+    Ok(())
+}
+
+#[tokio::test]
+async fn v3_glossaries_dictionaries_edit() -> Result<()> {
+    let mut world = World::new("gloss_v3").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+
+    let (code, g, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "Multi", "dictionaries": [
+            {"source_lang": "en", "target_lang": "de", "entries": "Hello\tGuten Tag", "entries_format": "tsv"},
+            {"source_lang": "de", "target_lang": "EN-US", "entries": "Guten Tag,Hello\nKatze,cat", "entries_format": "csv"}
+        ]})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+    let dicts = g["dictionaries"].as_array().cloned().unwrap_or_default();
+    assert_eq!(dicts.len(), 2);
+    assert!(
+        dicts
+            .iter()
+            .any(|d| d["source_lang"] == "de" && d["target_lang"] == "en" && d["entry_count"] == 2)
+    );
+
+    // A bad line in the second dictionary names both.
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "Bad", "dictionaries": [
+            {"source_lang": "en", "target_lang": "de", "entries": "a\tb"},
+            {"source_lang": "en", "target_lang": "fr", "entries": "a\tb\na\tc"}
+        ]})),
+    )
+    .await?;
+    assert_eq!(code, 400);
+    let msg = e["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("dictionaries[1]") && msg.contains("line 2"),
+        "{msg}"
+    );
+
+    // PATCH: rename and merge entries into en→de, add en→fr.
+    let (code, p, _) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/glossaries/{id}"),
+        Some(&json!({"name": "Renamed", "dictionaries": [
+            {"source_lang": "en", "target_lang": "de", "entries": "Hello\tHallo\ndog\tHund"},
+            {"source_lang": "en", "target_lang": "fr", "entries": "dog\tchien"}
+        ]})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{p}");
+    assert_eq!(p["name"], "Renamed");
+    assert_eq!(p["dictionaries"].as_array().map(Vec::len), Some(3));
+    let (code, en, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/glossaries/{id}/entries?source_lang=en&target_lang=de"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200, "{en}");
+    assert_eq!(en["dictionaries"][0]["entries"], "Hello\tHallo\ndog\tHund");
+    assert_eq!(en["dictionaries"][0]["entries_format"], "tsv");
+
+    // PUT replaces a dictionary.
+    let (code, r, _) = call(
+        &api,
+        &key,
+        Method::PUT,
+        &format!("/v3/glossaries/{id}/dictionaries"),
+        Some(&json!({"source_lang": "en", "target_lang": "de", "entries": "tree\tBaum", "entries_format": "tsv"})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{r}");
+    assert_eq!(r["entry_count"], 1);
+    let (_, en, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/glossaries/{id}/entries?source_lang=en&target_lang=de"),
+        None,
+    )
+    .await?;
+    assert_eq!(en["dictionaries"][0]["entries"], "tree\tBaum");
+
+    // Delete one dictionary, then the glossary.
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v3/glossaries/{id}/dictionaries?source_lang=en&target_lang=fr"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/glossaries/{id}/entries?source_lang=en&target_lang=fr"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 404);
+    let (code, one, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200);
+    assert_eq!(one["dictionaries"].as_array().map(Vec::len), Some(2));
+    let (code, list, _) = call(&api, &key, Method::GET, "/v3/glossaries", None).await?;
+    assert_eq!(code, 200);
+    assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(1));
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v3/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, _, _) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/glossaries/{id}"),
+        Some(&json!({"name": "x"})),
+    )
+    .await?;
+    assert_eq!(code, 404);
+    Ok(())
+}
