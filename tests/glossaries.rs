@@ -331,3 +331,138 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     assert_eq!(code, 404);
     Ok(())
 }
+
+/// A glossary's target terms appear wherever its source terms appear (EN→ES,
+/// real Apertium), with plain text, split lines and XML markup.
+#[tokio::test]
+async fn glossary_terms_forced_through_apertium() -> Result<()> {
+    let mut world = World::new("gloss_tr").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+
+    let (code, g, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(
+            &json!({"name": "pets", "source_lang": "en", "target_lang": "es",
+                     "entries": "cat\tmichi\nNew York\tNueva Amsterdam"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+
+    // Without the glossary Apertium says "gato".
+    let texts = [
+        "The cat sleeps in New York.",
+        "Cat food & my cat.\nA black cat.",
+        "A catalog of dogs.",
+    ];
+    let (code, plain, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(&json!({"text": texts, "source_lang": "EN", "target_lang": "ES"})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{plain}");
+    assert!(
+        plain["translations"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("gato"),
+        "{plain}"
+    );
+
+    let (code, res, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(
+            &json!({"text": texts, "source_lang": "EN", "target_lang": "ES", "glossary_id": id,
+                     "split_sentences": "1"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    let out: Vec<String> = res["translations"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["text"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(out.len(), 3, "{res}");
+    assert!(
+        out[0].contains("michi") && out[0].contains("Nueva Amsterdam"),
+        "{out:?}"
+    );
+    assert!(!out[0].contains("gato"), "{out:?}");
+    assert_eq!(out[1].matches("ichi").count(), 3, "{out:?}");
+    assert!(
+        out[1].starts_with("Michi ") && out[1].contains('&') && out[1].contains('\n'),
+        "{out:?}"
+    );
+    assert!(
+        !out[2].contains("ichi"),
+        "a word containing the term is not a match: {out:?}"
+    );
+    assert!(!out.iter().any(|t| t.contains("tolk")), "{out:?}");
+
+    // With XML markup: attributes untouched, terms in text replaced.
+    let (code, res, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(
+            &json!({"text": ["<p title=\"cat\">The <b>cat</b> sleeps.</p>"], "source_lang": "EN",
+                     "target_lang": "ES", "glossary_ids": [id], "tag_handling": "xml"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    let t = res["translations"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        t.contains("title=\"cat\"") && t.contains("<b>michi</b>"),
+        "{t}"
+    );
+
+    // Unknown glossary → 404; wrong pair → 400.
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(
+            &json!({"text": ["cat"], "source_lang": "EN", "target_lang": "ES",
+                     "glossary_id": "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 404, "{e}");
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(
+            &json!({"text": ["cat"], "source_lang": "EN", "target_lang": "CA", "glossary_id": id}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 400, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no dictionary"),
+        "{e}"
+    );
+    Ok(())
+}

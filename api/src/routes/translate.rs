@@ -24,6 +24,7 @@ use tolk_storage::usage;
 
 use crate::auth::AuthKey;
 use crate::limits::Charge;
+use crate::routes::glossaries::{self, apply};
 use crate::routes::languages;
 use crate::{ApiError, AppState};
 
@@ -235,8 +236,8 @@ struct Options {
     model_type: Option<&'static str>,
     formality: Formality,
     custom_instructions: Vec<String>,
-    /// A glossary, style rule list or translation memory named by the
-    /// request, to look up (none exist on this server yet: 404).
+    /// Glossaries (applied, see `glossary_terms`), style rule lists and
+    /// translation memories (none exist yet: 404) named by the request.
     lookups: Vec<Lookup>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
@@ -466,8 +467,48 @@ fn is_tag_name(t: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'))
 }
 
-/// Answers a reference to a stored resource: none can exist yet (this server
-/// has no glossaries, style rule lists or translation memories), so 404.
+/// The terms of the request's glossaries for its language pair: 404 for an
+/// unknown glossary, 400 for one without a dictionary for the pair.
+async fn glossary_terms(
+    state: &AppState,
+    key: &tolk_storage::keys::ApiKey,
+    opts: &Options,
+) -> Result<apply::Terms, ApiError> {
+    let ids: Vec<&String> = opts
+        .lookups
+        .iter()
+        .filter_map(|l| match l {
+            Lookup::Glossary(id) => Some(id),
+            _ => None,
+        })
+        .collect();
+    if ids.is_empty() {
+        return Ok(apply::Terms::default());
+    }
+    let source = opts.source_lang.as_deref().ok_or_else(|| {
+        bad("Parameter 'source_lang' is required when a glossary is given.".to_owned())
+    })?;
+    let s = glossaries::lang_code("source_lang", source)?;
+    let t = glossaries::lang_code("target_lang", &opts.target_lang)?;
+    let mut pairs = Vec::new();
+    for id in ids {
+        let uuid = uuid::Uuid::parse_str(id).map_err(|_| lookup(&Lookup::Glossary(id.clone())))?;
+        let dicts =
+            tolk_storage::glossaries::entries(&state.db, key.organization_id, uuid, Some((&s, &t)))
+                .await?
+                .ok_or_else(|| lookup(&Lookup::Glossary(id.clone())))?;
+        let Some(d) = dicts.into_iter().next() else {
+            return Err(bad(format!(
+                "Glossary '{id}' has no dictionary for the language pair {s}→{t}."
+            )));
+        };
+        pairs.extend(d.sources.into_iter().zip(d.targets));
+    }
+    Ok(apply::Terms::new(pairs))
+}
+
+/// The 404 for a stored resource that does not exist (style rule lists and
+/// translation memories cannot exist yet).
 fn lookup(l: &Lookup) -> ApiError {
     match l {
         Lookup::Glossary(id) => ApiError::NotFound(format!("Glossary '{id}' not found.")),
@@ -553,7 +594,12 @@ async fn translate(
         &opts.target_lang,
         opts.formality,
     )?;
-    if let Some(l) = opts.lookups.first() {
+    let terms = glossary_terms(&state, &key, &opts).await?;
+    if let Some(l) = opts
+        .lookups
+        .iter()
+        .find(|l| !matches!(l, Lookup::Glossary(_)))
+    {
         return Err(lookup(l));
     }
 
@@ -570,13 +616,29 @@ async fn translate(
     } else {
         (None, opts.texts)
     };
+    // Glossary terms travel through the engine as ignored elements (see
+    // routes/glossaries/apply.rs); plain text is sent as XML for that.
+    let markup_in = opts.tag_handling.is_some();
+    let mut markup = opts.markup.clone();
+    let engine_texts = if terms.is_empty() {
+        engine_texts
+    } else {
+        if !markup_in {
+            markup = MarkupOptions::default();
+        }
+        markup.ignore_tags.push(apply::TERM_TAG.to_owned());
+        engine_texts
+            .iter()
+            .map(|t| apply::protect(t, &terms, markup_in))
+            .collect()
+    };
     let res = state
         .translator
         .translate(TranslateRequest {
             source_lang: opts.source_lang.clone(),
             target_lang: opts.target_lang.clone(),
             texts: engine_texts,
-            tag_handling: if opts.tag_handling.is_some() {
+            tag_handling: if markup_in || !terms.is_empty() {
                 TagHandling::Xml
             } else {
                 TagHandling::None
@@ -587,14 +649,22 @@ async fn translate(
                 custom_instructions: opts.custom_instructions.clone(),
                 model_type: opts.model_type.map(str::to_owned),
             },
-            markup: opts.markup.clone(),
+            markup,
         })
         .await
         .map_err(languages::engine_error)?;
     let detected_source_lang = res.detected_source_lang;
+    let res_texts = if terms.is_empty() {
+        res.texts
+    } else {
+        res.texts
+            .iter()
+            .map(|t| apply::release(t, markup_in))
+            .collect()
+    };
     let out = match layouts {
-        Some(layouts) => join_lines(layouts, res.texts)?,
-        None => res.texts,
+        Some(layouts) => join_lines(layouts, res_texts)?,
+        None => res_texts,
     };
     if out.len() != billed.len() {
         return Err(engine_mismatch(billed.len(), out.len()));

@@ -6,6 +6,7 @@
 //! as lower-case base codes, so an `en`, `pt` or `zh` target dictionary serves
 //! every variant of its language.
 
+pub mod apply;
 pub mod entries;
 pub mod v2;
 pub mod v3;
