@@ -466,3 +466,148 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
     );
     Ok(())
 }
+
+/// The spec's limits: 10 MiB of terms per glossary (413) and 1000 glossaries
+/// per account (456).
+#[tokio::test]
+async fn glossary_limits() -> Result<()> {
+    let mut world = World::new("gloss_lim").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+
+    // 5,500 entries of 2,000 bytes: 11 MB of terms.
+    let entries: String = (0..5500)
+        .map(|i| format!("{i:06}{}\t{}\n", "s".repeat(994), "t".repeat(1000)))
+        .collect();
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": "big", "source_lang": "en", "target_lang": "de", "entries": entries})),
+    )
+    .await?;
+    assert_eq!(code, 413, "{e}");
+    assert!(e["message"].is_string());
+
+    let (code, g, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(
+            &json!({"name": "first", "source_lang": "en", "target_lang": "de", "entries": "a\tb"}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let db = world.db().await?;
+    sqlx::query(
+        "INSERT INTO glossaries (id, organization_id, name)
+         SELECT gen_random_uuid(), organization_id, 'filler ' || i
+         FROM glossaries, generate_series(1, 999) AS i",
+    )
+    .execute(&db)
+    .await?;
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "one too many", "dictionaries": [
+            {"source_lang": "en", "target_lang": "de", "entries": "a\tb"}]})),
+    )
+    .await?;
+    assert_eq!(code, 456, "{e}");
+    let (code, list, _) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
+    assert_eq!(code, 200);
+    assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(1000));
+    Ok(())
+}
+
+/// Glossary terms through a DeepL-wire upstream (a stand-in HTTP server: a
+/// paid third-party service): the upstream sees a kept tag where the term
+/// was, never the source term, and the target term is in the answer.
+#[tokio::test]
+async fn glossary_terms_through_deepl_upstream() -> Result<()> {
+    use axum::routing::post;
+    use std::sync::{Arc, Mutex};
+
+    type Seen = Arc<Mutex<Vec<Value>>>;
+    async fn translate(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let texts: Vec<Value> = body["text"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| {
+                json!({"detected_source_language": "EN",
+                            "text": format!("[DE] {}", t.as_str().unwrap_or_default())})
+            })
+            .collect();
+        axum::Json(json!({ "translations": texts }))
+    }
+    let seen: Seen = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = axum::Router::new()
+        .route("/v2/translate", post(translate))
+        .with_state(seen.clone());
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+
+    let mut world = World::new("gloss_deepl").await?;
+    let key = world.create_key("g", false).await?;
+    for (k, v) in [
+        ("TOLK_ENGINES", "deepl,apertium".to_owned()),
+        ("TOLK_DEEPL_URL", format!("http://{addr}")),
+        ("TOLK_DEEPL_KEY", "upstream-secret".to_owned()),
+        ("TOLK_DEEPL_PAIRS", "EN:DE".to_owned()),
+    ] {
+        world.extra_env.push((k.to_owned(), v));
+    }
+    let api = world.start_api().await?;
+    let (code, g, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "de", "dictionaries": [
+            {"source_lang": "en", "target_lang": "de", "entries": "cat\tKatze"}]})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let (code, res, _) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/translate",
+        Some(
+            &json!({"text": ["The cat & the dog."], "source_lang": "EN", "target_lang": "DE",
+                     "glossary_id": g["glossary_id"]}),
+        ),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    assert_eq!(
+        res["translations"][0]["text"], "[DE] The Katze & the dog.",
+        "{res}"
+    );
+    let sent = seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clone();
+    let sent_text = sent
+        .iter()
+        .map(|b| b["text"].to_string())
+        .collect::<String>();
+    assert!(
+        !sent_text.contains("cat") && sent_text.contains("tolk-keep"),
+        "{sent:?}"
+    );
+    Ok(())
+}
