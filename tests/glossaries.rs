@@ -433,6 +433,25 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
         "{t}"
     );
 
+    // HTML, and a form body with glossary_ids.
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .form(&[
+            ("text", "<p>My cat<br>sleeps.</p>"),
+            ("source_lang", "EN"),
+            ("target_lang", "ES"),
+            ("glossary_ids", id.as_str()),
+            ("tag_handling", "html"),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 200);
+    let body: Value = res.json().await?;
+    let t = body["translations"][0]["text"].as_str().unwrap_or_default();
+    assert!(t.contains("michi<br>") && t.starts_with("<p>"), "{t}");
+
     // Unknown glossary → 404; wrong pair → 400.
     let (code, e, _) = call(
         &api,
