@@ -3,41 +3,39 @@ use super::xml;
 use crate::inline::{self, Piece};
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
-/// The real Word files of `shared/fixtures/docx` (python-docx test files).
-const FIXTURES: &[(&str, &[u8])] = &[
-    (
-        "comments-rich-para",
-        include_bytes!("../../../../shared/fixtures/docx/comments-rich-para.docx"),
-    ),
-    (
-        "doc-odd-even-hdrs",
-        include_bytes!("../../../../shared/fixtures/docx/doc-odd-even-hdrs.docx"),
-    ),
-    (
-        "having-images",
-        include_bytes!("../../../../shared/fixtures/docx/having-images.docx"),
-    ),
-    (
-        "hdr-header-footer",
-        include_bytes!("../../../../shared/fixtures/docx/hdr-header-footer.docx"),
-    ),
-    (
-        "num-having-numbering-part",
-        include_bytes!("../../../../shared/fixtures/docx/num-having-numbering-part.docx"),
-    ),
-    (
-        "par-hyperlinks",
-        include_bytes!("../../../../shared/fixtures/docx/par-hyperlinks.docx"),
-    ),
-    (
-        "tbl-having-tables",
-        include_bytes!("../../../../shared/fixtures/docx/tbl-having-tables.docx"),
-    ),
-    (
-        "txt-font-props",
-        include_bytes!("../../../../shared/fixtures/docx/txt-font-props.docx"),
-    ),
+/// The real Word files of the steering repository's `shared/fixtures/docx`
+/// (python-docx test files), read at run time from `$TOLK_FIXTURES_DIR/docx`, by
+/// default `shared/fixtures` beside the workspace (`scripts/test.sh` also finds it
+/// beside the repository a clone was made from). A missing file fails the test.
+const FIXTURE_NAMES: &[&str] = &[
+    "comments-rich-para",
+    "doc-odd-even-hdrs",
+    "having-images",
+    "hdr-header-footer",
+    "num-having-numbering-part",
+    "par-hyperlinks",
+    "tbl-having-tables",
+    "txt-font-props",
 ];
+
+fn fixture(name: &str) -> Vec<u8> {
+    let dir = std::env::var_os("TOLK_FIXTURES_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+        });
+    let path = dir.join("docx").join(format!("{name}.docx"));
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "docx fixture {}: {e} (set TOLK_FIXTURES_DIR to the steering repository's shared/fixtures)",
+            path.display()
+        )
+    })
+}
+
+fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
+    FIXTURE_NAMES.iter().map(|&n| (n, fixture(n))).collect()
+}
 
 const TRANSLATED_PARTS: &[&str] = &[
     "word/document.xml",
@@ -89,7 +87,7 @@ fn assert_well_formed(docx: &[u8]) {
 
 #[test]
 fn fixtures_identity_is_byte_identical() {
-    for (name, bytes) in FIXTURES {
+    for (name, bytes) in &fixtures() {
         let doc = docx(bytes);
         let out = doc.merge(doc.segments()).unwrap();
         // Same entries, same order, same content; untouched entries keep
@@ -108,7 +106,7 @@ fn fixtures_identity_is_byte_identical() {
 
 #[test]
 fn fixtures_rebuilt_paragraphs_keep_text_and_formatting() {
-    for (name, bytes) in FIXTURES {
+    for (name, bytes) in &fixtures() {
         let doc = docx(bytes);
         let translated: Vec<String> = doc.segments().iter().map(|s| rebuilt(s)).collect();
         let out = doc.merge(&translated).unwrap();
@@ -120,7 +118,7 @@ fn fixtures_rebuilt_paragraphs_keep_text_and_formatting() {
 
 #[test]
 fn fixtures_translated_text_is_written() {
-    for (name, bytes) in FIXTURES {
+    for (name, bytes) in &fixtures() {
         let doc = docx(bytes);
         let translated: Vec<String> = doc
             .segments()
@@ -135,10 +133,7 @@ fn fixtures_translated_text_is_written() {
 
 #[test]
 fn fixture_segments() {
-    let segments = |name: &str| {
-        let (_, bytes) = FIXTURES.iter().find(|(n, _)| *n == name).unwrap();
-        docx(bytes).segments().to_vec()
-    };
+    let segments = |name: &str| docx(&fixture(name)).segments().to_vec();
     assert_eq!(
         segments("par-hyperlinks"),
         [
@@ -170,11 +165,8 @@ fn fixture_segments() {
 
 #[test]
 fn hyperlink_translation_and_reordering() {
-    let (_, bytes) = FIXTURES
-        .iter()
-        .find(|(n, _)| *n == "par-hyperlinks")
-        .unwrap();
-    let doc = docx(bytes);
+    let bytes = fixture("par-hyperlinks");
+    let doc = docx(&bytes);
     let translated = vec![
         "Keine Hyperlinks".to_owned(),
         r#"Ein <g id="1">toller Hyperlink</g>."#.to_owned(),
@@ -420,7 +412,7 @@ fn corrupt_inputs_are_reported() {
 
 #[test]
 fn truncated_and_damaged_files_never_panic() {
-    for (_, bytes) in FIXTURES.iter().take(3) {
+    for (_, bytes) in fixtures().iter().take(3) {
         for len in (0..bytes.len()).step_by(bytes.len() / 40 + 1) {
             assert!(extract(DocumentFormat::Docx, &bytes[..len]).is_err());
         }
