@@ -21,9 +21,9 @@ const FIXTURE_NAMES: &[&str] = &[
 fn fixture(name: &str) -> Vec<u8> {
     let dir = std::env::var_os("TOLK_FIXTURES_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
-        });
+        // `cargo test` runs in the package folder (formats/); resolved at run time,
+        // as a test binary built from another clone of the workspace may be reused.
+        .unwrap_or_else(|| std::path::PathBuf::from("../../shared/fixtures"));
     let path = dir.join("docx").join(format!("{name}.docx"));
     std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
