@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use apalis::prelude::*;
 use futures::{StreamExt, TryStreamExt};
-use tolk_engine::{EngineError, TagHandling, TranslateRequest};
-use tolk_formats::{DocumentFormat, FormatError, inline};
+use tolk_engine::{TagHandling, TranslateRequest};
+use tolk_formats::{DocumentFormat, inline};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
 use tolk_storage::quality;
@@ -16,6 +16,7 @@ use tolk_storage::usage::{self, UsageEvent};
 use tracing::Instrument;
 
 use crate::WorkerState;
+use crate::job::JobError;
 
 /// Segments per engine call: large enough to batch, small enough to report progress.
 const CHUNK_SEGMENTS: usize = 200;
@@ -25,39 +26,6 @@ const CHUNK_CHARS: usize = 40_000;
 const CHUNKS_IN_FLIGHT: usize = 2;
 /// Characters sampled for language detection.
 const DETECT_SAMPLE_CHARS: usize = 4_000;
-
-/// Why a run of the job failed.
-#[derive(Debug, thiserror::Error)]
-enum JobError {
-    /// The input or request can never succeed: the document ends in error.
-    #[error("{0}")]
-    Permanent(String),
-    /// Worth retrying (database, object store, engine restart).
-    #[error("{0}")]
-    Transient(String),
-}
-
-impl From<StorageError> for JobError {
-    fn from(e: StorageError) -> Self {
-        Self::Transient(e.to_string())
-    }
-}
-
-impl From<FormatError> for JobError {
-    fn from(e: FormatError) -> Self {
-        Self::Permanent(e.to_string())
-    }
-}
-
-impl From<EngineError> for JobError {
-    fn from(e: EngineError) -> Self {
-        if e.is_transient() {
-            Self::Transient(e.to_string())
-        } else {
-            Self::Permanent(e.to_string())
-        }
-    }
-}
 
 /// The job handler registered with apalis.
 pub async fn translate_document(

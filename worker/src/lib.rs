@@ -6,6 +6,7 @@
 //! stale (by any live worker of the queue, and by the scheduler's sweep).
 
 pub mod documents;
+mod job;
 pub mod quality;
 pub mod run;
 pub mod voice;

@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use apalis::prelude::*;
 use serde::{Deserialize, Serialize};
-use tolk_engine::{EngineError, TranslateRequest};
+use tolk_engine::TranslateRequest;
 use tolk_quality::{Options, SegmentResult, Summary};
-use tolk_storage::StorageError;
 use tolk_storage::quality::{self, Evaluation};
 use tolk_storage::queue::{self, EvaluateQuality};
 use tracing::Instrument;
 
 use crate::WorkerState;
+use crate::job::JobError;
 
 /// Texts per back-translation engine call.
 const BACK_TRANSLATION_CHUNK: usize = 100;
@@ -52,30 +52,6 @@ pub struct Report {
 }
 
 pub use tolk_storage::quality::{report_object, segments_object};
-
-#[derive(Debug, thiserror::Error)]
-enum JobError {
-    #[error("{0}")]
-    Permanent(String),
-    #[error("{0}")]
-    Transient(String),
-}
-
-impl From<StorageError> for JobError {
-    fn from(e: StorageError) -> Self {
-        Self::Transient(e.to_string())
-    }
-}
-
-impl From<EngineError> for JobError {
-    fn from(e: EngineError) -> Self {
-        if e.is_transient() {
-            Self::Transient(e.to_string())
-        } else {
-            Self::Permanent(e.to_string())
-        }
-    }
-}
 
 /// The job handler registered with apalis.
 pub async fn evaluate_quality(

@@ -15,36 +15,10 @@ use tolk_voice::{VoiceError, asr, decode, resample, tts, voices, wav};
 use tracing::Instrument;
 
 use crate::WorkerState;
+use crate::job::JobError;
 
 /// Longest audio a voice job accepts, in seconds.
 pub const MAX_AUDIO_SECONDS: u32 = 3 * 3600;
-
-/// Why a run of the job failed.
-#[derive(Debug, thiserror::Error)]
-enum JobError {
-    /// The input can never succeed: the job fails.
-    #[error("{0}")]
-    Permanent(String),
-    /// Worth retrying.
-    #[error("{0}")]
-    Transient(String),
-}
-
-impl From<StorageError> for JobError {
-    fn from(e: StorageError) -> Self {
-        Self::Transient(e.to_string())
-    }
-}
-
-impl From<VoiceError> for JobError {
-    fn from(e: VoiceError) -> Self {
-        if e.is_client_error() {
-            Self::Permanent(e.to_string())
-        } else {
-            Self::Transient(e.to_string())
-        }
-    }
-}
 
 /// The job handler registered with apalis.
 pub async fn translate_voice(
