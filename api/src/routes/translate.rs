@@ -236,8 +236,9 @@ struct Options {
     model_type: Option<&'static str>,
     formality: Formality,
     custom_instructions: Vec<String>,
-    /// Glossaries (applied, see `glossary_terms`), style rule lists and
-    /// translation memories (none exist yet: 404) named by the request.
+    /// Glossaries (applied, see `glossary_terms`), style rule lists
+    /// (`style_rules::load_for`) and translation memories (none exist yet:
+    /// 404) named by the request.
     lookups: Vec<Lookup>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
@@ -507,8 +508,8 @@ async fn glossary_terms(
     Ok(apply::Terms::new(pairs))
 }
 
-/// The 404 for a stored resource that does not exist (style rule lists and
-/// translation memories cannot exist yet).
+/// The 404 for a stored resource that does not exist (translation memories
+/// cannot exist yet).
 fn lookup(l: &Lookup) -> ApiError {
     match l {
         Lookup::Glossary(id) => ApiError::NotFound(format!("Glossary '{id}' not found.")),
@@ -595,12 +596,22 @@ async fn translate(
         opts.formality,
     )?;
     let terms = glossary_terms(&state, &key, &opts).await?;
-    if let Some(l) = opts
-        .lookups
-        .iter()
-        .find(|l| !matches!(l, Lookup::Glossary(_)))
-    {
-        return Err(lookup(l));
+    let mut style = None;
+    for l in &opts.lookups {
+        match l {
+            Lookup::Glossary(_) => {}
+            Lookup::StyleRules(id) => {
+                let (_, rules) = crate::routes::style_rules::load_for(
+                    &state,
+                    key.organization_id,
+                    id,
+                    &opts.target_lang,
+                )
+                .await?;
+                style = Some(rules);
+            }
+            Lookup::TranslationMemory(_) => return Err(lookup(l)),
+        }
     }
 
     let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
@@ -648,6 +659,10 @@ async fn translate(
                 context: opts.context.clone(),
                 custom_instructions: opts.custom_instructions.clone(),
                 model_type: opts.model_type.map(str::to_owned),
+                style_instructions: style
+                    .as_ref()
+                    .map(tolk_style::StyleRules::instructions)
+                    .unwrap_or_default(),
             },
             markup,
         })
@@ -665,6 +680,17 @@ async fn translate(
     let out = match layouts {
         Some(layouts) => join_lines(layouts, res_texts)?,
         None => res_texts,
+    };
+    // The style list's deterministic rules, after any engine.
+    let out = match &style {
+        Some(rules) => {
+            let source = detected_source_lang.to_ascii_lowercase();
+            let source = source.split('-').next().unwrap_or_default();
+            out.iter()
+                .map(|t| rules.apply(t, markup_in, Some(source)))
+                .collect()
+        }
+        None => out,
     };
     if out.len() != billed.len() {
         return Err(engine_mismatch(billed.len(), out.len()));

@@ -79,8 +79,9 @@ impl DeeplEngine {
         if let Some(c) = &options.context {
             body["context"] = json!(c);
         }
-        if !options.custom_instructions.is_empty() {
-            body["custom_instructions"] = json!(options.custom_instructions);
+        let instructions = instructions(options, self.supports(pair, Feature::CustomInstructions));
+        if !instructions.is_empty() {
+            body["custom_instructions"] = json!(instructions);
         }
         if let Some(m) = &options.model_type {
             body["model_type"] = json!(m);
@@ -114,6 +115,29 @@ impl DeeplEngine {
         }
         Ok(answer.translations.into_iter().map(|t| t.text).collect())
     }
+}
+
+/// Most custom instructions DeepL accepts per request, and their longest length.
+const MAX_INSTRUCTIONS: usize = 10;
+const MAX_INSTRUCTION_CHARS: usize = 300;
+
+/// The `custom_instructions` to send: the request's own, then as many of the
+/// style rule list's as DeepL accepts (a list's own ids mean nothing to the
+/// upstream, so its rules travel as instructions), when the target supports
+/// them.
+fn instructions(options: &TranslateOptions, supported: bool) -> Vec<String> {
+    let mut out = options.custom_instructions.clone();
+    if supported {
+        out.extend(
+            options
+                .style_instructions
+                .iter()
+                .filter(|i| i.chars().count() <= MAX_INSTRUCTION_CHARS)
+                .take(MAX_INSTRUCTIONS.saturating_sub(out.len()))
+                .cloned(),
+        );
+    }
+    out
 }
 
 fn snippet(text: &str) -> String {
