@@ -477,7 +477,7 @@ async fn style_rules_reach_upstream_engines() -> Result<()> {
             "/v3/style_rules",
             Some(&json!({"name": "fr", "language": "fr",
                 "configured_rules": {"punctuation": {"spacing_and_punctuation": "use_regular_space"},
-                                     "style_and_tone": {"contractions": "do_not_use_contractions"}},
+                                     "spelling_and_grammar": {"contractions": "do_not_use_contractions"}},
                 "custom_instructions": [{"label": "t", "prompt": "Address the reader formally."}]})),
         )
         .await?;

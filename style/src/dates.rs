@@ -13,7 +13,6 @@
 //! and `hh h mm`; `h:mm:ss` is left alone.
 
 use crate::StyleRules;
-use crate::text::is_tag;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Order {
@@ -294,7 +293,7 @@ pub fn apply(text: &str, rules: &StyleRules, source_base: Option<&str>) -> Strin
         let c = chars[i];
         let boundary = i == 0 || {
             let p = chars[i - 1];
-            !(p.is_alphanumeric() || matches!(p, '.' | ',' | '/' | '-' | ':') || is_tag(p))
+            !(p.is_alphanumeric() || matches!(p, '.' | ',' | '/' | '-' | ':'))
         };
         if c.is_ascii_digit() && boundary {
             if let Some(f) = date

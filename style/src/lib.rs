@@ -195,6 +195,17 @@ mod tests {
     }
 
     #[test]
+    fn markup_tags_are_boundaries_and_stay_untouched() {
+        let mut r = StyleRules::new("es");
+        r.set("numbers", "decimal_separator", "use_comma_as_decimal_separator");
+        r.set("punctuation", "quotation_mark", "use_guillemets");
+        assert_eq!(
+            r.apply(r#"<p title="1.5 "x"">It is <b>2.5</b> &amp; "<i>ok</i>"</p>"#, true, None),
+            r#"<p title="1.5 "x"">It is <b>2,5</b> &amp; «<i>ok</i>»</p>"#
+        );
+    }
+
+    #[test]
     fn empty_list_changes_nothing() {
         let r = StyleRules::new("fr");
         assert_eq!(r.apply("a \"b\" 1.5", false, None), "a \"b\" 1.5");

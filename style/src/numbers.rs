@@ -12,7 +12,6 @@
 //! run of digits (years, postal codes, identifiers).
 
 use crate::StyleRules;
-use crate::text::is_tag;
 
 /// No-break space, for spaces that must not break a line (`10 000`, `5 %`).
 pub const NBSP: char = '\u{a0}';
@@ -214,7 +213,7 @@ fn separators_in(text: &str, rules: &StyleRules) -> String {
         let c = chars[i];
         let boundary = i == 0 || {
             let p = chars[i - 1];
-            !(p.is_alphanumeric() || p == '.' || p == ',' || p == '_' || is_tag(p))
+            !(p.is_alphanumeric() || p == '.' || p == ',' || p == '_')
         };
         if !(c.is_ascii_digit() && boundary) {
             out.push(c);

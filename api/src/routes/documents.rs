@@ -191,7 +191,14 @@ async fn upload(
         })?,
     };
     crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
-    let glossary_ids = glossaries_of(&state, &key, &up, &target_lang).await?;
+    let glossary_ids = glossaries_of(
+        &state,
+        &key,
+        (up.glossary_id.as_deref(), &up.glossary_ids),
+        up.source_lang.as_deref(),
+        &target_lang,
+    )
+    .await?;
     let style_id = match up.style_id.as_deref() {
         None => None,
         Some(id) => Some(
@@ -286,19 +293,20 @@ async fn upload(
 async fn glossaries_of(
     state: &AppState,
     key: &tolk_storage::keys::ApiKey,
-    up: &Upload,
+    (glossary_id, glossary_ids): (Option<&str>, &[String]),
+    source_lang: Option<&str>,
     target_lang: &str,
 ) -> Result<Vec<uuid::Uuid>, ApiError> {
-    let (field, ids): (&str, Vec<&str>) = match (&up.glossary_id, up.glossary_ids.is_empty()) {
+    let (field, ids): (&str, Vec<&str>) = match (glossary_id, glossary_ids.is_empty()) {
         (Some(_), false) => {
             return Err(ApiError::BadRequest(
                 "Parameters 'glossary_id' and 'glossary_ids' cannot be combined.".to_owned(),
             ));
         }
-        (Some(id), true) => ("glossary_id", vec![id.as_str()]),
+        (Some(id), true) => ("glossary_id", vec![id]),
         (None, _) => (
             "glossary_ids",
-            up.glossary_ids.iter().map(String::as_str).collect(),
+            glossary_ids.iter().map(String::as_str).collect(),
         ),
     };
     if ids.is_empty() {
@@ -310,7 +318,7 @@ async fn glossaries_of(
             crate::routes::translate::MAX_GLOSSARIES
         )));
     }
-    let source = up.source_lang.as_deref().ok_or_else(|| {
+    let source = source_lang.ok_or_else(|| {
         ApiError::BadRequest(format!(
             "Parameter 'source_lang' is required when '{field}' is given."
         ))
