@@ -113,7 +113,10 @@ async fn documents_with_glossary(
     let html = String::from_utf8(html)?;
     // The title attribute is text too (the html filter translates it).
     assert_eq!(html.matches(term).count(), 3, "{html}");
-    assert!(html.contains(&format!("<b>{term}</b>")) && html.contains("&amp;"), "{html}");
+    assert!(
+        html.contains(&format!("<b>{term}</b>")) && html.contains("&amp;"),
+        "{html}"
+    );
     assert!(!html.contains("tolk"), "{html}");
 
     let path = world.path("in.docx");
@@ -148,20 +151,50 @@ async fn document_glossaries_through_apertium() -> Result<()> {
     assert_eq!(code, 201, "{g3}");
     let id3 = g3["glossary_id"].as_str().unwrap_or_default().to_owned();
     let (gone_doc, gone_key) = api
-        .upload_ok(&key, "d.txt", b"dog".to_vec(), &[("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", id3.as_str())])
+        .upload_ok(
+            &key,
+            "d.txt",
+            b"dog".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id3.as_str()),
+            ],
+        )
         .await?;
-    let (code, _) = call(&api, &key, Method::DELETE, &format!("/v2/glossaries/{id3}"), None).await?;
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v2/glossaries/{id3}"),
+        None,
+    )
+    .await?;
     assert_eq!(code, 204);
     world.start_worker("w")?;
-    let st = api.wait(&key, &gone_doc, &gone_key, Duration::from_secs(60)).await?;
+    let st = api
+        .wait(&key, &gone_doc, &gone_key, Duration::from_secs(60))
+        .await?;
     assert_eq!(st.status, "error", "{:?}", st.body);
     assert!(
-        st.body["error_message"].as_str().unwrap_or_default().contains("no longer exists"),
+        st.body["error_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no longer exists"),
         "{:?}",
         st.body
     );
     let (code, e) = api
-        .upload(&key, "d.txt", b"dog".to_vec(), &[("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", id3.as_str())])
+        .upload(
+            &key,
+            "d.txt",
+            b"dog".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id3.as_str()),
+            ],
+        )
         .await?;
     error(code, &e, 404, "not found");
 
@@ -191,7 +224,11 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         &world,
         &api,
         &key,
-        &[("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", id.as_str())],
+        &[
+            ("source_lang", "EN"),
+            ("target_lang", "ES"),
+            ("glossary_id", id.as_str()),
+        ],
         "michi",
     )
     .await?;
@@ -203,19 +240,27 @@ async fn document_glossaries_through_apertium() -> Result<()> {
             &key,
             "b.txt",
             b"The cat report of the house.".to_vec(),
-            &[("source_lang", "EN"), ("target_lang", "ES"), ("glossary_ids", both.as_str())],
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_ids", both.as_str()),
+            ],
         )
         .await?;
     let st = api.wait(&key, &doc, &dk, Duration::from_secs(60)).await?;
     assert_eq!(st.status, "done", "{:?}", st.body);
     let (_, _, bytes) = api.download(&key, &doc, &dk).await?;
     let out = String::from_utf8(bytes)?;
-    assert!(out.contains("michi") && out.contains("dossier") && out.contains("casona"), "{out}");
+    assert!(
+        out.contains("michi") && out.contains("dossier") && out.contains("casona"),
+        "{out}"
+    );
     let db = world.db().await?;
-    let stored: Vec<uuid::Uuid> = sqlx::query_scalar("SELECT glossary_ids FROM documents WHERE id = $1")
-        .bind(&doc)
-        .fetch_one(&db)
-        .await?;
+    let stored: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT glossary_ids FROM documents WHERE id = $1")
+            .bind(&doc)
+            .fetch_one(&db)
+            .await?;
     assert_eq!(
         stored.iter().map(ToString::to_string).collect::<Vec<_>>(),
         [id.clone(), id2.clone()]
@@ -224,12 +269,45 @@ async fn document_glossaries_through_apertium() -> Result<()> {
     // Refusals, each a JSON message.
     let unknown = "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00";
     for (fields, want, needle) in [
-        (vec![("target_lang", "ES"), ("glossary_id", id.as_str())], 400, "'source_lang'"),
-        (vec![("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", unknown)], 404, "not found"),
-        (vec![("source_lang", "EN"), ("target_lang", "CA"), ("glossary_id", id.as_str())], 400, "no dictionary"),
-        (vec![("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", "x1")], 400, "'glossary_id'"),
         (
-            vec![("source_lang", "EN"), ("target_lang", "ES"), ("glossary_id", id.as_str()), ("glossary_ids", id2.as_str())],
+            vec![("target_lang", "ES"), ("glossary_id", id.as_str())],
+            400,
+            "'source_lang'",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", unknown),
+            ],
+            404,
+            "not found",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "CA"),
+                ("glossary_id", id.as_str()),
+            ],
+            400,
+            "no dictionary",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", "x1"),
+            ],
+            400,
+            "'glossary_id'",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id.as_str()),
+                ("glossary_ids", id2.as_str()),
+            ],
             400,
             "cannot be combined",
         ),
@@ -237,9 +315,18 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         let (code, e) = api.upload(&key, "c.txt", b"cat".to_vec(), &fields).await?;
         error(code, &e, want, needle);
     }
-    let six = vec![id.as_str(); 6].join(",");
+    let six = [id.as_str(); 6].join(",");
     let (code, e) = api
-        .upload(&key, "c.txt", b"cat".to_vec(), &[("source_lang", "EN"), ("target_lang", "ES"), ("glossary_ids", six.as_str())])
+        .upload(
+            &key,
+            "c.txt",
+            b"cat".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_ids", six.as_str()),
+            ],
+        )
         .await?;
     error(code, &e, 400, "at most 5");
 
@@ -275,7 +362,9 @@ async fn echo_stand_in(seen: Seen) -> Result<String> {
             s.push(body.clone());
         }
         let user = body["messages"][1]["content"].as_str().unwrap_or_default();
-        axum::Json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}))
+        axum::Json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
+        )
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -335,30 +424,48 @@ async fn glossaries_through_upstream_engines() -> Result<()> {
         )
         .await?;
         assert_eq!(code, 200, "{engine}: {res}");
-        assert_eq!(res["translations"][0]["text"], "The Katze in Neu-York.", "{engine}: {res}");
-        assert_eq!(res["translations"][1]["text"], "KATZE & Katze", "{engine}: {res}");
+        assert_eq!(
+            res["translations"][0]["text"], "The Katze in Neu-York.",
+            "{engine}: {res}"
+        );
+        assert_eq!(
+            res["translations"][1]["text"], "KATZE & Katze",
+            "{engine}: {res}"
+        );
         let (code, res) = call(
             &api,
             &key,
             Method::POST,
             "/v2/translate",
-            Some(&json!({"text": ["<p>My <b>cat</b></p>"], "source_lang": "EN", "target_lang": "DE",
-                         "glossary_ids": [id], "tag_handling": "xml"})),
+            Some(
+                &json!({"text": ["<p>My <b>cat</b></p>"], "source_lang": "EN", "target_lang": "DE",
+                         "glossary_ids": [id], "tag_handling": "xml"}),
+            ),
         )
         .await?;
         assert_eq!(code, 200, "{engine}: {res}");
-        assert_eq!(res["translations"][0]["text"], "<p>My <b>Katze</b></p>", "{engine}: {res}");
+        assert_eq!(
+            res["translations"][0]["text"], "<p>My <b>Katze</b></p>",
+            "{engine}: {res}"
+        );
 
         documents_with_glossary(
             &world,
             &api,
             &key,
-            &[("source_lang", "EN"), ("target_lang", "DE"), ("glossary_id", id.as_str())],
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "DE"),
+                ("glossary_id", id.as_str()),
+            ],
             "Katze",
         )
         .await?;
         let sent = serde_json::to_string(&*seen.lock().map_err(|_| anyhow::anyhow!("lock"))?)?;
-        assert!(!sent.is_empty() && sent != "[]", "{engine}: nothing reached the upstream");
+        assert!(
+            !sent.is_empty() && sent != "[]",
+            "{engine}: nothing reached the upstream"
+        );
         assert!(
             !sent.contains("cat") && !sent.contains("New York"),
             "{engine}: a source term reached the engine: {sent}"

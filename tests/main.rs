@@ -6,9 +6,9 @@ mod support;
 
 mod admin;
 mod auth_and_errors;
+mod document_glossaries;
 mod documents;
 mod engines;
-mod document_glossaries;
 mod glossaries;
 mod quality;
 mod recovery;

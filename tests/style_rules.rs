@@ -71,7 +71,11 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         json!({"punctuation": {"apostrophe": "use_curly_apostrophes"}})
     );
     assert_eq!(l["custom_instructions"][0]["source_language"], "de");
-    assert!(l["creation_time"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert!(
+        l["creation_time"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
     let id = l["style_id"].as_str().unwrap_or_default().to_owned();
     let first_instruction = l["custom_instructions"][0]["id"]
         .as_str()
@@ -111,7 +115,10 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     )
     .await?;
     assert_eq!(page["style_rules"].as_array().map(Vec::len), Some(4));
-    assert!(page["style_rules"][0]["configured_rules"].is_object(), "{page}");
+    assert!(
+        page["style_rules"][0]["configured_rules"].is_object(),
+        "{page}"
+    );
 
     // Rename, replace the rules: each change bumps the version.
     let (code, l) = call(
@@ -122,7 +129,10 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         Some(&json!({"name": "Renamed"})),
     )
     .await?;
-    assert_eq!((code, l["name"].as_str(), l["version"].as_i64()), (200, Some("Renamed"), Some(2)));
+    assert_eq!(
+        (code, l["name"].as_str(), l["version"].as_i64()),
+        (200, Some("Renamed"), Some(2))
+    );
     let (code, l) = call(
         &api,
         &key,
@@ -160,11 +170,32 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         Some(&json!({"label": "Tone", "prompt": "Be formal."})),
     )
     .await?;
-    assert_eq!((code, got["prompt"].as_str(), got["id"].as_str()), (200, Some("Be formal."), Some(ci_id.as_str())));
-    let (code, _) = call(&api, &key, Method::DELETE, &format!("{base}/{first_instruction}"), None).await?;
+    assert_eq!(
+        (code, got["prompt"].as_str(), got["id"].as_str()),
+        (200, Some("Be formal."), Some(ci_id.as_str()))
+    );
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("{base}/{first_instruction}"),
+        None,
+    )
+    .await?;
     assert_eq!(code, 204);
-    let (_, l) = call(&api, &key, Method::GET, &format!("/v3/style_rules/{id}"), None).await?;
-    assert_eq!(l["custom_instructions"].as_array().map(Vec::len), Some(1), "{l}");
+    let (_, l) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(
+        l["custom_instructions"].as_array().map(Vec::len),
+        Some(1),
+        "{l}"
+    );
     assert_eq!(l["version"], 6, "{l}");
 
     // 400s, each with a message naming the fault.
@@ -172,19 +203,48 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         (json!({"language": "en"}), "'name'"),
         (json!({"name": "x"}), "'language'"),
         (json!({"name": "x", "language": "pt"}), "'language'"),
-        (json!({"name": "x", "language": "en", "configured_rules": {"colours": {}}}), "'colours'"),
-        (json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"decimal_separator": "dots"}}}), "'dots'"),
-        (json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"no_such_rule": "x"}}}), "'no_such_rule'"),
-        (json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l"}]}), "'prompt'"),
-        (json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l", "prompt": "p".repeat(301)}]}), "300"),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"colours": {}}}),
+            "'colours'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"decimal_separator": "dots"}}}),
+            "'dots'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"no_such_rule": "x"}}}),
+            "'no_such_rule'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l"}]}),
+            "'prompt'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l", "prompt": "p".repeat(301)}]}),
+            "300",
+        ),
         (json!({"name": "", "language": "en"}), "'name'"),
     ] {
         let (code, e) = call(&api, &key, Method::POST, "/v3/style_rules", Some(&body)).await?;
         error(code, &e, 400, needle);
     }
-    let (code, e) = call(&api, &key, Method::POST, &base, Some(&json!({"label": "l".repeat(101), "prompt": "p"}))).await?;
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::POST,
+        &base,
+        Some(&json!({"label": "l".repeat(101), "prompt": "p"})),
+    )
+    .await?;
     error(code, &e, 400, "100");
-    let (code, e) = call(&api, &key, Method::GET, "/v3/style_rules?page_size=26", None).await?;
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?page_size=26",
+        None,
+    )
+    .await?;
     error(code, &e, 400, "'page_size'");
     let (code, e) = call(
         &api,
@@ -218,12 +278,33 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         let (code, e) = call(&api, &key, method, &path, None).await?;
         error(code, &e, 404, "not found");
     }
-    let (code, e) = call(&api, &key, Method::PATCH, &format!("/v3/style_rules/{unknown}"), Some(&json!({"name": "n"}))).await?;
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/style_rules/{unknown}"),
+        Some(&json!({"name": "n"})),
+    )
+    .await?;
     error(code, &e, 404, "not found");
 
-    let (code, _) = call(&api, &key, Method::DELETE, &format!("/v3/style_rules/{id}"), None).await?;
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
     assert_eq!(code, 204);
-    let (code, e) = call(&api, &key, Method::GET, &format!("/v3/style_rules/{id}"), None).await?;
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
     error(code, &e, 404, "not found");
     Ok(())
 }
@@ -279,13 +360,24 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
         json!({"punctuation": {"spacing_and_punctuation": "use_regular_space", "quotation_mark": "use_guillemets"}}),
     )
     .await?;
-    let en = create_list(&api, &key, "en", json!({"punctuation": {"ellipsis": "use_ellipsis_character"}})).await?;
+    let en = create_list(
+        &api,
+        &key,
+        "en",
+        json!({"punctuation": {"ellipsis": "use_ellipsis_character"}}),
+    )
+    .await?;
     let en_us = create_list(&api, &key, "en-US", json!({})).await?;
     let en_gb = create_list(&api, &key, "en-GB", json!({})).await?;
 
     // Without the list Apertium keeps the English number and quotes.
     let src = "The cat weighs 3.5 kilos and says \"hello\" on 2024-3-5.";
-    let (code, plain) = translate(&api, &key, json!({"text": [src], "source_lang": "EN", "target_lang": "ES"})).await?;
+    let (code, plain) = translate(
+        &api,
+        &key,
+        json!({"text": [src], "source_lang": "EN", "target_lang": "ES"}),
+    )
+    .await?;
     assert_eq!(code, 200, "{plain}");
     assert!(text(&plain).contains("3.5"), "{plain}");
 
@@ -298,7 +390,10 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
     assert!(t.contains("3,5") && !t.contains("3.5"), "{t}");
-    assert!(t.contains('«') && t.contains('»') && !t.contains('"'), "{t}");
+    assert!(
+        t.contains('«') && t.contains('»') && !t.contains('"'),
+        "{t}"
+    );
     assert!(t.contains("05/03/2024"), "{t}");
 
     // With markup only character data changes.
@@ -311,7 +406,10 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     .await?;
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
-    assert!(t.contains("title=\"a 1.5 \"") && t.contains("<b>2,5</b>"), "{t}");
+    assert!(
+        t.contains("title=\"a 1.5 \"") && t.contains("<b>2,5</b>"),
+        "{t}"
+    );
 
     // French spacing (EN → ES → FR through the pivot).
     let (code, res) = translate(
@@ -355,13 +453,22 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     )
     .await?;
     error(code, &e, 404, "Style rule list");
-    let (code, e) = translate(&api, &key, json!({"text": ["a"], "target_lang": "ES", "style_id": "nope"})).await?;
+    let (code, e) = translate(
+        &api,
+        &key,
+        json!({"text": ["a"], "target_lang": "ES", "style_id": "nope"}),
+    )
+    .await?;
     error(code, &e, 400, "'style_id'");
     let res = api
         .http
         .post(api.url("/v2/translate"))
         .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .form(&[("text", "a"), ("target_lang", "ES"), ("style_id", es.as_str())])
+        .form(&[
+            ("text", "a"),
+            ("target_lang", "ES"),
+            ("style_id", es.as_str()),
+        ])
         .send()
         .await?;
     let code = res.status().as_u16();
@@ -374,7 +481,11 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
             &key,
             "prices.txt",
             b"The cat weighs 3.5 kilos.\n".to_vec(),
-            &[("target_lang", "ES"), ("source_lang", "EN"), ("style_id", es.as_str())],
+            &[
+                ("target_lang", "ES"),
+                ("source_lang", "EN"),
+                ("style_id", es.as_str()),
+            ],
         )
         .await?;
     let st = api.wait(&key, &id, &dk, Duration::from_secs(60)).await?;
@@ -383,14 +494,20 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     let out = String::from_utf8(bytes)?;
     assert!(out.contains("3,5"), "{out}");
     let db = world.db().await?;
-    let stored: Option<uuid::Uuid> = sqlx::query_scalar("SELECT style_id FROM documents WHERE id = $1")
-        .bind(&id)
-        .fetch_one(&db)
-        .await?;
+    let stored: Option<uuid::Uuid> =
+        sqlx::query_scalar("SELECT style_id FROM documents WHERE id = $1")
+            .bind(&id)
+            .fetch_one(&db)
+            .await?;
     assert_eq!(stored.map(|u| u.to_string()), Some(es.clone()));
 
     let (code, e) = api
-        .upload(&key, "a.txt", b"x".to_vec(), &[("target_lang", "ES"), ("style_id", fr.as_str())])
+        .upload(
+            &key,
+            "a.txt",
+            b"x".to_vec(),
+            &[("target_lang", "ES"), ("style_id", fr.as_str())],
+        )
         .await?;
     error(code, &e, 400, "does not match target_lang");
     let (code, e) = api
@@ -398,7 +515,10 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
             &key,
             "a.txt",
             b"x".to_vec(),
-            &[("target_lang", "ES"), ("style_id", "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00")],
+            &[
+                ("target_lang", "ES"),
+                ("style_id", "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"),
+            ],
         )
         .await?;
     error(code, &e, 404, "Style rule list");
@@ -435,7 +555,9 @@ async fn stand_in(seen: Seen) -> Result<String> {
             s.push(body.clone());
         }
         let user = body["messages"][1]["content"].as_str().unwrap_or_default();
-        axum::Json(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}))
+        axum::Json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
+        )
     }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -493,7 +615,10 @@ async fn style_rules_reach_upstream_engines() -> Result<()> {
         assert_eq!(text(&res), "Ready\u{a0}? Go\u{a0}!", "{engine}");
         let sent = seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clone();
         let sent = serde_json::to_string(&sent)?;
-        assert!(sent.contains("Address the reader formally."), "{engine}: {sent}");
+        assert!(
+            sent.contains("Address the reader formally."),
+            "{engine}: {sent}"
+        );
         assert!(sent.contains("do not use contractions"), "{engine}: {sent}");
     }
     Ok(())

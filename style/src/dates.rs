@@ -147,7 +147,12 @@ fn read_date(chars: &[char], i: usize, month_first: bool) -> Option<(Date, usize
         return None;
     }
     let (y, m, d, order) = if a == 4 && (1..=2).contains(&b) && (1..=2).contains(&c) {
-        (num(chars, i, 4), num(chars, j, b), num(chars, k, c), Order::Ymd)
+        (
+            num(chars, i, 4),
+            num(chars, j, b),
+            num(chars, k, c),
+            Order::Ymd,
+        )
     } else if (1..=2).contains(&a) && (1..=2).contains(&b) && c == 4 {
         let (x, z) = (num(chars, i, a), num(chars, j, b));
         let (xv, zv): (u32, u32) = (x.parse().ok()?, z.parse().ok()?);
@@ -342,7 +347,10 @@ mod tests {
             "date_format",
             "use_dd_period_mm_period_yyyy_with_leading_zeros_for_single_digit_days_and_months",
         )]);
-        assert_eq!(apply("On 2024-3-5 and 12/25/2024.", &r, Some("en")), "On 05.03.2024 and 25.12.2024.");
+        assert_eq!(
+            apply("On 2024-3-5 and 12/25/2024.", &r, Some("en")),
+            "On 05.03.2024 and 25.12.2024."
+        );
         // Ambiguous slash dates: month first for English sources only.
         assert_eq!(apply("03/04/2024", &r, Some("en")), "04.03.2024");
         assert_eq!(apply("03/04/2024", &r, Some("fr")), "03.04.2024");
@@ -364,7 +372,13 @@ mod tests {
     #[test]
     fn leaves_non_dates_alone() {
         let r = rules(&[("date_format", "use_dd_period_mm_period_yyyy")]);
-        for s in ["1.2.3.4", "13/13/2024", "2024-13-01", "10-20", "ISBN 978-3-16"] {
+        for s in [
+            "1.2.3.4",
+            "13/13/2024",
+            "2024-13-01",
+            "10-20",
+            "ISBN 978-3-16",
+        ] {
             assert_eq!(apply(s, &r, None), s);
         }
     }

@@ -188,7 +188,10 @@ mod tests {
             &serde_json::json!({"numbers": {"decimal_separator": "use_comma_as_decimal_separator", "bogus": "x"}, "nope": {}}),
             &serde_json::json!([{"id": "1", "label": "l", "prompt": "Be brief."}]),
         );
-        assert_eq!(r.option("numbers", "decimal_separator"), Some("use_comma_as_decimal_separator"));
+        assert_eq!(
+            r.option("numbers", "decimal_separator"),
+            Some("use_comma_as_decimal_separator")
+        );
         assert_eq!(r.configured.len(), 1);
         assert_eq!(r.custom_instructions, ["Be brief."]);
         assert_eq!(r.apply("1.5", false, None), "1,5");
@@ -197,10 +200,18 @@ mod tests {
     #[test]
     fn markup_tags_are_boundaries_and_stay_untouched() {
         let mut r = StyleRules::new("es");
-        r.set("numbers", "decimal_separator", "use_comma_as_decimal_separator");
+        r.set(
+            "numbers",
+            "decimal_separator",
+            "use_comma_as_decimal_separator",
+        );
         r.set("punctuation", "quotation_mark", "use_guillemets");
         assert_eq!(
-            r.apply(r#"<p title="1.5 "x"">It is <b>2.5</b> &amp; "<i>ok</i>"</p>"#, true, None),
+            r.apply(
+                r#"<p title="1.5 "x"">It is <b>2.5</b> &amp; "<i>ok</i>"</p>"#,
+                true,
+                None
+            ),
             r#"<p title="1.5 "x"">It is <b>2,5</b> &amp; «<i>ok</i>»</p>"#
         );
     }

@@ -158,7 +158,7 @@ fn write(num: &Number, decimal: char, thousands: Option<char>) -> String {
     let digits: Vec<char> = num.int.chars().collect();
     for (i, d) in digits.iter().enumerate() {
         if i > 0
-            && (digits.len() - i) % 3 == 0
+            && (digits.len() - i).is_multiple_of(3)
             && let Some(t) = thousands
         {
             out.push(t);
@@ -174,19 +174,16 @@ fn write(num: &Number, decimal: char, thousands: Option<char>) -> String {
 
 /// Applies the number rules to plain text.
 pub fn apply(text: &str, rules: &StyleRules) -> String {
-    let separators = rules
-        .configured
-        .get("numbers")
-        .is_some_and(|n| {
-            [
-                "decimal_separator",
-                "thousands_separator",
-                "numbers_of_5_digits_or_more",
-                "numbers_up_to_4_digits",
-            ]
-            .iter()
-            .any(|r| n.contains_key(*r))
-        });
+    let separators = rules.configured.get("numbers").is_some_and(|n| {
+        [
+            "decimal_separator",
+            "thousands_separator",
+            "numbers_of_5_digits_or_more",
+            "numbers_up_to_4_digits",
+        ]
+        .iter()
+        .any(|r| n.contains_key(*r))
+    });
     let text = if separators {
         separators_in(text, rules)
     } else {
@@ -226,7 +223,9 @@ fn separators_in(text: &str, rules: &StyleRules) -> String {
         let mut j = i;
         loop {
             while j < chars.len() && chars[j].is_ascii_digit() {
-                groups.last_mut().map(|g| g.push(chars[j]));
+                if let Some(g) = groups.last_mut() {
+                    g.push(chars[j]);
+                }
                 j += 1;
             }
             let Some(&s) = chars.get(j) else { break };
@@ -264,7 +263,11 @@ fn separators_in(text: &str, rules: &StyleRules) -> String {
             interpret(&groups, &seps).and_then(|num| {
                 let w = wanted(rules, num.int.len());
                 let old_decimal = num.frac.as_ref().and_then(|_| seps.last().copied());
-                let old_thousands = if num.grouped { seps.first().copied() } else { None };
+                let old_thousands = if num.grouped {
+                    seps.first().copied()
+                } else {
+                    None
+                };
                 let decimal = w.decimal.or(old_decimal).unwrap_or('.');
                 let mut thousands = match w.thousands {
                     Some(t) => t,
@@ -331,7 +334,10 @@ mod tests {
     #[test]
     fn decimal_separator_converts_both_conventions() {
         let r = rules(&[("decimal_separator", "use_comma_as_decimal_separator")]);
-        assert_eq!(apply("3.5 and 1,234.56 and 0.25", &r), "3,5 and 1.234,56 and 0,25");
+        assert_eq!(
+            apply("3.5 and 1,234.56 and 0.25", &r),
+            "3,5 and 1.234,56 and 0,25"
+        );
         let r = rules(&[("decimal_separator", "use_period_as_decimal_separator")]);
         assert_eq!(apply("3,5 und 1.234,56", &r), "3.5 und 1,234.56");
     }
@@ -345,15 +351,24 @@ mod tests {
             "use_comma_and_do_not_use_thousands_separator",
         )]);
         assert_eq!(apply("12,345.5", &r), "12345,5");
-        let r = rules(&[("thousands_separator", "use_straight_apostrophe_as_thousands_separator")]);
+        let r = rules(&[(
+            "thousands_separator",
+            "use_straight_apostrophe_as_thousands_separator",
+        )]);
         assert_eq!(apply("CHF 10 000", &r), "CHF 10'000");
     }
 
     #[test]
     fn by_size_rules_take_precedence() {
         let r = rules(&[
-            ("numbers_of_5_digits_or_more", "use_comma_as_decimal_separator_and_space_as_thousands_separator"),
-            ("numbers_up_to_4_digits", "use_comma_as_decimal_separator_and_period_as_thousands_separator"),
+            (
+                "numbers_of_5_digits_or_more",
+                "use_comma_as_decimal_separator_and_space_as_thousands_separator",
+            ),
+            (
+                "numbers_up_to_4_digits",
+                "use_comma_as_decimal_separator_and_period_as_thousands_separator",
+            ),
         ]);
         assert_eq!(apply("12,345.6 / 1,234.5", &r), "12\u{a0}345,6 / 1.234,5");
     }
@@ -377,9 +392,15 @@ mod tests {
 
     #[test]
     fn percentages() {
-        let r = rules(&[("percentage_format", "use_numerals_followed_by_space_then_percent_symbol")]);
+        let r = rules(&[(
+            "percentage_format",
+            "use_numerals_followed_by_space_then_percent_symbol",
+        )]);
         assert_eq!(apply("50% and 7 %", &r), "50\u{a0}% and 7\u{a0}%");
-        let r = rules(&[("percentage_format", "use_numerals_followed_by_percent_symbol")]);
+        let r = rules(&[(
+            "percentage_format",
+            "use_numerals_followed_by_percent_symbol",
+        )]);
         assert_eq!(apply("50 % and 7\u{a0}%", &r), "50% and 7%");
     }
 }

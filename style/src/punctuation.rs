@@ -108,7 +108,10 @@ fn quotation_marks(text: &str, style: Quotes, lang: &str) -> String {
             continue;
         }
         skip_space = false;
-        if !matches!(c, '"' | '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{ab}' | '\u{bb}') {
+        if !matches!(
+            c,
+            '"' | '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{ab}' | '\u{bb}'
+        ) {
             out.push(c);
             continue;
         }
@@ -213,10 +216,7 @@ fn space_before_marks(text: &str, space: Option<char>) -> String {
             !word.is_empty() && out[..out.len() - word.len()].ends_with('&')
         };
         let after_word = before.is_some_and(|b| !matches!(b, '?' | '!' | ':' | ';'));
-        let directly_after_mark = out
-            .chars()
-            .last()
-            .is_some_and(|b| matches!(b, '?' | '!'));
+        let directly_after_mark = out.chars().last().is_some_and(|b| matches!(b, '?' | '!'));
         if followed_ok && after_word && !entity && !directly_after_mark {
             trim_spaces_end(&mut out);
             if let Some(sp) = space {
@@ -243,12 +243,24 @@ mod tests {
     #[test]
     fn quotation_marks_per_language() {
         let r = rules("fr", &[("quotation_mark", "use_guillemets")]);
-        assert_eq!(apply("Il dit \"bonjour\".", &r), "Il dit «\u{a0}bonjour\u{a0}».");
+        assert_eq!(
+            apply("Il dit \"bonjour\".", &r),
+            "Il dit «\u{a0}bonjour\u{a0}»."
+        );
         assert_eq!(apply("« déjà »", &r), "«\u{a0}déjà\u{a0}»");
         let r = rules("de", &[("quotation_mark", "use_curly_quotation_marks")]);
-        assert_eq!(apply("Er sagt \"Hallo\".", &r), "Er sagt \u{201e}Hallo\u{201c}.");
-        let r = rules("en", &[("quotation_mark", "use_double_curly_quotation_marks")]);
-        assert_eq!(apply("He said \"hi\" and «bye»", &r), "He said \u{201c}hi\u{201d} and \u{201c}bye\u{201d}");
+        assert_eq!(
+            apply("Er sagt \"Hallo\".", &r),
+            "Er sagt \u{201e}Hallo\u{201c}."
+        );
+        let r = rules(
+            "en",
+            &[("quotation_mark", "use_double_curly_quotation_marks")],
+        );
+        assert_eq!(
+            apply("He said \"hi\" and «bye»", &r),
+            "He said \u{201c}hi\u{201d} and \u{201c}bye\u{201d}"
+        );
         let r = rules("en", &[("quotation_mark", "use_straight_quotation_marks")]);
         assert_eq!(apply("« oui » and „ja“", &r), "\"oui\" and \"ja\"");
     }
@@ -256,7 +268,10 @@ mod tests {
     #[test]
     fn apostrophes_between_letters() {
         let r = rules("en", &[("apostrophe", "use_curly_apostrophes")]);
-        assert_eq!(apply("It's Anna's 'book'", &r), "It\u{2019}s Anna\u{2019}s 'book'");
+        assert_eq!(
+            apply("It's Anna's 'book'", &r),
+            "It\u{2019}s Anna\u{2019}s 'book'"
+        );
         let r = rules("fr", &[("apostrophe", "use_straight_apostrophes")]);
         assert_eq!(apply("l\u{2019}homme", &r), "l'homme");
     }
@@ -265,7 +280,10 @@ mod tests {
     fn combined_quotes_and_apostrophes() {
         let r = rules(
             "fr",
-            &[("quotation_mark_and_apostrophe", "use_guillemets_and_curly_apostrophes")],
+            &[(
+                "quotation_mark_and_apostrophe",
+                "use_guillemets_and_curly_apostrophes",
+            )],
         );
         assert_eq!(apply("\"l'eau\"", &r), "«\u{a0}l\u{2019}eau\u{a0}»");
     }
@@ -273,7 +291,10 @@ mod tests {
     #[test]
     fn ellipses() {
         let r = rules("en", &[("ellipsis", "use_ellipsis_character")]);
-        assert_eq!(apply("Wait... no. . . and ....", &r), "Wait\u{2026} no\u{2026} and ....");
+        assert_eq!(
+            apply("Wait... no. . . and ....", &r),
+            "Wait\u{2026} no\u{2026} and ...."
+        );
         let r = rules("en", &[("ellipsis", "use_three_periods")]);
         assert_eq!(apply("Wait\u{2026}", &r), "Wait...");
     }

@@ -123,11 +123,7 @@ pub fn prev_visible(chars: &[char], i: usize) -> Option<char> {
 
 /// The nearest character after `i` that is not a tag stand-in.
 pub fn next_visible(chars: &[char], i: usize) -> Option<char> {
-    chars
-        .get(i + 1..)?
-        .iter()
-        .copied()
-        .find(|c| !is_tag(*c))
+    chars.get(i + 1..)?.iter().copied().find(|c| !is_tag(*c))
 }
 
 #[cfg(test)]
@@ -136,19 +132,18 @@ mod tests {
 
     #[test]
     fn only_character_data_changes() {
-        let out = map_character_data(
-            r#"<p title="a">x &amp; "y"</p>&nbsp;&#65;"#,
-            true,
-            |s| {
-                assert_eq!(s.chars().filter(|c| is_tag(*c)).count(), 3);
-                s.replace('"', "'").replace('A', "B")
-            },
-        );
+        let out = map_character_data(r#"<p title="a">x &amp; "y"</p>&nbsp;&#65;"#, true, |s| {
+            assert_eq!(s.chars().filter(|c| is_tag(*c)).count(), 3);
+            s.replace('"', "'").replace('A', "B")
+        });
         assert_eq!(out, r#"<p title="a">x &amp; 'y'</p>&nbsp;B"#);
     }
 
     #[test]
     fn plain_text_is_passed_whole() {
-        assert_eq!(map_character_data("<b>", false, |s| s.to_uppercase()), "<B>");
+        assert_eq!(
+            map_character_data("<b>", false, |s| s.to_uppercase()),
+            "<B>"
+        );
     }
 }

@@ -11,11 +11,11 @@ use tolk_engine::{MarkupOptions, TagHandling, TranslateOptions, TranslateRequest
 use tolk_formats::{DocumentFormat, inline};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
-use tolk_storage::{glossaries, style_rules};
-use tolk_style::StyleRules;
 use tolk_storage::quality;
 use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
 use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::{glossaries, style_rules};
+use tolk_style::StyleRules;
 use tracing::Instrument;
 
 use crate::WorkerState;
@@ -291,9 +291,7 @@ async fn glossary_terms(
     for id in &doc.glossary_ids {
         let dicts = glossaries::entries(&state.db, doc.organization_id, *id, Some((&s, &t)))
             .await?
-            .ok_or_else(|| {
-                JobError::Permanent(format!("The glossary {id} no longer exists."))
-            })?;
+            .ok_or_else(|| JobError::Permanent(format!("The glossary {id} no longer exists.")))?;
         let d = dicts.into_iter().next().ok_or_else(|| {
             JobError::Permanent(format!(
                 "The glossary {id} no longer has a dictionary for {s}→{t}."

@@ -78,13 +78,12 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "formality" => up.formality = Some(value),
             "enable_beta_languages" | "auth_key" => {}
             "enable_quality_evaluation" => up.quality_evaluation = is_true(&value),
-            "glossary_id" if !value.is_empty() => {
-                if up.glossary_id.replace(value).is_some() {
-                    return Err(ApiError::BadRequest(
-                        "Parameter 'glossary_id' may be given only once.".to_owned(),
-                    ));
-                }
+            "glossary_id" if !value.is_empty() && up.glossary_id.is_some() => {
+                return Err(ApiError::BadRequest(
+                    "Parameter 'glossary_id' may be given only once.".to_owned(),
+                ));
             }
+            "glossary_id" if !value.is_empty() => up.glossary_id = Some(value),
             "glossary_ids" => up.glossary_ids.extend(
                 value
                     .split(',')

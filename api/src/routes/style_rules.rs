@@ -131,7 +131,11 @@ fn instruction(obj: &Map<String, Value>, at: &str, id: Option<&str>) -> Result<V
         let code = tolk_engine::lang::parse_source(s)
             .ok()
             .and_then(|l| l.deepl_base())
-            .ok_or_else(|| bad(format!("{at}Value for 'source_language' not supported: '{s}'.")))?;
+            .ok_or_else(|| {
+                bad(format!(
+                    "{at}Value for 'source_language' not supported: '{s}'."
+                ))
+            })?;
         v["source_language"] = json!(code.to_ascii_lowercase());
     }
     Ok(v)
@@ -215,11 +219,11 @@ async fn list(
 ) -> Result<Json<Value>, ApiError> {
     let page = match q.page.as_deref() {
         None | Some("") => 0,
-        Some(p) => p
-            .parse::<i64>()
-            .ok()
-            .filter(|p| *p >= 0)
-            .ok_or_else(|| bad(format!("Value for 'page' must be a non-negative integer, not '{p}'.")))?,
+        Some(p) => p.parse::<i64>().ok().filter(|p| *p >= 0).ok_or_else(|| {
+            bad(format!(
+                "Value for 'page' must be a non-negative integer, not '{p}'."
+            ))
+        })?,
     };
     let size = match q.page_size.as_deref() {
         None | Some("") => 10,
@@ -227,9 +231,18 @@ async fn list(
             .parse::<i64>()
             .ok()
             .filter(|s| (1..=25).contains(s))
-            .ok_or_else(|| bad(format!("Value for 'page_size' must be an integer from 1 to 25, not '{s}'.")))?,
+            .ok_or_else(|| {
+                bad(format!(
+                    "Value for 'page_size' must be an integer from 1 to 25, not '{s}'."
+                ))
+            })?,
     };
-    let detailed = match q.detailed.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    let detailed = match q
+        .detailed
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("") | Some("false") | Some("0") => false,
         Some("true") | Some("1") => true,
         Some(d) => {
@@ -350,7 +363,11 @@ async fn show_instruction(
     let l = style_rules::get(&state.db, key.organization_id, style_id(&id)?)
         .await?
         .ok_or_else(not_found)?;
-    let items = l.custom_instructions.as_array().cloned().unwrap_or_default();
+    let items = l
+        .custom_instructions
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let i = position(&items, &instruction_id).ok_or_else(instruction_not_found)?;
     Ok(Json(items[i].clone()))
 }

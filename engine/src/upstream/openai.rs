@@ -234,7 +234,10 @@ mod tests {
         assert!(p.contains("- Use short words."), "{p}");
         assert!(p.contains("XML"), "{p}");
         assert!(p.contains("style guide"), "{p}");
-        assert!(p.ends_with("- Style rule (punctuation, serial comma): use."), "{p}");
+        assert!(
+            p.ends_with("- Style rule (punctuation, serial comma): use."),
+            "{p}"
+        );
     }
 
     #[test]

@@ -73,9 +73,9 @@ fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, Api
         let Some(rest) = k.strip_prefix("dictionaries[") else {
             continue;
         };
-        let parsed = rest.split_once("][").and_then(|(i, f)| {
-            Some((i.parse::<usize>().ok()?, f.strip_suffix(']')?.to_owned()))
-        });
+        let parsed = rest
+            .split_once("][")
+            .and_then(|(i, f)| Some((i.parse::<usize>().ok()?, f.strip_suffix(']')?.to_owned())));
         let Some((i, field)) = parsed.filter(|(i, _)| *i < 1000) else {
             return Err(bad(format!(
                 "Invalid form field '{k}': expected dictionaries[N][field]."
@@ -92,10 +92,11 @@ fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, Api
         return Ok(Some(indexed.into_values().map(Value::Object).collect()));
     }
     if obj.contains_key("entries") || obj.contains_key("source_lang") {
-        let single: Map<String, Value> = ["source_lang", "target_lang", "entries", "entries_format"]
-            .iter()
-            .filter_map(|f| obj.get(*f).map(|v| ((*f).to_owned(), v.clone())))
-            .collect();
+        let single: Map<String, Value> =
+            ["source_lang", "target_lang", "entries", "entries_format"]
+                .iter()
+                .filter_map(|f| obj.get(*f).map(|v| ((*f).to_owned(), v.clone())))
+                .collect();
         return Ok(Some(vec![Value::Object(single)]));
     }
     Ok(None)
@@ -336,7 +337,10 @@ mod tests {
         );
         let d = dictionaries(&indexed).ok().flatten().unwrap_or_default();
         assert_eq!(d.len(), 2);
-        assert_eq!((d[0].source_lang.as_str(), d[1].source_lang.as_str()), ("en", "de"));
+        assert_eq!(
+            (d[0].source_lang.as_str(), d[1].source_lang.as_str()),
+            ("en", "de")
+        );
         assert_eq!(d[1].targets, ["cat"]);
 
         let json_text = form(
@@ -345,7 +349,8 @@ mod tests {
         let d = dictionaries(&json_text).ok().flatten().unwrap_or_default();
         assert_eq!(d[0].targets, ["chat"]);
 
-        let flat = form("name=g&source_lang=en&target_lang=es&entries=cat%09gato&entries_format=tsv");
+        let flat =
+            form("name=g&source_lang=en&target_lang=es&entries=cat%09gato&entries_format=tsv");
         let d = dictionaries(&flat).ok().flatten().unwrap_or_default();
         assert_eq!(d[0].targets, ["gato"]);
 
