@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod body;
 pub mod error;
+pub mod glossary_cache;
 pub mod limits;
 pub mod rate_limit;
 pub mod routes;

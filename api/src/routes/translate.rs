@@ -7,6 +7,7 @@
 //! refused with a 400 naming them, never silently ignored.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -23,6 +24,7 @@ use tolk_storage::limits::Meter;
 use tolk_storage::usage;
 
 use crate::auth::AuthKey;
+use crate::glossary_cache;
 use crate::limits::Charge;
 use crate::routes::glossaries::{self, apply};
 use crate::routes::languages;
@@ -469,12 +471,14 @@ fn is_tag_name(t: &str) -> bool {
 }
 
 /// The terms of the request's glossaries for its language pair: 404 for an
-/// unknown glossary, 400 for one without a dictionary for the pair.
+/// unknown glossary, 400 for one without a dictionary for the pair. Terms are
+/// cached per process and reused while every glossary's version is unchanged
+/// (api/src/glossary_cache.rs).
 async fn glossary_terms(
     state: &AppState,
     key: &tolk_storage::keys::ApiKey,
     opts: &Options,
-) -> Result<apply::Terms, ApiError> {
+) -> Result<Arc<apply::Terms>, ApiError> {
     let ids: Vec<&String> = opts
         .lookups
         .iter()
@@ -484,20 +488,49 @@ async fn glossary_terms(
         })
         .collect();
     if ids.is_empty() {
-        return Ok(apply::Terms::default());
+        return Ok(Arc::default());
     }
     let source = opts.source_lang.as_deref().ok_or_else(|| {
         bad("Parameter 'source_lang' is required when a glossary is given.".to_owned())
     })?;
     let s = glossaries::lang_code("source_lang", source)?;
     let t = glossaries::lang_code("target_lang", &opts.target_lang)?;
+    let uuids = ids
+        .iter()
+        .map(|id| uuid::Uuid::parse_str(id).map_err(|_| lookup(&Lookup::Glossary((*id).clone()))))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Versions first, entries after: a cached value is never older than its key.
+    let current =
+        tolk_storage::glossaries::versions(&state.db, key.organization_id, &uuids).await?;
+    let versions = ids
+        .iter()
+        .zip(&uuids)
+        .map(|(id, u)| {
+            current
+                .iter()
+                .find(|(c, _)| c == u)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| lookup(&Lookup::Glossary((*id).clone())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cache_key = glossary_cache::Key {
+        ids: uuids.clone(),
+        source: s.clone(),
+        target: t.clone(),
+    };
+    if let Some(terms) = state.glossary_cache.get(&cache_key, &versions) {
+        return Ok(terms);
+    }
     let mut pairs = Vec::new();
-    for id in ids {
-        let uuid = uuid::Uuid::parse_str(id).map_err(|_| lookup(&Lookup::Glossary(id.clone())))?;
-        let dicts =
-            tolk_storage::glossaries::entries(&state.db, key.organization_id, uuid, Some((&s, &t)))
-                .await?
-                .ok_or_else(|| lookup(&Lookup::Glossary(id.clone())))?;
+    for (id, uuid) in ids.iter().zip(&uuids) {
+        let dicts = tolk_storage::glossaries::entries(
+            &state.db,
+            key.organization_id,
+            *uuid,
+            Some((&s, &t)),
+        )
+        .await?
+        .ok_or_else(|| lookup(&Lookup::Glossary((*id).clone())))?;
         let Some(d) = dicts.into_iter().next() else {
             return Err(bad(format!(
                 "Glossary '{id}' has no dictionary for the language pair {s}→{t}."
@@ -505,7 +538,12 @@ async fn glossary_terms(
         };
         pairs.extend(d.sources.into_iter().zip(d.targets));
     }
-    Ok(apply::Terms::new(pairs))
+    let bytes = pairs.iter().map(|(a, b)| a.len() + b.len()).sum();
+    let terms = Arc::new(apply::Terms::new(pairs));
+    state
+        .glossary_cache
+        .put(cache_key, versions, terms.clone(), bytes);
+    Ok(terms)
 }
 
 /// The 404 for a stored resource that does not exist (translation memories
