@@ -181,3 +181,29 @@ impl Engine for DeeplEngine {
         Ok(outs.into_iter().flatten().collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn style_instructions_fill_the_free_slots() {
+        let options = TranslateOptions {
+            custom_instructions: vec!["Own.".into(); 8],
+            style_instructions: vec!["a".into(), "x".repeat(301), "b".into(), "c".into()],
+            ..Default::default()
+        };
+        let out = instructions(&options, true);
+        assert_eq!(out.len(), MAX_INSTRUCTIONS);
+        assert_eq!(
+            &out[8..],
+            ["a", "b"],
+            "too long ones skipped, at most 10 in all"
+        );
+        assert_eq!(
+            instructions(&options, false).len(),
+            8,
+            "unsupported target: own only"
+        );
+    }
+}
