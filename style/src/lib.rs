@@ -49,8 +49,18 @@ pub struct StyleRules {
     pub language: String,
     /// Category → rule → chosen option (validated against the [`catalogue`]).
     pub configured: BTreeMap<String, BTreeMap<String, String>>,
-    /// The prompts of the list's custom instructions.
-    pub custom_instructions: Vec<String>,
+    /// The list's custom instructions.
+    pub custom_instructions: Vec<Instruction>,
+}
+
+/// One custom instruction of a list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Instruction {
+    /// What the engine is told.
+    pub prompt: String,
+    /// Lower-case base code of the source language it is meant for; `None`
+    /// for every source.
+    pub source_language: Option<String>,
 }
 
 impl StyleRules {
@@ -91,7 +101,15 @@ impl StyleRules {
             .map(|items| {
                 items
                     .iter()
-                    .filter_map(|i| i.get("prompt")?.as_str().map(str::to_owned))
+                    .filter_map(|i| {
+                        Some(Instruction {
+                            prompt: i.get("prompt")?.as_str()?.to_owned(),
+                            source_language: i
+                                .get("source_language")
+                                .and_then(serde_json::Value::as_str)
+                                .map(language::base),
+                        })
+                    })
                     .collect()
             })
             .unwrap_or_default();
@@ -140,8 +158,9 @@ impl StyleRules {
     }
 
     /// The list in words for a language model: one line per configured rule,
-    /// then the custom instructions.
-    pub fn instructions(&self) -> Vec<String> {
+    /// then the custom instructions meant for `source_base` (lower-case base
+    /// code; `None` when the source is not known yet: all of them).
+    pub fn instructions(&self, source_base: Option<&str>) -> Vec<String> {
         let mut out = Vec::new();
         for (category, rules) in &self.configured {
             for (rule, option) in rules {
@@ -153,7 +172,15 @@ impl StyleRules {
                 ));
             }
         }
-        out.extend(self.custom_instructions.iter().cloned());
+        out.extend(
+            self.custom_instructions
+                .iter()
+                .filter(|i| match (&i.source_language, source_base) {
+                    (Some(l), Some(s)) => l.eq_ignore_ascii_case(s),
+                    _ => true,
+                })
+                .map(|i| i.prompt.clone()),
+        );
         out
     }
 }
@@ -171,14 +198,23 @@ mod tests {
     fn instructions_describe_rules_and_prompts() {
         let mut r = StyleRules::new("en");
         r.set("punctuation", "serial_comma", "use");
-        r.custom_instructions.push("Write for engineers.".into());
+        r.custom_instructions.push(Instruction {
+            prompt: "Write for engineers.".into(),
+            source_language: None,
+        });
+        r.custom_instructions.push(Instruction {
+            prompt: "Keep German compounds.".into(),
+            source_language: Some("de".into()),
+        });
         assert_eq!(
-            r.instructions(),
+            r.instructions(Some("en")),
             [
                 "Style rule (punctuation, serial comma): use.",
                 "Write for engineers."
             ]
         );
+        assert_eq!(r.instructions(Some("de")).len(), 3);
+        assert_eq!(r.instructions(None).len(), 3);
     }
 
     #[test]
@@ -193,7 +229,7 @@ mod tests {
             Some("use_comma_as_decimal_separator")
         );
         assert_eq!(r.configured.len(), 1);
-        assert_eq!(r.custom_instructions, ["Be brief."]);
+        assert_eq!(r.custom_instructions[0].prompt, "Be brief.");
         assert_eq!(r.apply("1.5", false, None), "1,5");
     }
 

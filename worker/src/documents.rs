@@ -341,19 +341,15 @@ async fn translate_segments(
     if !custom.terms.is_empty() {
         markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
     }
+    let source_base = tolk_style::language::base(source_lang);
     let options = TranslateOptions {
         style_instructions: custom
             .style
             .as_ref()
-            .map(StyleRules::instructions)
+            .map(|s| s.instructions(Some(&source_base)))
             .unwrap_or_default(),
         ..Default::default()
     };
-    let source_base = source_lang
-        .split('-')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
     let results: Vec<Vec<String>> = futures::stream::iter(chunks)
         .map(|texts| {
             let n = texts.len();

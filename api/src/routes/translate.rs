@@ -681,6 +681,8 @@ async fn translate(
             .map(|t| apply::protect(t, &terms, markup_in))
             .collect()
     };
+    // Custom instructions of a style list may be meant for one source language.
+    let source_base = opts.source_lang.as_deref().map(tolk_style::language::base);
     let res = state
         .translator
         .translate(TranslateRequest {
@@ -699,7 +701,7 @@ async fn translate(
                 model_type: opts.model_type.map(str::to_owned),
                 style_instructions: style
                     .as_ref()
-                    .map(tolk_style::StyleRules::instructions)
+                    .map(|s| s.instructions(source_base.as_deref()))
                     .unwrap_or_default(),
             },
             markup,
