@@ -288,6 +288,52 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     .await?;
     error(code, &e, 404, "not found");
 
+    // Another organization sees none of it.
+    let out = world
+        .tolk(&[
+            "admin",
+            "create-key",
+            "--label",
+            "other",
+            "--organization",
+            "other-org",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .await?;
+    assert!(out.status.success());
+    let other = String::from_utf8(out.stdout)?.trim().to_owned();
+    let (code, e) = call(
+        &api,
+        &other,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    let (code, e) = call(
+        &api,
+        &other,
+        Method::DELETE,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    let (code, page) = call(&api, &other, Method::GET, "/v3/style_rules", None).await?;
+    assert_eq!(
+        (code, page["style_rules"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+    let (code, e) = translate(
+        &api,
+        &other,
+        json!({"text": ["a"], "source_lang": "ES", "target_lang": "EN-GB", "style_id": id}),
+    )
+    .await?;
+    error(code, &e, 404, "Style rule list");
+
     let (code, _) = call(
         &api,
         &key,
