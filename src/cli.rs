@@ -183,6 +183,11 @@ pub struct ApiArgs {
     /// Items per page of the custom-tag usage report.
     #[arg(long, env = "TOLK_ANALYTICS_PAGE_SIZE", default_value_t = 100)]
     pub analytics_page_size: u32,
+    /// Megabytes of glossary terms each API process caches for
+    /// `/v2/translate` (0: no cache; entries are checked against the
+    /// glossaries' versions on every request, so never stale).
+    #[arg(long, env = "TOLK_GLOSSARY_CACHE_MB", default_value_t = 64)]
+    pub glossary_cache_mb: usize,
     /// Commit request ledger entries without waiting for the WAL flush: faster
     /// metering of short requests, but a crash of PostgreSQL itself can lose the
     /// last ~0.6 s of billing entries. Off by default (durable).

@@ -311,6 +311,9 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         analytics_page_size: args.analytics_page_size.max(1),
         record_usage: true,
         async_ledger_commit: args.async_ledger_commit,
+        glossary_cache: std::sync::Arc::new(tolk_api::glossary_cache::GlossaryCache::new(
+            args.glossary_cache_mb.saturating_mul(1024 * 1024),
+        )),
     };
     tolk_api::serve(listener, state, stopped(stop))
         .await

@@ -630,3 +630,211 @@ async fn glossary_terms_through_deepl_upstream() -> Result<()> {
     );
     Ok(())
 }
+
+/// v3 create and patch accept form bodies (the interface description lists
+/// `application/x-www-form-urlencoded` for both): dictionaries as indexed
+/// fields, as a JSON text field, or as one flat dictionary.
+#[tokio::test]
+async fn v3_glossaries_accept_form_bodies() -> Result<()> {
+    let mut world = World::new("gloss_v3_form").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+    let form = |path: String, method: Method, fields: Vec<(&'static str, String)>| {
+        api.http
+            .request(method, api.url(&path))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .form(&fields)
+            .send()
+    };
+
+    let res = form(
+        "/v3/glossaries".into(),
+        Method::POST,
+        vec![
+            ("name", "form glossary".into()),
+            ("dictionaries[0][source_lang]", "en".into()),
+            ("dictionaries[0][target_lang]", "de".into()),
+            ("dictionaries[0][entries]", "cat\tKatze\ndog\tHund".into()),
+            ("dictionaries[0][entries_format]", "tsv".into()),
+            ("dictionaries[1][source_lang]", "de".into()),
+            ("dictionaries[1][target_lang]", "en".into()),
+            ("dictionaries[1][entries]", "Katze,cat".into()),
+            ("dictionaries[1][entries_format]", "csv".into()),
+        ],
+    )
+    .await?;
+    assert_eq!(res.status().as_u16(), 201);
+    let g: Value = res.json().await?;
+    assert_eq!(g["name"], "form glossary");
+    assert_eq!(
+        g["dictionaries"],
+        json!([{"source_lang": "de", "target_lang": "en", "entry_count": 1},
+               {"source_lang": "en", "target_lang": "de", "entry_count": 2}])
+    );
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+
+    // Patch with a flat single dictionary and a new name (merged into en→de).
+    let res = form(
+        format!("/v3/glossaries/{id}"),
+        Method::PATCH,
+        vec![
+            ("name", "renamed".into()),
+            ("source_lang", "en".into()),
+            ("target_lang", "de".into()),
+            ("entries", "bird\tVogel".into()),
+        ],
+    )
+    .await?;
+    assert_eq!(res.status().as_u16(), 200);
+    let g: Value = res.json().await?;
+    assert_eq!(g["name"], "renamed");
+    assert_eq!(g["dictionaries"][1]["entry_count"], 3, "{g}");
+
+    // Patch with `dictionaries` as JSON text: a new pair.
+    let res = form(
+        format!("/v3/glossaries/{id}"),
+        Method::PATCH,
+        vec![(
+            "dictionaries",
+            json!([{"source_lang": "en", "target_lang": "fr", "entries": "cat\tchat"}]).to_string(),
+        )],
+    )
+    .await?;
+    assert_eq!(res.status().as_u16(), 200);
+    let g: Value = res.json().await?;
+    assert_eq!(g["dictionaries"].as_array().map(Vec::len), Some(3), "{g}");
+    let (code, e, _) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/glossaries/{id}/entries?source_lang=en&target_lang=de"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200, "{e}");
+    assert_eq!(
+        e["dictionaries"][0]["entries"],
+        "cat\tKatze\ndog\tHund\nbird\tVogel"
+    );
+
+    // Bad form shapes: 400 with a message.
+    for fields in [
+        vec![
+            ("name", "x".to_owned()),
+            ("dictionaries[zero][entries]", "a\tb".into()),
+        ],
+        vec![
+            ("name", "x".to_owned()),
+            ("dictionaries[1][source_lang]", "en".into()),
+        ],
+        vec![
+            ("name", "x".to_owned()),
+            ("dictionaries", "not json".into()),
+        ],
+        vec![("name", "x".to_owned())],
+        vec![
+            ("name", "x".to_owned()),
+            ("dictionaries[0][source_lang]", "en".into()),
+            ("dictionaries[0][target_lang]", "de".into()),
+            ("dictionaries[0][entries]", "cat".into()),
+        ],
+    ] {
+        let res = form("/v3/glossaries".into(), Method::POST, fields.clone()).await?;
+        let code = res.status().as_u16();
+        let e: Value = res.json().await?;
+        assert_eq!(code, 400, "{fields:?}: {e}");
+        assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
+    }
+    Ok(())
+}
+
+/// Glossary terms are cached per API process, keyed by the glossaries'
+/// versions: a change made through another replica is seen at once.
+#[tokio::test]
+async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
+    let mut world = World::new("gloss_cache").await?;
+    let key = world.create_key("g", false).await?;
+    let a = world.start_api().await?;
+    let b = world.start_api().await?;
+    let (code, g, _) = call(
+        &b,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "c", "dictionaries": [
+            {"source_lang": "en", "target_lang": "es", "entries": "cat\tmichi"}]})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+    let translate = |api: &Api| {
+        let body = json!({"text": ["The cat."], "source_lang": "EN", "target_lang": "ES", "glossary_id": id});
+        let req = api
+            .http
+            .post(api.url("/v2/translate"))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .json(&body);
+        async move {
+            let res = req.send().await?;
+            let code = res.status().as_u16();
+            let v: Value = res.json().await?;
+            anyhow::Ok((code, v))
+        }
+    };
+    for _ in 0..2 {
+        let (code, v) = translate(&a).await?;
+        assert_eq!(code, 200, "{v}");
+        assert!(v.to_string().contains("michi"), "{v}");
+    }
+    // Patch through B: A serves the new term at once.
+    let (code, _, _) = call(
+        &b,
+        &key,
+        Method::PATCH,
+        &format!("/v3/glossaries/{id}"),
+        Some(&json!({"dictionaries": [{"source_lang": "en", "target_lang": "es", "entries": "cat\tgatito"}]})),
+    )
+    .await?;
+    assert_eq!(code, 200);
+    let (code, v) = translate(&a).await?;
+    assert_eq!(code, 200, "{v}");
+    assert!(
+        v.to_string().contains("gatito") && !v.to_string().contains("michi"),
+        "{v}"
+    );
+    // Replaced dictionary, then deleted dictionary, then deleted glossary.
+    let (code, _, _) = call(
+        &b,
+        &key,
+        Method::PUT,
+        &format!("/v3/glossaries/{id}/dictionaries"),
+        Some(&json!({"source_lang": "en", "target_lang": "es", "entries": "cat\tminino"})),
+    )
+    .await?;
+    assert_eq!(code, 200);
+    let (_, v) = translate(&a).await?;
+    assert!(v.to_string().contains("minino"), "{v}");
+    let (code, _, _) = call(
+        &b,
+        &key,
+        Method::DELETE,
+        &format!("/v3/glossaries/{id}/dictionaries?source_lang=en&target_lang=es"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, v) = translate(&a).await?;
+    assert_eq!(code, 400, "{v}");
+    let (code, _, _) = call(
+        &b,
+        &key,
+        Method::DELETE,
+        &format!("/v3/glossaries/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, v) = translate(&a).await?;
+    assert_eq!(code, 404, "{v}");
+    Ok(())
+}

@@ -6,12 +6,14 @@ mod support;
 
 mod admin;
 mod auth_and_errors;
+mod document_glossaries;
 mod documents;
 mod engines;
 mod glossaries;
 mod quality;
 mod recovery;
 mod s3;
+mod style_rules;
 mod translate;
 mod voice;
 mod write;

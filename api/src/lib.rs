@@ -7,6 +7,7 @@
 pub mod auth;
 pub mod body;
 pub mod error;
+pub mod glossary_cache;
 pub mod limits;
 pub mod rate_limit;
 pub mod routes;
@@ -47,6 +48,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::documents::router())
         .merge(routes::translate::router())
         .merge(routes::glossaries::router())
+        .merge(routes::style_rules::router())
         .merge(routes::quality::router())
         .merge(routes::write::router())
         .merge(routes::languages::router())

@@ -34,4 +34,7 @@ pub struct AppState {
     /// (`TOLK_LEDGER_ASYNC_COMMIT`; default false: durable). Faster metering, but a
     /// crash of PostgreSQL itself can lose the last ~0.6 s of billing entries.
     pub async_ledger_commit: bool,
+    /// Glossary terms of recent `/v2/translate` requests, checked against the
+    /// glossaries' versions per request (`TOLK_GLOSSARY_CACHE_MB`).
+    pub glossary_cache: Arc<crate::glossary_cache::GlossaryCache>,
 }

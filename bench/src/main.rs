@@ -14,10 +14,13 @@
 //!   `apertium` command's batch throughput.
 //! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
 //!   against `/v2/translate` throughput on the same text.
+//! - `tolk-bench glossary`: `/v2/translate` latency with a glossary of 100 to 100,000
+//!   entries, with and without the API's glossary cache, against no glossary.
 
 mod analytics;
 mod app;
 mod documents;
+mod glossary;
 mod quality;
 mod queue;
 mod translate;
@@ -49,6 +52,9 @@ enum Command {
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
+    /// Glossaries on /v2/translate: latency with the glossary cache vs without it vs
+    /// no glossary, for several glossary sizes.
+    Glossary(glossary::GlossaryArgs),
 }
 
 #[tokio::main]
@@ -60,5 +66,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Translate(args) => translate::run(args).await,
         Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
+        Command::Glossary(args) => glossary::run(args).await,
     }
 }

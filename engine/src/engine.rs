@@ -85,6 +85,11 @@ pub struct TranslateOptions {
     pub custom_instructions: Vec<String>,
     /// DeepL `model_type` as requested (`quality_optimized`, …).
     pub model_type: Option<String>,
+    /// A style rule list in words (its configured rules and custom
+    /// instructions, see `tolk_style`). Unlike `custom_instructions` these are
+    /// a preference: engines that can follow them do, the others ignore them
+    /// (Tolk applies the deterministic rules itself after any engine).
+    pub style_instructions: Vec<String>,
 }
 
 /// Optional features an engine may support on a pair.

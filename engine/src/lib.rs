@@ -35,6 +35,7 @@ mod apertium;
 mod detect;
 mod engine;
 mod error;
+pub mod glossary;
 pub mod lang;
 mod markup;
 mod route;

@@ -323,6 +323,11 @@ impl Translator {
                     Vec::new()
                 },
                 model_type: req.options.model_type.clone(),
+                style_instructions: if h == last {
+                    req.options.style_instructions.clone()
+                } else {
+                    Vec::new()
+                },
             };
             let needs: Vec<Feature> = [
                 options.formality.is_strict().then_some(Feature::Formality),

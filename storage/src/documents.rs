@@ -49,6 +49,10 @@ pub struct NewDocument {
     pub job_id: String,
     /// Trace id of the upload request.
     pub trace_id: String,
+    /// Glossaries to apply (their entries are loaded by the worker).
+    pub glossary_ids: Vec<Uuid>,
+    /// Style rule list to apply.
+    pub style_id: Option<Uuid>,
 }
 
 /// A document row.
@@ -94,6 +98,10 @@ pub struct Document {
     pub finished_at: Option<DateTime<Utc>>,
     /// When the result was downloaded.
     pub downloaded_at: Option<DateTime<Utc>>,
+    /// Glossaries to apply.
+    pub glossary_ids: Vec<Uuid>,
+    /// Style rule list to apply.
+    pub style_id: Option<Uuid>,
 }
 
 impl Document {
@@ -132,8 +140,9 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
     let digest = key_digest(&doc.key);
     sqlx::query!(
         r#"INSERT INTO documents (id, key_digest, organization_id, api_key_id, filename,
-               input_format, output_format, source_lang, target_lang, source_object, job_id, trace_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
+               input_format, output_format, source_lang, target_lang, source_object, job_id, trace_id,
+               glossary_ids, style_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"#,
         doc.id,
         digest,
         doc.organization_id,
@@ -145,7 +154,9 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
         doc.target_lang,
         doc.source_object,
         doc.job_id,
-        doc.trace_id
+        doc.trace_id,
+        &doc.glossary_ids,
+        doc.style_id
     )
     .execute(&mut *conn)
     .await?;
@@ -159,7 +170,7 @@ pub async fn get(pool: &PgPool, id: &str) -> Result<Option<Document>, StorageErr
         r#"SELECT id, organization_id, api_key_id, status, filename, input_format, output_format,
                source_lang, target_lang, source_object, result_object, billed_characters,
                error_message, progress, attempts, trace_id, created_at, started_at,
-               finished_at, downloaded_at
+               finished_at, downloaded_at, glossary_ids, style_id
            FROM documents WHERE id = $1"#,
         id
     )

@@ -312,11 +312,14 @@ pub async fn update(
     if found.is_none() {
         return Ok(Err(Refusal::NotFound));
     }
-    if let Some(name) = name {
-        sqlx::query!("UPDATE glossaries SET name = $2 WHERE id = $1", id, name)
-            .execute(&mut *tx)
-            .await?;
-    }
+    // Every change bumps the version (API replicas cache terms keyed by it).
+    sqlx::query!(
+        "UPDATE glossaries SET name = COALESCE($2, name), version = version + 1 WHERE id = $1",
+        id,
+        name
+    )
+    .execute(&mut *tx)
+    .await?;
     for d in dictionaries {
         let mut d = d.clone();
         if merge {
@@ -380,7 +383,15 @@ pub async fn delete_dictionary(
     source_lang: &str,
     target_lang: &str,
 ) -> Result<Option<bool>, StorageError> {
-    if get_exists(pool, organization_id, id).await?.is_none() {
+    let mut tx = pool.begin().await?;
+    let bumped = sqlx::query_scalar!(
+        "UPDATE glossaries SET version = version + 1 WHERE id = $1 AND organization_id = $2 RETURNING id",
+        id,
+        organization_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if bumped.is_none() {
         return Ok(None);
     }
     let done = sqlx::query!(
@@ -390,9 +401,30 @@ pub async fn delete_dictionary(
         source_lang,
         target_lang
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(Some(done.rows_affected() > 0))
+}
+
+/// The current versions of the organization's glossaries among `ids` (a
+/// missing glossary is absent from the answer). Every change to a glossary
+/// bumps its version.
+pub async fn versions(
+    pool: &PgPool,
+    organization_id: Uuid,
+    ids: &[Uuid],
+) -> Result<Vec<(Uuid, i64)>, StorageError> {
+    Ok(sqlx::query!(
+        "SELECT id, version FROM glossaries WHERE organization_id = $1 AND id = ANY($2)",
+        organization_id,
+        ids
+    )
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.version))
+    .collect())
 }
 
 #[cfg(test)]

@@ -6,13 +6,16 @@ use std::time::Instant;
 
 use apalis::prelude::*;
 use futures::{StreamExt, TryStreamExt};
-use tolk_engine::{TagHandling, TranslateRequest};
+use tolk_engine::glossary::{self, Terms};
+use tolk_engine::{MarkupOptions, TagHandling, TranslateOptions, TranslateRequest};
 use tolk_formats::{DocumentFormat, inline};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
 use tolk_storage::quality;
 use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
 use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::{glossaries, style_rules};
+use tolk_style::StyleRules;
 use tracing::Instrument;
 
 use crate::WorkerState;
@@ -127,8 +130,12 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         .sum();
 
     let source_lang = source_language(state, &doc, &segments).await?;
+    let custom = Customizations {
+        terms: glossary_terms(state, &doc, &source_lang).await?,
+        style: style(state, &doc).await?,
+    };
     let sources = segments.clone();
-    let translated = translate_segments(state, &doc, &source_lang, segments).await?;
+    let translated = translate_segments(state, &doc, &source_lang, segments, &custom).await?;
 
     let evaluation = match quality::for_document(&state.db, &doc.id).await? {
         Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
@@ -248,12 +255,81 @@ fn base(code: &str) -> String {
     code.split('-').next().unwrap_or(code).to_ascii_uppercase()
 }
 
+/// The glossary terms and style rules of a document.
+struct Customizations {
+    /// Terms of the document's glossaries for its language pair.
+    terms: Terms,
+    /// The style rule list, if any.
+    style: Option<StyleRules>,
+}
+
+/// Lower-case DeepL base code, as glossary dictionaries store languages.
+fn glossary_lang(code: &str) -> Option<String> {
+    tolk_engine::lang::parse_source(code)
+        .ok()
+        .and_then(|l| l.deepl_base())
+        .map(|b| b.to_ascii_lowercase())
+}
+
+/// Loads the entries of the document's glossaries for its pair. A glossary
+/// deleted (or emptied of the pair) since the upload fails the document.
+async fn glossary_terms(
+    state: &WorkerState,
+    doc: &Document,
+    source_lang: &str,
+) -> Result<Terms, JobError> {
+    if doc.glossary_ids.is_empty() {
+        return Ok(Terms::default());
+    }
+    let (Some(s), Some(t)) = (glossary_lang(source_lang), glossary_lang(&doc.target_lang)) else {
+        return Err(JobError::Permanent(format!(
+            "Glossaries do not support the pair {source_lang}→{}.",
+            doc.target_lang
+        )));
+    };
+    let mut pairs = Vec::new();
+    for id in &doc.glossary_ids {
+        let dicts = glossaries::entries(&state.db, doc.organization_id, *id, Some((&s, &t)))
+            .await?
+            .ok_or_else(|| JobError::Permanent(format!("The glossary {id} no longer exists.")))?;
+        let d = dicts.into_iter().next().ok_or_else(|| {
+            JobError::Permanent(format!(
+                "The glossary {id} no longer has a dictionary for {s}→{t}."
+            ))
+        })?;
+        pairs.extend(d.sources.into_iter().zip(d.targets));
+    }
+    Ok(Terms::new(pairs))
+}
+
+/// Loads the document's style rule list; one deleted since the upload fails
+/// the document.
+async fn style(state: &WorkerState, doc: &Document) -> Result<Option<StyleRules>, JobError> {
+    let Some(id) = doc.style_id else {
+        return Ok(None);
+    };
+    let l = style_rules::get(&state.db, doc.organization_id, id)
+        .await?
+        .ok_or_else(|| {
+            JobError::Permanent(format!("The style rule list {id} no longer exists."))
+        })?;
+    Ok(Some(StyleRules::from_json(
+        &l.language,
+        &l.configured_rules,
+        &l.custom_instructions,
+    )))
+}
+
 /// Translates all segments in chunks, a few chunks in flight, recording progress.
+/// Glossary terms are protected before the engine and released after it (the
+/// same way as in `/v2/translate`); the style list's deterministic rules run
+/// last.
 async fn translate_segments(
     state: &WorkerState,
     doc: &Document,
     source_lang: &str,
     segments: Vec<String>,
+    custom: &Customizations,
 ) -> Result<Vec<String>, JobError> {
     let total = segments.len();
     if total == 0 {
@@ -261,17 +337,40 @@ async fn translate_segments(
     }
     let chunks = chunk(segments);
     let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut markup = MarkupOptions::default();
+    if !custom.terms.is_empty() {
+        markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
+    }
+    let source_base = tolk_style::language::base(source_lang);
+    let options = TranslateOptions {
+        style_instructions: custom
+            .style
+            .as_ref()
+            .map(|s| s.instructions(Some(&source_base)))
+            .unwrap_or_default(),
+        ..Default::default()
+    };
     let results: Vec<Vec<String>> = futures::stream::iter(chunks)
         .map(|texts| {
             let n = texts.len();
+            let texts = if custom.terms.is_empty() {
+                texts
+            } else {
+                texts
+                    .iter()
+                    .map(|t| glossary::protect(t, &custom.terms, true))
+                    .collect()
+            };
             let req = TranslateRequest {
                 source_lang: Some(source_lang.to_owned()),
                 target_lang: doc.target_lang.clone(),
                 texts,
                 tag_handling: TagHandling::Xml,
-                ..Default::default()
+                options: options.clone(),
+                markup: markup.clone(),
             };
             let done = &done;
+            let source_base = source_base.as_str();
             async move {
                 let res = state
                     .translator
@@ -286,7 +385,18 @@ async fn translate_segments(
                 }
                 let finished = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
                 documents::set_progress(&state.db, &doc.id, finished as f32 / total as f32).await?;
-                Ok(res.texts)
+                let texts = res.texts.into_iter().map(|t| {
+                    let t = if custom.terms.is_empty() {
+                        t
+                    } else {
+                        glossary::release(&t, true)
+                    };
+                    match &custom.style {
+                        Some(style) => style.apply(&t, true, Some(source_base)),
+                        None => t,
+                    }
+                });
+                Ok(texts.collect::<Vec<_>>())
             }
         })
         .buffered(CHUNKS_IN_FLIGHT)

@@ -38,13 +38,16 @@ struct Upload {
     output_format: Option<String>,
     formality: Option<String>,
     quality_evaluation: bool,
+    /// `glossary_id`, if given.
+    glossary_id: Option<String>,
+    /// `glossary_ids`: every value, each comma-separated.
+    glossary_ids: Vec<String>,
+    /// `style_id`, if given.
+    style_id: Option<String>,
 }
 
 /// Options this server cannot honour yet are refused rather than silently ignored.
-const NOT_SUPPORTED_YET: [&str; 6] = [
-    "glossary_id",
-    "glossary_ids",
-    "style_id",
+const NOT_SUPPORTED_YET: [&str; 3] = [
     "translation_memory_id",
     "translation_memory_threshold",
     "input_conversion_options",
@@ -75,6 +78,19 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "formality" => up.formality = Some(value),
             "enable_beta_languages" | "auth_key" => {}
             "enable_quality_evaluation" => up.quality_evaluation = is_true(&value),
+            "glossary_id" if !value.is_empty() && up.glossary_id.is_some() => {
+                return Err(ApiError::BadRequest(
+                    "Parameter 'glossary_id' may be given only once.".to_owned(),
+                ));
+            }
+            "glossary_id" if !value.is_empty() => up.glossary_id = Some(value),
+            "glossary_ids" => up.glossary_ids.extend(
+                value
+                    .split(',')
+                    .map(|v| v.trim().to_owned())
+                    .filter(|v| !v.is_empty()),
+            ),
+            "style_id" if !value.is_empty() => up.style_id = Some(value),
             "enable_watermark" if is_true(&value) => {
                 return Err(ApiError::BadRequest(format!(
                     "Parameter '{name}' is not supported by this server yet."
@@ -174,6 +190,22 @@ async fn upload(
         })?,
     };
     crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
+    let glossary_ids = glossaries_of(
+        &state,
+        &key,
+        (up.glossary_id.as_deref(), &up.glossary_ids),
+        up.source_lang.as_deref(),
+        &target_lang,
+    )
+    .await?;
+    let style_id = match up.style_id.as_deref() {
+        None => None,
+        Some(id) => Some(
+            crate::routes::style_rules::load_for(&state, key.organization_id, id, &target_lang)
+                .await?
+                .0,
+        ),
+    };
     // 456 once the key's character limit is reached (a document's size is known
     // only after translation; it is billed in full then).
     crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
@@ -196,6 +228,8 @@ async fn upload(
         source_object: source_object.clone(),
         job_id: job_id.clone(),
         trace_id: trace_id.clone(),
+        glossary_ids,
+        style_id,
     };
     let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
         id: uuid::Uuid::new_v4(),
@@ -250,6 +284,60 @@ async fn upload(
         quality_evaluation_id: evaluation.map(|e| e.id),
     })
     .into_response())
+}
+
+/// The glossaries of an upload, checked: at most 5, not both fields, a
+/// source language, each one existing (404) with a dictionary for the pair
+/// (400). The worker loads their entries when it runs.
+async fn glossaries_of(
+    state: &AppState,
+    key: &tolk_storage::keys::ApiKey,
+    (glossary_id, glossary_ids): (Option<&str>, &[String]),
+    source_lang: Option<&str>,
+    target_lang: &str,
+) -> Result<Vec<uuid::Uuid>, ApiError> {
+    let (field, ids): (&str, Vec<&str>) = match (glossary_id, glossary_ids.is_empty()) {
+        (Some(_), false) => {
+            return Err(ApiError::BadRequest(
+                "Parameters 'glossary_id' and 'glossary_ids' cannot be combined.".to_owned(),
+            ));
+        }
+        (Some(id), true) => ("glossary_id", vec![id]),
+        (None, _) => (
+            "glossary_ids",
+            glossary_ids.iter().map(String::as_str).collect(),
+        ),
+    };
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    if ids.len() > crate::routes::translate::MAX_GLOSSARIES {
+        return Err(ApiError::BadRequest(format!(
+            "Parameter 'glossary_ids' accepts at most {} glossaries.",
+            crate::routes::translate::MAX_GLOSSARIES
+        )));
+    }
+    let source = source_lang.ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "Parameter 'source_lang' is required when '{field}' is given."
+        ))
+    })?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let uuid = crate::routes::glossaries::check_for_pair(
+            state,
+            key.organization_id,
+            field,
+            id,
+            source,
+            target_lang,
+        )
+        .await?;
+        if !out.contains(&uuid) {
+            out.push(uuid);
+        }
+    }
+    Ok(out)
 }
 
 /// Body of status and download requests.

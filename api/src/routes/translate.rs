@@ -7,6 +7,7 @@
 //! refused with a 400 naming them, never silently ignored.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -23,6 +24,7 @@ use tolk_storage::limits::Meter;
 use tolk_storage::usage;
 
 use crate::auth::AuthKey;
+use crate::glossary_cache;
 use crate::limits::Charge;
 use crate::routes::glossaries::{self, apply};
 use crate::routes::languages;
@@ -236,8 +238,9 @@ struct Options {
     model_type: Option<&'static str>,
     formality: Formality,
     custom_instructions: Vec<String>,
-    /// Glossaries (applied, see `glossary_terms`), style rule lists and
-    /// translation memories (none exist yet: 404) named by the request.
+    /// Glossaries (applied, see `glossary_terms`), style rule lists
+    /// (`style_rules::load_for`) and translation memories (none exist yet:
+    /// 404) named by the request.
     lookups: Vec<Lookup>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
@@ -468,12 +471,14 @@ fn is_tag_name(t: &str) -> bool {
 }
 
 /// The terms of the request's glossaries for its language pair: 404 for an
-/// unknown glossary, 400 for one without a dictionary for the pair.
+/// unknown glossary, 400 for one without a dictionary for the pair. Terms are
+/// cached per process and reused while every glossary's version is unchanged
+/// (api/src/glossary_cache.rs).
 async fn glossary_terms(
     state: &AppState,
     key: &tolk_storage::keys::ApiKey,
     opts: &Options,
-) -> Result<apply::Terms, ApiError> {
+) -> Result<Arc<apply::Terms>, ApiError> {
     let ids: Vec<&String> = opts
         .lookups
         .iter()
@@ -483,20 +488,49 @@ async fn glossary_terms(
         })
         .collect();
     if ids.is_empty() {
-        return Ok(apply::Terms::default());
+        return Ok(Arc::default());
     }
     let source = opts.source_lang.as_deref().ok_or_else(|| {
         bad("Parameter 'source_lang' is required when a glossary is given.".to_owned())
     })?;
     let s = glossaries::lang_code("source_lang", source)?;
     let t = glossaries::lang_code("target_lang", &opts.target_lang)?;
+    let uuids = ids
+        .iter()
+        .map(|id| uuid::Uuid::parse_str(id).map_err(|_| lookup(&Lookup::Glossary((*id).clone()))))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Versions first, entries after: a cached value is never older than its key.
+    let current =
+        tolk_storage::glossaries::versions(&state.db, key.organization_id, &uuids).await?;
+    let versions = ids
+        .iter()
+        .zip(&uuids)
+        .map(|(id, u)| {
+            current
+                .iter()
+                .find(|(c, _)| c == u)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| lookup(&Lookup::Glossary((*id).clone())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cache_key = glossary_cache::Key {
+        ids: uuids.clone(),
+        source: s.clone(),
+        target: t.clone(),
+    };
+    if let Some(terms) = state.glossary_cache.get(&cache_key, &versions) {
+        return Ok(terms);
+    }
     let mut pairs = Vec::new();
-    for id in ids {
-        let uuid = uuid::Uuid::parse_str(id).map_err(|_| lookup(&Lookup::Glossary(id.clone())))?;
-        let dicts =
-            tolk_storage::glossaries::entries(&state.db, key.organization_id, uuid, Some((&s, &t)))
-                .await?
-                .ok_or_else(|| lookup(&Lookup::Glossary(id.clone())))?;
+    for (id, uuid) in ids.iter().zip(&uuids) {
+        let dicts = tolk_storage::glossaries::entries(
+            &state.db,
+            key.organization_id,
+            *uuid,
+            Some((&s, &t)),
+        )
+        .await?
+        .ok_or_else(|| lookup(&Lookup::Glossary((*id).clone())))?;
         let Some(d) = dicts.into_iter().next() else {
             return Err(bad(format!(
                 "Glossary '{id}' has no dictionary for the language pair {s}→{t}."
@@ -504,11 +538,16 @@ async fn glossary_terms(
         };
         pairs.extend(d.sources.into_iter().zip(d.targets));
     }
-    Ok(apply::Terms::new(pairs))
+    let bytes = pairs.iter().map(|(a, b)| a.len() + b.len()).sum();
+    let terms = Arc::new(apply::Terms::new(pairs));
+    state
+        .glossary_cache
+        .put(cache_key, versions, terms.clone(), bytes);
+    Ok(terms)
 }
 
-/// The 404 for a stored resource that does not exist (style rule lists and
-/// translation memories cannot exist yet).
+/// The 404 for a stored resource that does not exist (translation memories
+/// cannot exist yet).
 fn lookup(l: &Lookup) -> ApiError {
     match l {
         Lookup::Glossary(id) => ApiError::NotFound(format!("Glossary '{id}' not found.")),
@@ -595,12 +634,22 @@ async fn translate(
         opts.formality,
     )?;
     let terms = glossary_terms(&state, &key, &opts).await?;
-    if let Some(l) = opts
-        .lookups
-        .iter()
-        .find(|l| !matches!(l, Lookup::Glossary(_)))
-    {
-        return Err(lookup(l));
+    let mut style = None;
+    for l in &opts.lookups {
+        match l {
+            Lookup::Glossary(_) => {}
+            Lookup::StyleRules(id) => {
+                let (_, rules) = crate::routes::style_rules::load_for(
+                    &state,
+                    key.organization_id,
+                    id,
+                    &opts.target_lang,
+                )
+                .await?;
+                style = Some(rules);
+            }
+            Lookup::TranslationMemory(_) => return Err(lookup(l)),
+        }
     }
 
     let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
@@ -632,6 +681,8 @@ async fn translate(
             .map(|t| apply::protect(t, &terms, markup_in))
             .collect()
     };
+    // Custom instructions of a style list may be meant for one source language.
+    let source_base = opts.source_lang.as_deref().map(tolk_style::language::base);
     let res = state
         .translator
         .translate(TranslateRequest {
@@ -648,6 +699,10 @@ async fn translate(
                 context: opts.context.clone(),
                 custom_instructions: opts.custom_instructions.clone(),
                 model_type: opts.model_type.map(str::to_owned),
+                style_instructions: style
+                    .as_ref()
+                    .map(|s| s.instructions(source_base.as_deref()))
+                    .unwrap_or_default(),
             },
             markup,
         })
@@ -665,6 +720,17 @@ async fn translate(
     let out = match layouts {
         Some(layouts) => join_lines(layouts, res_texts)?,
         None => res_texts,
+    };
+    // The style list's deterministic rules, after any engine.
+    let out = match &style {
+        Some(rules) => {
+            let source = detected_source_lang.to_ascii_lowercase();
+            let source = source.split('-').next().unwrap_or_default();
+            out.iter()
+                .map(|t| rules.apply(t, markup_in, Some(source)))
+                .collect()
+        }
+        None => out,
     };
     if out.len() != billed.len() {
         return Err(engine_mismatch(billed.len(), out.len()));

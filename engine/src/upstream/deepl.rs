@@ -79,8 +79,9 @@ impl DeeplEngine {
         if let Some(c) = &options.context {
             body["context"] = json!(c);
         }
-        if !options.custom_instructions.is_empty() {
-            body["custom_instructions"] = json!(options.custom_instructions);
+        let instructions = instructions(options, self.supports(pair, Feature::CustomInstructions));
+        if !instructions.is_empty() {
+            body["custom_instructions"] = json!(instructions);
         }
         if let Some(m) = &options.model_type {
             body["model_type"] = json!(m);
@@ -114,6 +115,29 @@ impl DeeplEngine {
         }
         Ok(answer.translations.into_iter().map(|t| t.text).collect())
     }
+}
+
+/// Most custom instructions DeepL accepts per request, and their longest length.
+const MAX_INSTRUCTIONS: usize = 10;
+const MAX_INSTRUCTION_CHARS: usize = 300;
+
+/// The `custom_instructions` to send: the request's own, then as many of the
+/// style rule list's as DeepL accepts (a list's own ids mean nothing to the
+/// upstream, so its rules travel as instructions), when the target supports
+/// them.
+fn instructions(options: &TranslateOptions, supported: bool) -> Vec<String> {
+    let mut out = options.custom_instructions.clone();
+    if supported {
+        out.extend(
+            options
+                .style_instructions
+                .iter()
+                .filter(|i| i.chars().count() <= MAX_INSTRUCTION_CHARS)
+                .take(MAX_INSTRUCTIONS.saturating_sub(out.len()))
+                .cloned(),
+        );
+    }
+    out
 }
 
 fn snippet(text: &str) -> String {
@@ -155,5 +179,31 @@ impl Engine for DeeplEngine {
             .map(|chunk| self.call(pair, chunk, tags, options));
         let outs = futures::future::try_join_all(calls).await?;
         Ok(outs.into_iter().flatten().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn style_instructions_fill_the_free_slots() {
+        let options = TranslateOptions {
+            custom_instructions: vec!["Own.".into(); 8],
+            style_instructions: vec!["a".into(), "x".repeat(301), "b".into(), "c".into()],
+            ..Default::default()
+        };
+        let out = instructions(&options, true);
+        assert_eq!(out.len(), MAX_INSTRUCTIONS);
+        assert_eq!(
+            &out[8..],
+            ["a", "b"],
+            "too long ones skipped, at most 10 in all"
+        );
+        assert_eq!(
+            instructions(&options, false).len(),
+            8,
+            "unsupported target: own only"
+        );
     }
 }

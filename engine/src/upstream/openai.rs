@@ -66,6 +66,13 @@ pub(crate) fn prompt(pair: &Pair, tags: TagHandling, options: &TranslateOptions)
             p.push_str(i);
         }
     }
+    if !options.style_instructions.is_empty() {
+        p.push_str("\n\nFollow this style guide for the translation:");
+        for i in &options.style_instructions {
+            p.push_str("\n- ");
+            p.push_str(i);
+        }
+    }
     p
 }
 
@@ -217,6 +224,7 @@ mod tests {
                 formality: Formality::More,
                 context: Some("A bank of a river.".into()),
                 custom_instructions: vec!["Use short words.".into()],
+                style_instructions: vec!["Style rule (punctuation, serial comma): use.".into()],
                 ..Default::default()
             },
         );
@@ -225,6 +233,11 @@ mod tests {
         assert!(p.contains("A bank of a river."), "{p}");
         assert!(p.contains("- Use short words."), "{p}");
         assert!(p.contains("XML"), "{p}");
+        assert!(p.contains("style guide"), "{p}");
+        assert!(
+            p.ends_with("- Style rule (punctuation, serial comma): use."),
+            "{p}"
+        );
     }
 
     #[test]

@@ -178,6 +178,36 @@ pub(crate) fn dictionary(obj: &Map<String, Value>, at: &str) -> Result<NewDictio
     })
 }
 
+/// Checks that glossary `id` (the value of `field`) exists for the
+/// organization (else 404) and has a dictionary for the pair (else 400);
+/// returns its id. Used where the entries are loaded later (document jobs).
+pub(crate) async fn check_for_pair(
+    state: &AppState,
+    organization_id: Uuid,
+    field: &str,
+    id: &str,
+    source_lang: &str,
+    target_lang: &str,
+) -> Result<Uuid, ApiError> {
+    let uuid = Uuid::parse_str(id)
+        .map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))?;
+    let s = lang_code("source_lang", source_lang)?;
+    let t = lang_code("target_lang", target_lang)?;
+    let g = tolk_storage::glossaries::get(&state.db, organization_id, uuid)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("Glossary '{id}' not found.")))?;
+    if !g
+        .dictionaries
+        .iter()
+        .any(|d| d.source_lang == s && d.target_lang == t)
+    {
+        return Err(bad(format!(
+            "Glossary '{id}' has no dictionary for the language pair {s}→{t}."
+        )));
+    }
+    Ok(uuid)
+}
+
 /// A timestamp as DeepL writes it (`2021-08-03T14:16:18.329Z`).
 pub(crate) fn time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)

@@ -1,8 +1,13 @@
 //! Glossaries, v3 interface: multilingual glossaries with editable
 //! dictionaries. `POST/GET /v3/glossaries`, `GET/PATCH/DELETE
 //! /v3/glossaries/{id}`, `GET /v3/glossaries/{id}/entries?source_lang&target_lang`,
-//! `PUT/DELETE /v3/glossaries/{id}/dictionaries`. Dictionaries are given as
-//! JSON arrays (a form body can set the name only).
+//! `PUT/DELETE /v3/glossaries/{id}/dictionaries`. Bodies are JSON or, where
+//! the interface description allows it (create and patch), forms: a form
+//! gives its dictionaries as indexed fields (`dictionaries[0][source_lang]=en&
+//! dictionaries[0][target_lang]=de&dictionaries[0][entries]=…`, the
+//! convention of DeepL's mock server), as one `dictionaries` field holding a
+//! JSON array, or, for a single dictionary, as top-level `source_lang`,
+//! `target_lang`, `entries` and `entries_format` fields.
 
 use std::collections::HashSet;
 
@@ -52,11 +57,63 @@ fn view(g: &Glossary) -> Value {
     })
 }
 
+/// The dictionaries of a form body, as JSON objects (see the module
+/// documentation); `None` when the form names none.
+fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, ApiError> {
+    if let Some(Value::String(text)) = obj.get("dictionaries") {
+        return match serde_json::from_str(text) {
+            Ok(Value::Array(items)) => Ok(Some(items)),
+            _ => Err(bad(
+                "Value for 'dictionaries' must be a JSON array of dictionaries.",
+            )),
+        };
+    }
+    let mut indexed: std::collections::BTreeMap<usize, Map<String, Value>> = Default::default();
+    for (k, v) in obj {
+        let Some(rest) = k.strip_prefix("dictionaries[") else {
+            continue;
+        };
+        let parsed = rest
+            .split_once("][")
+            .and_then(|(i, f)| Some((i.parse::<usize>().ok()?, f.strip_suffix(']')?.to_owned())));
+        let Some((i, field)) = parsed.filter(|(i, _)| *i < 1000) else {
+            return Err(bad(format!(
+                "Invalid form field '{k}': expected dictionaries[N][field]."
+            )));
+        };
+        indexed.entry(i).or_default().insert(field, v.clone());
+    }
+    if !indexed.is_empty() {
+        if indexed.keys().copied().ne(0..indexed.len()) {
+            return Err(bad(
+                "Form fields dictionaries[N][…] must be numbered from 0 without gaps.",
+            ));
+        }
+        return Ok(Some(indexed.into_values().map(Value::Object).collect()));
+    }
+    if obj.contains_key("entries") || obj.contains_key("source_lang") {
+        let single: Map<String, Value> =
+            ["source_lang", "target_lang", "entries", "entries_format"]
+                .iter()
+                .filter_map(|f| obj.get(*f).map(|v| ((*f).to_owned(), v.clone())))
+                .collect();
+        return Ok(Some(vec![Value::Object(single)]));
+    }
+    Ok(None)
+}
+
 /// The `dictionaries` array: each a dictionary, no pair twice.
 fn dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<NewDictionary>>, ApiError> {
+    let from_form;
     let items = match obj.get("dictionaries") {
-        None | Some(Value::Null) => return Ok(None),
         Some(Value::Array(a)) => a,
+        None | Some(Value::Null) | Some(Value::String(_)) => match form_dictionaries(obj)? {
+            Some(items) => {
+                from_form = items;
+                &from_form
+            }
+            None => return Ok(None),
+        },
         Some(_) => return Err(bad("Value for 'dictionaries' must be an array.")),
     };
     let mut out = Vec::with_capacity(items.len());
@@ -258,5 +315,52 @@ async fn delete_dictionary(
             "The glossary has no dictionary for {s}→{t}."
         ))),
         Some(true) => Ok(StatusCode::NO_CONTENT),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(body: &str) -> Map<String, Value> {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(body)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect()
+    }
+
+    #[test]
+    fn form_dictionaries_in_three_shapes() {
+        let indexed = form(
+            "name=g&dictionaries%5B1%5D%5Bsource_lang%5D=de&dictionaries%5B1%5D%5Btarget_lang%5D=en&dictionaries%5B1%5D%5Bentries%5D=Katze%09cat&dictionaries%5B0%5D%5Bsource_lang%5D=en&dictionaries%5B0%5D%5Btarget_lang%5D=de&dictionaries%5B0%5D%5Bentries%5D=cat%09Katze&dictionaries%5B0%5D%5Bentries_format%5D=tsv",
+        );
+        let d = dictionaries(&indexed).ok().flatten().unwrap_or_default();
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            (d[0].source_lang.as_str(), d[1].source_lang.as_str()),
+            ("en", "de")
+        );
+        assert_eq!(d[1].targets, ["cat"]);
+
+        let json_text = form(
+            "name=g&dictionaries=%5B%7B%22source_lang%22%3A%22en%22%2C%22target_lang%22%3A%22fr%22%2C%22entries%22%3A%22cat%5Ctchat%22%7D%5D",
+        );
+        let d = dictionaries(&json_text).ok().flatten().unwrap_or_default();
+        assert_eq!(d[0].targets, ["chat"]);
+
+        let flat =
+            form("name=g&source_lang=en&target_lang=es&entries=cat%09gato&entries_format=tsv");
+        let d = dictionaries(&flat).ok().flatten().unwrap_or_default();
+        assert_eq!(d[0].targets, ["gato"]);
+
+        assert!(matches!(dictionaries(&form("name=g")), Ok(None)));
+        for bad_form in [
+            "dictionaries%5Bx%5D%5Bentries%5D=a",
+            "dictionaries%5B1%5D%5Bentries%5D=a%09b",
+            "dictionaries=notjson",
+        ] {
+            assert!(dictionaries(&form(bad_form)).is_err(), "{bad_form}");
+        }
     }
 }

@@ -1,0 +1,475 @@
+//! Glossaries in document jobs (txt, html, docx) and in `/v2/translate`,
+//! through every engine: Apertium, a DeepL-wire upstream and an
+//! OpenAI-compatible upstream (stand-in HTTP servers that echo their input,
+//! so the output shows exactly what Tolk did around the engine). Wherever a
+//! source term is in the input, its target term must be in the output.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use axum::routing::post;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Api, World, python};
+
+async fn call(
+    api: &Api,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value)> {
+    let mut req = api
+        .http
+        .request(method, api.url(path))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send().await?;
+    let code = res.status().as_u16();
+    let text = res.text().await?;
+    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+fn error(code: u16, body: &Value, want: u16, needle: &str) {
+    assert_eq!(code, want, "{body}");
+    let m = body["message"].as_str().unwrap_or_default();
+    assert!(m.contains(needle), "message {m:?} lacks {needle:?}");
+}
+
+const MAKE_DOCX: &str = r#"
+import sys, docx
+d = docx.Document()
+d.sections[0].header.paragraphs[0].text = "The cat report"
+p = d.add_paragraph("The ")
+p.add_run("cat").bold = True
+p.add_run(" sleeps in the house.")
+d.add_paragraph("My cat and your cat.")
+t = d.add_table(rows=1, cols=1)
+t.cell(0, 0).text = "A black cat."
+d.save(sys.argv[1])
+"#;
+
+const READ_DOCX: &str = r#"
+import sys, json, docx
+d = docx.Document(sys.argv[1])
+print(json.dumps({
+  "paragraphs": [p.text for p in d.paragraphs],
+  "bold": [r.text for p in d.paragraphs for r in p.runs if r.bold],
+  "cells": [c.text for t in d.tables for row in t.rows for c in row.cells],
+  "header": [p.text for p in d.sections[0].header.paragraphs],
+}))
+"#;
+
+/// Uploads, waits, downloads; returns the result bytes.
+async fn translate_document(
+    api: &Api,
+    key: &str,
+    name: &str,
+    data: Vec<u8>,
+    fields: &[(&str, &str)],
+) -> Result<Vec<u8>> {
+    let (id, dk) = api.upload_ok(key, name, data, fields).await?;
+    let st = api.wait(key, &id, &dk, Duration::from_secs(90)).await?;
+    assert_eq!(st.status, "done", "{name}: {:?}", st.body);
+    let (code, _, bytes) = api.download(key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    Ok(bytes)
+}
+
+/// Translates a txt, an html and a docx with `glossary` and checks that
+/// every "cat" became `term` (and nothing of the wrapper is left).
+async fn documents_with_glossary(
+    world: &World,
+    api: &Api,
+    key: &str,
+    fields: &[(&str, &str)],
+    term: &str,
+) -> Result<()> {
+    let txt = translate_document(
+        api,
+        key,
+        "a.txt",
+        b"The cat sleeps.\nMy cat eats & drinks.\n".to_vec(),
+        fields,
+    )
+    .await?;
+    let txt = String::from_utf8(txt)?;
+    assert_eq!(txt.matches(term).count(), 2, "{txt}");
+    assert!(!txt.contains("tolk") && txt.contains('&'), "{txt}");
+
+    let html = translate_document(
+        api,
+        key,
+        "a.html",
+        b"<html><body><p title=\"A cat\">The <b>cat</b> sleeps.</p><p>A cat &amp; a dog.</p></body></html>"
+            .to_vec(),
+        fields,
+    )
+    .await?;
+    let html = String::from_utf8(html)?;
+    // The title attribute is text too (the html filter translates it).
+    assert_eq!(html.matches(term).count(), 3, "{html}");
+    assert!(
+        html.contains(&format!("<b>{term}</b>")) && html.contains("&amp;"),
+        "{html}"
+    );
+    assert!(!html.contains("tolk"), "{html}");
+
+    let path = world.path("in.docx");
+    python(MAKE_DOCX, &[&path]).await?;
+    let docx = translate_document(api, key, "a.docx", std::fs::read(&path)?, fields).await?;
+    let out = world.path("out.docx");
+    std::fs::write(&out, docx)?;
+    let v: Value = serde_json::from_str(&python(READ_DOCX, &[&out]).await?)?;
+    let all = v.to_string();
+    assert_eq!(all.matches(term).count(), 6, "{v}");
+    assert_eq!(v["bold"][0], term, "{v}");
+    assert!(!all.contains("tolk"), "{v}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn document_glossaries_through_apertium() -> Result<()> {
+    let mut world = World::new("docgloss").await?;
+    let key = world.create_key("g", false).await?;
+    let api = world.start_api().await?;
+
+    // A glossary deleted after the upload, before a worker runs the job: the
+    // document fails with a message (the worker loads the entries).
+    let (code, g3) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": "gone", "source_lang": "en", "target_lang": "es", "entries": "dog\tchucho"})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g3}");
+    let id3 = g3["glossary_id"].as_str().unwrap_or_default().to_owned();
+    let (gone_doc, gone_key) = api
+        .upload_ok(
+            &key,
+            "d.txt",
+            b"dog".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id3.as_str()),
+            ],
+        )
+        .await?;
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v2/glossaries/{id3}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    world.start_worker("w")?;
+    let st = api
+        .wait(&key, &gone_doc, &gone_key, Duration::from_secs(60))
+        .await?;
+    assert_eq!(st.status, "error", "{:?}", st.body);
+    assert!(
+        st.body["error_message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no longer exists"),
+        "{:?}",
+        st.body
+    );
+    let (code, e) = api
+        .upload(
+            &key,
+            "d.txt",
+            b"dog".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id3.as_str()),
+            ],
+        )
+        .await?;
+    error(code, &e, 404, "not found");
+
+    let (code, g) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/glossaries",
+        Some(&json!({"name": "pets", "dictionaries": [
+            {"source_lang": "en", "target_lang": "es", "entries": "cat\tmichi\nhouse\tcasona"}]})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g}");
+    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+    let (code, g2) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v2/glossaries",
+        Some(&json!({"name": "more", "source_lang": "en", "target_lang": "es", "entries": "report\tdossier"})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{g2}");
+    let id2 = g2["glossary_id"].as_str().unwrap_or_default().to_owned();
+
+    documents_with_glossary(
+        &world,
+        &api,
+        &key,
+        &[
+            ("source_lang", "EN"),
+            ("target_lang", "ES"),
+            ("glossary_id", id.as_str()),
+        ],
+        "michi",
+    )
+    .await?;
+
+    // glossary_ids, comma-separated: both glossaries apply; stored on the row.
+    let both = format!("{id},{id2}");
+    let (doc, dk) = api
+        .upload_ok(
+            &key,
+            "b.txt",
+            b"The cat report of the house.".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_ids", both.as_str()),
+            ],
+        )
+        .await?;
+    let st = api.wait(&key, &doc, &dk, Duration::from_secs(60)).await?;
+    assert_eq!(st.status, "done", "{:?}", st.body);
+    let (_, _, bytes) = api.download(&key, &doc, &dk).await?;
+    let out = String::from_utf8(bytes)?;
+    assert!(
+        out.contains("michi") && out.contains("dossier") && out.contains("casona"),
+        "{out}"
+    );
+    let db = world.db().await?;
+    let stored: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT glossary_ids FROM documents WHERE id = $1")
+            .bind(&doc)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(
+        stored.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        [id.clone(), id2.clone()]
+    );
+
+    // Refusals, each a JSON message.
+    let unknown = "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00";
+    for (fields, want, needle) in [
+        (
+            vec![("target_lang", "ES"), ("glossary_id", id.as_str())],
+            400,
+            "'source_lang'",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", unknown),
+            ],
+            404,
+            "not found",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "CA"),
+                ("glossary_id", id.as_str()),
+            ],
+            400,
+            "no dictionary",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", "x1"),
+            ],
+            400,
+            "'glossary_id'",
+        ),
+        (
+            vec![
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_id", id.as_str()),
+                ("glossary_ids", id2.as_str()),
+            ],
+            400,
+            "cannot be combined",
+        ),
+    ] {
+        let (code, e) = api.upload(&key, "c.txt", b"cat".to_vec(), &fields).await?;
+        error(code, &e, want, needle);
+    }
+    let six = [id.as_str(); 6].join(",");
+    let (code, e) = api
+        .upload(
+            &key,
+            "c.txt",
+            b"cat".to_vec(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("glossary_ids", six.as_str()),
+            ],
+        )
+        .await?;
+    error(code, &e, 400, "at most 5");
+
+    Ok(())
+}
+
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+/// Echoing stand-ins for a DeepL-wire (`/v2/translate`) and an
+/// OpenAI-compatible (`/v1/chat/completions`) upstream.
+async fn echo_stand_in(seen: Seen) -> Result<String> {
+    async fn deepl(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let texts: Vec<Value> = body["text"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| json!({"detected_source_language": "EN", "text": t}))
+            .collect();
+        axum::Json(json!({ "translations": texts }))
+    }
+    async fn chat(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        axum::Json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
+        )
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = axum::Router::new()
+        .route("/v2/translate", post(deepl))
+        .route("/v1/chat/completions", post(chat))
+        .with_state(seen);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(format!("http://{addr}"))
+}
+
+/// `/v2/translate` and documents through the DeepL-wire and the
+/// OpenAI-compatible upstreams: the engine never sees the source term, and
+/// the target term is in the output wherever the source term was.
+#[tokio::test]
+async fn glossaries_through_upstream_engines() -> Result<()> {
+    let seen: Seen = Arc::default();
+    let url = echo_stand_in(seen.clone()).await?;
+    for engine in ["deepl", "openai"] {
+        let mut world = World::new(&format!("docgloss_{engine}")).await?;
+        let key = world.create_key("g", false).await?;
+        for (k, v) in [
+            ("TOLK_ENGINES", engine.to_owned()),
+            ("TOLK_DEEPL_URL", url.clone()),
+            ("TOLK_DEEPL_KEY", "k".to_owned()),
+            ("TOLK_DEEPL_PAIRS", "EN:DE".to_owned()),
+            ("TOLK_OPENAI_URL", format!("{url}/v1")),
+            ("TOLK_OPENAI_MODEL", "m".to_owned()),
+            ("TOLK_OPENAI_PAIRS", "EN:DE".to_owned()),
+        ] {
+            world.extra_env.push((k.to_owned(), v));
+        }
+        let api = world.start_api().await?;
+        world.start_worker(engine)?;
+        let (code, g) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v3/glossaries",
+            Some(&json!({"name": "de", "dictionaries": [
+                {"source_lang": "en", "target_lang": "de", "entries": "cat\tKatze\nNew York\tNeu-York"}]})),
+        )
+        .await?;
+        assert_eq!(code, 201, "{g}");
+        let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
+        seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clear();
+
+        // Text: plain and XML.
+        let (code, res) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v2/translate",
+            Some(&json!({"text": ["The cat in New York.", "CAT & Cat"], "source_lang": "EN", "target_lang": "DE", "glossary_id": id})),
+        )
+        .await?;
+        assert_eq!(code, 200, "{engine}: {res}");
+        assert_eq!(
+            res["translations"][0]["text"], "The Katze in Neu-York.",
+            "{engine}: {res}"
+        );
+        assert_eq!(
+            res["translations"][1]["text"], "KATZE & Katze",
+            "{engine}: {res}"
+        );
+        let (code, res) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v2/translate",
+            Some(
+                &json!({"text": ["<p>My <b>cat</b></p>"], "source_lang": "EN", "target_lang": "DE",
+                         "glossary_ids": [id], "tag_handling": "xml"}),
+            ),
+        )
+        .await?;
+        assert_eq!(code, 200, "{engine}: {res}");
+        assert_eq!(
+            res["translations"][0]["text"], "<p>My <b>Katze</b></p>",
+            "{engine}: {res}"
+        );
+
+        documents_with_glossary(
+            &world,
+            &api,
+            &key,
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "DE"),
+                ("glossary_id", id.as_str()),
+            ],
+            "Katze",
+        )
+        .await?;
+        let sent = serde_json::to_string(&*seen.lock().map_err(|_| anyhow::anyhow!("lock"))?)?;
+        assert!(
+            !sent.is_empty() && sent != "[]",
+            "{engine}: nothing reached the upstream"
+        );
+        assert!(
+            !sent.contains("cat") && !sent.contains("New York"),
+            "{engine}: a source term reached the engine: {sent}"
+        );
+    }
+    Ok(())
+}

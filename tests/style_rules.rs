@@ -1,0 +1,671 @@
+//! Style rule lists (`/v3/style_rules`): CRUD with custom instructions, every
+//! 400/404, the language matching of `style_id`, the deterministic rules in
+//! `/v2/translate` and document output, and the rules handed to the
+//! OpenAI-compatible and DeepL-wire upstreams (stand-in HTTP servers).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Result;
+use axum::routing::post;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Api, World};
+
+/// Sends a JSON (or no) body; returns (status, body as JSON or Null).
+async fn call(
+    api: &Api,
+    key: &str,
+    method: Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value)> {
+    let mut req = api
+        .http
+        .request(method, api.url(path))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send().await?;
+    let code = res.status().as_u16();
+    let text = res.text().await?;
+    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+/// Asserts a JSON error with a message containing `needle`.
+fn error(code: u16, body: &Value, want: u16, needle: &str) {
+    assert_eq!(code, want, "{body}");
+    let m = body["message"].as_str().unwrap_or_default();
+    assert!(m.contains(needle), "message {m:?} lacks {needle:?}");
+}
+
+#[tokio::test]
+async fn style_rules_crud_and_errors() -> Result<()> {
+    let mut world = World::new("style_crud").await?;
+    let key = world.create_key("s", false).await?;
+    let api = world.start_api().await?;
+
+    let (code, l) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/style_rules",
+        Some(&json!({
+            "name": "House style",
+            "language": "EN-gb",
+            "configured_rules": {"punctuation": {"apostrophe": "use_curly_apostrophes"}},
+            "custom_instructions": [
+                {"label": "Currency", "prompt": "Put currency symbols before amounts.", "source_language": "de"}
+            ]
+        })),
+    )
+    .await?;
+    assert_eq!(code, 201, "{l}");
+    assert_eq!(l["language"], "en-GB");
+    assert_eq!(l["version"], 1);
+    assert_eq!(l["name"], "House style");
+    assert_eq!(
+        l["configured_rules"],
+        json!({"punctuation": {"apostrophe": "use_curly_apostrophes"}})
+    );
+    assert_eq!(l["custom_instructions"][0]["source_language"], "de");
+    assert!(
+        l["creation_time"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
+    let id = l["style_id"].as_str().unwrap_or_default().to_owned();
+    let first_instruction = l["custom_instructions"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    // More lists for paging.
+    for n in 0..3 {
+        let (code, b) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v3/style_rules",
+            Some(&json!({"name": format!("list {n}"), "language": "de"})),
+        )
+        .await?;
+        assert_eq!(code, 201, "{b}");
+    }
+    let (code, page) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?page=1&page_size=3",
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200, "{page}");
+    let items = page["style_rules"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{page}");
+    assert!(items[0].get("configured_rules").is_none(), "{page}");
+    let (_, page) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?detailed=true",
+        None,
+    )
+    .await?;
+    assert_eq!(page["style_rules"].as_array().map(Vec::len), Some(4));
+    assert!(
+        page["style_rules"][0]["configured_rules"].is_object(),
+        "{page}"
+    );
+
+    // Rename, replace the rules: each change bumps the version.
+    let (code, l) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/style_rules/{id}"),
+        Some(&json!({"name": "Renamed"})),
+    )
+    .await?;
+    assert_eq!(
+        (code, l["name"].as_str(), l["version"].as_i64()),
+        (200, Some("Renamed"), Some(2))
+    );
+    let (code, l) = call(
+        &api,
+        &key,
+        Method::PUT,
+        &format!("/v3/style_rules/{id}/configured_rules"),
+        Some(&json!({"numbers": {"decimal_separator": "use_comma_as_decimal_separator"}})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{l}");
+    assert_eq!(
+        l["configured_rules"],
+        json!({"numbers": {"decimal_separator": "use_comma_as_decimal_separator"}})
+    );
+    assert_eq!(l["version"], 3);
+
+    // Custom instructions.
+    let base = format!("/v3/style_rules/{id}/custom_instructions");
+    let (code, ci) = call(
+        &api,
+        &key,
+        Method::POST,
+        &base,
+        Some(&json!({"label": "Tone", "prompt": "Be friendly."})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{ci}");
+    let ci_id = ci["id"].as_str().unwrap_or_default().to_owned();
+    let (code, got) = call(&api, &key, Method::GET, &format!("{base}/{ci_id}"), None).await?;
+    assert_eq!((code, got["prompt"].as_str()), (200, Some("Be friendly.")));
+    let (code, got) = call(
+        &api,
+        &key,
+        Method::PUT,
+        &format!("{base}/{ci_id}"),
+        Some(&json!({"label": "Tone", "prompt": "Be formal."})),
+    )
+    .await?;
+    assert_eq!(
+        (code, got["prompt"].as_str(), got["id"].as_str()),
+        (200, Some("Be formal."), Some(ci_id.as_str()))
+    );
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("{base}/{first_instruction}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (_, l) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(
+        l["custom_instructions"].as_array().map(Vec::len),
+        Some(1),
+        "{l}"
+    );
+    assert_eq!(l["version"], 6, "{l}");
+
+    // 400s, each with a message naming the fault.
+    for (body, needle) in [
+        (json!({"language": "en"}), "'name'"),
+        (json!({"name": "x"}), "'language'"),
+        (json!({"name": "x", "language": "pt"}), "'language'"),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"colours": {}}}),
+            "'colours'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"decimal_separator": "dots"}}}),
+            "'dots'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "configured_rules": {"numbers": {"no_such_rule": "x"}}}),
+            "'no_such_rule'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l"}]}),
+            "'prompt'",
+        ),
+        (
+            json!({"name": "x", "language": "en", "custom_instructions": [{"label": "l", "prompt": "p".repeat(301)}]}),
+            "300",
+        ),
+        (json!({"name": "", "language": "en"}), "'name'"),
+    ] {
+        let (code, e) = call(&api, &key, Method::POST, "/v3/style_rules", Some(&body)).await?;
+        error(code, &e, 400, needle);
+    }
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::POST,
+        &base,
+        Some(&json!({"label": "l".repeat(101), "prompt": "p"})),
+    )
+    .await?;
+    error(code, &e, 400, "100");
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?page_size=26",
+        None,
+    )
+    .await?;
+    error(code, &e, 400, "'page_size'");
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::PUT,
+        &format!("/v3/style_rules/{id}/configured_rules"),
+        Some(&json!({"punctuation": {"apostrophe": "sometimes"}})),
+    )
+    .await?;
+    error(code, &e, 400, "'sometimes'");
+    let res = api
+        .http
+        .post(api.url("/v3/style_rules"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .form(&[("name", "x"), ("language", "en")])
+        .send()
+        .await?;
+    let code = res.status().as_u16();
+    let e: Value = res.json().await?;
+    error(code, &e, 400, "JSON");
+
+    // 404s.
+    let unknown = "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00";
+    for (method, path) in [
+        (Method::GET, format!("/v3/style_rules/{unknown}")),
+        (Method::GET, "/v3/style_rules/not-a-uuid".to_owned()),
+        (Method::DELETE, format!("/v3/style_rules/{unknown}")),
+        (Method::GET, format!("{base}/{unknown}")),
+        (Method::DELETE, format!("{base}/{first_instruction}")),
+    ] {
+        let (code, e) = call(&api, &key, method, &path, None).await?;
+        error(code, &e, 404, "not found");
+    }
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/style_rules/{unknown}"),
+        Some(&json!({"name": "n"})),
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+
+    // Another organization sees none of it.
+    let out = world
+        .tolk(&[
+            "admin",
+            "create-key",
+            "--label",
+            "other",
+            "--organization",
+            "other-org",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .output()
+        .await?;
+    assert!(out.status.success());
+    let other = String::from_utf8(out.stdout)?.trim().to_owned();
+    let (code, e) = call(
+        &api,
+        &other,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    let (code, e) = call(
+        &api,
+        &other,
+        Method::DELETE,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    let (code, page) = call(&api, &other, Method::GET, "/v3/style_rules", None).await?;
+    assert_eq!(
+        (code, page["style_rules"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+    let (code, e) = translate(
+        &api,
+        &other,
+        json!({"text": ["a"], "source_lang": "ES", "target_lang": "EN-GB", "style_id": id}),
+    )
+    .await?;
+    error(code, &e, 404, "Style rule list");
+
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    Ok(())
+}
+
+async fn create_list(api: &Api, key: &str, language: &str, rules: Value) -> Result<String> {
+    let (code, l) = call(
+        api,
+        key,
+        Method::POST,
+        "/v3/style_rules",
+        Some(&json!({"name": language, "language": language, "configured_rules": rules})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{l}");
+    Ok(l["style_id"].as_str().unwrap_or_default().to_owned())
+}
+
+async fn translate(api: &Api, key: &str, body: Value) -> Result<(u16, Value)> {
+    call(api, key, Method::POST, "/v2/translate", Some(&body)).await
+}
+
+fn text(res: &Value) -> String {
+    res["translations"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Language matching and the deterministic rules through Apertium, in text
+/// and document translation.
+#[tokio::test]
+async fn style_id_matching_and_deterministic_rules() -> Result<()> {
+    let mut world = World::new("style_apply").await?;
+    let key = world.create_key("s", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("w")?;
+
+    let es = create_list(
+        &api,
+        &key,
+        "es",
+        json!({
+            "numbers": {"decimal_separator": "use_comma_as_decimal_separator"},
+            "punctuation": {"quotation_mark": "use_guillemets"},
+            "dates_and_times": {"date_format": "use_dd_slash_mm_slash_yyyy_with_leading_zeros_for_single_digit_days_and_months"}
+        }),
+    )
+    .await?;
+    let fr = create_list(
+        &api,
+        &key,
+        "fr",
+        json!({"punctuation": {"spacing_and_punctuation": "use_regular_space", "quotation_mark": "use_guillemets"}}),
+    )
+    .await?;
+    let en = create_list(
+        &api,
+        &key,
+        "en",
+        json!({"punctuation": {"ellipsis": "use_ellipsis_character"}}),
+    )
+    .await?;
+    let en_us = create_list(&api, &key, "en-US", json!({})).await?;
+    let en_gb = create_list(&api, &key, "en-GB", json!({})).await?;
+
+    // Without the list Apertium keeps the English number and quotes.
+    let src = "The cat weighs 3.5 kilos and says \"hello\" on 2024-3-5.";
+    let (code, plain) = translate(
+        &api,
+        &key,
+        json!({"text": [src], "source_lang": "EN", "target_lang": "ES"}),
+    )
+    .await?;
+    assert_eq!(code, 200, "{plain}");
+    assert!(text(&plain).contains("3.5"), "{plain}");
+
+    let (code, res) = translate(
+        &api,
+        &key,
+        json!({"text": [src], "source_lang": "EN", "target_lang": "ES", "style_id": es}),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    let t = text(&res);
+    assert!(t.contains("3,5") && !t.contains("3.5"), "{t}");
+    assert!(
+        t.contains('«') && t.contains('»') && !t.contains('"'),
+        "{t}"
+    );
+    assert!(t.contains("05/03/2024"), "{t}");
+
+    // With markup only character data changes.
+    let (code, res) = translate(
+        &api,
+        &key,
+        json!({"text": ["<p title=\"a 1.5 \">It costs <b>2.5</b> euros.</p>"], "source_lang": "EN",
+               "target_lang": "ES", "style_id": es, "tag_handling": "xml"}),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    let t = text(&res);
+    assert!(
+        t.contains("title=\"a 1.5 \"") && t.contains("<b>2,5</b>"),
+        "{t}"
+    );
+
+    // French spacing (EN → ES → FR through the pivot).
+    let (code, res) = translate(
+        &api,
+        &key,
+        json!({"text": ["Where is the cat? Here!"], "source_lang": "EN", "target_lang": "FR", "style_id": fr}),
+    )
+    .await?;
+    assert_eq!(code, 200, "{res}");
+    let t = text(&res);
+    assert!(t.contains("\u{a0}?") && t.contains("\u{a0}!"), "{t:?}");
+
+    // Root list covers every variant; a variant list only itself.
+    for (list, target, want) in [
+        (&en, "EN-US", 200),
+        (&en, "EN-GB", 200),
+        (&en_us, "EN-US", 200),
+        (&en_gb, "EN-US", 400),
+        (&en_us, "EN-GB", 400),
+        (&es, "EN-US", 400),
+    ] {
+        let (code, res) = translate(
+            &api,
+            &key,
+            json!({"text": ["El gato duerme..."], "source_lang": "ES", "target_lang": target, "style_id": list}),
+        )
+        .await?;
+        assert_eq!(code, want, "{list} → {target}: {res}");
+        if want == 400 {
+            error(code, &res, 400, "does not match target_lang");
+        } else if list == &en {
+            assert!(text(&res).contains('\u{2026}'), "{res}");
+        }
+    }
+
+    // 404 unknown, 400 malformed, JSON only.
+    let (code, e) = translate(
+        &api,
+        &key,
+        json!({"text": ["a"], "target_lang": "ES", "source_lang": "EN", "style_id": "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"}),
+    )
+    .await?;
+    error(code, &e, 404, "Style rule list");
+    let (code, e) = translate(
+        &api,
+        &key,
+        json!({"text": ["a"], "target_lang": "ES", "style_id": "nope"}),
+    )
+    .await?;
+    error(code, &e, 400, "'style_id'");
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .form(&[
+            ("text", "a"),
+            ("target_lang", "ES"),
+            ("style_id", es.as_str()),
+        ])
+        .send()
+        .await?;
+    let code = res.status().as_u16();
+    let e: Value = res.json().await?;
+    error(code, &e, 400, "JSON");
+
+    // Documents: the rules apply to the result; unknown/mismatched lists refused.
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "prices.txt",
+            b"The cat weighs 3.5 kilos.\n".to_vec(),
+            &[
+                ("target_lang", "ES"),
+                ("source_lang", "EN"),
+                ("style_id", es.as_str()),
+            ],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(60)).await?;
+    assert_eq!(st.status, "done", "{:?}", st.body);
+    let (_, _, bytes) = api.download(&key, &id, &dk).await?;
+    let out = String::from_utf8(bytes)?;
+    assert!(out.contains("3,5"), "{out}");
+    let db = world.db().await?;
+    let stored: Option<uuid::Uuid> =
+        sqlx::query_scalar("SELECT style_id FROM documents WHERE id = $1")
+            .bind(&id)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(stored.map(|u| u.to_string()), Some(es.clone()));
+
+    let (code, e) = api
+        .upload(
+            &key,
+            "a.txt",
+            b"x".to_vec(),
+            &[("target_lang", "ES"), ("style_id", fr.as_str())],
+        )
+        .await?;
+    error(code, &e, 400, "does not match target_lang");
+    let (code, e) = api
+        .upload(
+            &key,
+            "a.txt",
+            b"x".to_vec(),
+            &[
+                ("target_lang", "ES"),
+                ("style_id", "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"),
+            ],
+        )
+        .await?;
+    error(code, &e, 404, "Style rule list");
+    Ok(())
+}
+
+type Seen = Arc<Mutex<Vec<Value>>>;
+
+/// Serves a stand-in on a free port: DeepL wire (`/v2/translate`, echoes the
+/// texts) and OpenAI chat completions (`/v1/chat/completions`, echoes the
+/// user message); records every request body.
+async fn stand_in(seen: Seen) -> Result<String> {
+    async fn deepl(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let texts: Vec<Value> = body["text"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| json!({"detected_source_language": "EN", "text": t}))
+            .collect();
+        axum::Json(json!({ "translations": texts }))
+    }
+    async fn chat(
+        axum::extract::State(seen): axum::extract::State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        axum::Json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
+        )
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = axum::Router::new()
+        .route("/v2/translate", post(deepl))
+        .route("/v1/chat/completions", post(chat))
+        .with_state(seen);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(format!("http://{addr}"))
+}
+
+/// The list reaches the OpenAI-compatible upstream's prompt and the DeepL-wire
+/// upstream's custom instructions; the deterministic rules apply after both.
+#[tokio::test]
+async fn style_rules_reach_upstream_engines() -> Result<()> {
+    let seen: Seen = Arc::default();
+    let url = stand_in(seen.clone()).await?;
+    for engine in ["openai", "deepl"] {
+        let mut world = World::new(&format!("style_{engine}")).await?;
+        let key = world.create_key("s", false).await?;
+        for (k, v) in [
+            ("TOLK_ENGINES", engine.to_owned()),
+            ("TOLK_DEEPL_URL", url.clone()),
+            ("TOLK_DEEPL_KEY", "k".to_owned()),
+            ("TOLK_DEEPL_PAIRS", "EN:FR".to_owned()),
+            ("TOLK_OPENAI_URL", format!("{url}/v1")),
+            ("TOLK_OPENAI_MODEL", "m".to_owned()),
+            ("TOLK_OPENAI_PAIRS", "EN:FR".to_owned()),
+        ] {
+            world.extra_env.push((k.to_owned(), v));
+        }
+        let api = world.start_api().await?;
+        let (code, l) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v3/style_rules",
+            Some(&json!({"name": "fr", "language": "fr",
+                "configured_rules": {"punctuation": {"spacing_and_punctuation": "use_regular_space"},
+                                     "spelling_and_grammar": {"contractions": "do_not_use_contractions"}},
+                "custom_instructions": [{"label": "t", "prompt": "Address the reader formally."}]})),
+        )
+        .await?;
+        assert_eq!(code, 201, "{l}");
+        seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clear();
+        let (code, res) = translate(
+            &api,
+            &key,
+            json!({"text": ["Ready? Go!"], "source_lang": "EN", "target_lang": "FR", "style_id": l["style_id"]}),
+        )
+        .await?;
+        assert_eq!(code, 200, "{engine}: {res}");
+        assert_eq!(text(&res), "Ready\u{a0}? Go\u{a0}!", "{engine}");
+        let sent = seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clone();
+        let sent = serde_json::to_string(&sent)?;
+        assert!(
+            sent.contains("Address the reader formally."),
+            "{engine}: {sent}"
+        );
+        assert!(sent.contains("do not use contractions"), "{engine}: {sent}");
+    }
+    Ok(())
+}
