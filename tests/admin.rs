@@ -823,6 +823,24 @@ async fn analytics_sums_equal_the_requests_made_before_and_after_the_rollup() ->
     .fetch_one(&db)
     .await?;
     assert_eq!(mismatches, 0, "the rollup equals the ledger");
+    // The month rollup holds exactly the day rollup's rows.
+    let (mismatches,): (i64,) = sqlx::query_as(
+        "WITH d AS (
+           SELECT api_key_id, day, text_translation_characters, document_translation_characters,
+                  text_improvement_characters, speech_to_text_milliseconds,
+                  speech_to_speech_milliseconds FROM usage_key_day),
+         m AS (
+           SELECT m.api_key_id, (m.month + (u.dom - 1))::date, u.t, u.d, u.i, u.stt, u.sts
+           FROM usage_key_month m,
+                unnest(m.days, m.text_translation_characters, m.document_translation_characters,
+                       m.text_improvement_characters, m.speech_to_text_milliseconds,
+                       m.speech_to_speech_milliseconds) AS u(dom, t, d, i, stt, sts))
+         SELECT count(*) FROM (
+           (SELECT * FROM d EXCEPT ALL SELECT * FROM m) UNION ALL (SELECT * FROM m EXCEPT ALL SELECT * FROM d)) x",
+    )
+    .fetch_one(&db)
+    .await?;
+    assert_eq!(mismatches, 0, "the month rollup equals the day rollup");
     let got = check_reports(
         &api,
         &admin,

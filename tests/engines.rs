@@ -284,14 +284,35 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
 
     // Timeout: the only engine for EN → DE takes 3 s, the limit is 1 s → 504.
     let started = Instant::now();
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}),
-    )
-    .await?;
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .header("X-DeepL-Reporting-Tag", "slow-failed")
+        .json(&json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}))
+        .send()
+        .await?;
+    let code = res.status().as_u16();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
     assert_eq!(code, 504, "{body}");
     assert!(started.elapsed() < Duration::from_secs(3));
+    // The request was metered while it ran; failing, it is reversed: the
+    // ledger holds the entry and its reversal, and bills nothing for it.
+    let db = world.db().await?;
+    let mut ledger = (0_i64, 0_i64, 0_i64);
+    for _ in 0..50 {
+        ledger = sqlx::query_as(
+            "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
+             FROM usage_events WHERE custom_tag = 'slow-failed'",
+        )
+        .fetch_one(&db)
+        .await?;
+        if ledger.0 == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ledger, (2, 0, 1), "entry + reversal of the failed request");
     assert!(
         body["message"]
             .as_str()

@@ -1,6 +1,6 @@
 //! The append-only usage ledger (table `usage_events`).
 
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::StorageError;
@@ -87,6 +87,48 @@ pub async fn record_relaxed(
         event.document_id
     )
     .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Appends the entry of a request (never a document's) and returns its id. With
+/// `durable` the commit waits for the WAL flush; without, it does not (see
+/// [`record_relaxed`]).
+pub async fn append(
+    pool: &PgPool,
+    event: &UsageEvent<'_>,
+    durable: bool,
+) -> Result<i64, StorageError> {
+    Ok(sqlx::query_scalar!(
+        r#"INSERT INTO usage_events (organization_id, api_key_id, kind, amount, custom_tag)
+           SELECT $1, $2, $3, $4, $5
+           FROM (SELECT CASE WHEN $6 THEN '' ELSE set_config('synchronous_commit', 'off', true) END)
+                AS relaxed
+           RETURNING id"#,
+        event.organization_id,
+        event.api_key_id,
+        event.kind,
+        event.amount,
+        event.custom_tag,
+        durable
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Appends the reversal of entry `entry_id` (the same key, kind and tag, the
+/// negated amount): the ledger stays append-only, and its sums no longer count
+/// a request that was metered before it failed. An entry is reversed at most
+/// once; a second reversal is ignored.
+pub async fn reverse(pool: &PgPool, entry_id: i64) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"INSERT INTO usage_events (organization_id, api_key_id, kind, amount, custom_tag, reverses)
+           SELECT organization_id, api_key_id, kind, -amount, custom_tag, id
+           FROM usage_events WHERE id = $1 AND reverses IS NULL
+           ON CONFLICT (reverses) WHERE reverses IS NOT NULL DO NOTHING"#,
+        entry_id
+    )
+    .execute(pool)
     .await?;
     Ok(())
 }

@@ -656,8 +656,17 @@ async fn translate(
     let total: usize = billed.iter().sum();
     let total = i64::try_from(total)
         .map_err(|_| ApiError::Internal("character count overflow".to_owned()))?;
-    // Metering (api/src/limits.rs): 456 unless the characters fit the key's limit.
-    let charge = Charge::reserve(&state, &key, Meter::Characters, total).await?;
+    // Metering (api/src/limits.rs): 456 unless the characters fit the key's
+    // limit; for a key without one, the ledger entry is appended during the work.
+    let charge = Charge::reserve(
+        &state,
+        &key,
+        Meter::Characters,
+        total,
+        usage::kind::TEXT_TRANSLATION,
+        custom_tag.as_deref(),
+    )
+    .await?;
 
     let (layouts, engine_texts) = if opts.split_lines {
         let (layouts, lines) = split_lines(&opts.texts);
@@ -736,10 +745,8 @@ async fn translate(
         return Err(engine_mismatch(billed.len(), out.len()));
     }
 
-    // The ledger entry (and the reservation dropped), in one transaction.
-    charge
-        .settle(&state, usage::kind::TEXT_TRANSLATION, custom_tag.as_deref())
-        .await?;
+    // The ledger entry durable (a hold becomes the entry in one transaction).
+    charge.settle(&state).await?;
 
     let model_type_used = opts.model_type.map(model_type_used);
     let tag_handling_version = opts
