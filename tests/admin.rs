@@ -830,11 +830,13 @@ async fn analytics_sums_equal_the_requests_made_before_and_after_the_rollup() ->
                   text_improvement_characters, speech_to_text_milliseconds,
                   speech_to_speech_milliseconds FROM usage_key_day),
          m AS (
-           SELECT m.api_key_id, (m.month + (u.dom - 1))::date, u.t, u.d, u.i, u.stt, u.sts
-           FROM usage_key_month m,
-                unnest(m.days, m.text_translation_characters, m.document_translation_characters,
-                       m.text_improvement_characters, m.speech_to_text_milliseconds,
-                       m.speech_to_speech_milliseconds) AS u(dom, t, d, i, stt, sts))
+           SELECT m.api_key_id, (m.month + (get_byte(m.days, n) - 1))::date,
+                  ('x' || encode(substr(m.figures, n * 40 + 1, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 40 + 9, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 40 + 17, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 40 + 25, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 40 + 33, 8), 'hex'))::bit(64)::bigint
+           FROM usage_key_month m, generate_series(0, length(m.days) - 1) AS n)
          SELECT count(*) FROM (
            (SELECT * FROM d EXCEPT ALL SELECT * FROM m) UNION ALL (SELECT * FROM m EXCEPT ALL SELECT * FROM d)) x",
     )

@@ -138,6 +138,17 @@ fn emit_key(pending: &mut Pending, key: &str, mut f: Figures, on_group: &mut imp
     });
 }
 
+/// One day of `usage_key_month.figures`: five big-endian int8.
+fn unpack(packed: &[u8]) -> Figures {
+    let at = |n: usize| {
+        packed
+            .get(n * 8..n * 8 + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, i64::from_be_bytes)
+    };
+    figures(at(0), at(1), at(2), at(3), at(4))
+}
+
 fn figures(t: i64, d: i64, i: i64, stt: i64, sts: i64) -> Figures {
     Figures {
         text_translation_characters: t,
@@ -205,10 +216,7 @@ pub async fn usage_report(
     // year of 1,000 keys is 13,000 rows rather than 366,000.
     let first_month = start.with_day(1).unwrap_or(start);
     let mut rows = sqlx::query!(
-        r#"SELECT api_key_id, month, days,
-                  text_translation_characters AS t, document_translation_characters AS d,
-                  text_improvement_characters AS i, speech_to_text_milliseconds AS stt,
-                  speech_to_speech_milliseconds AS sts
+        r#"SELECT api_key_id, month, days, figures
            FROM usage_key_month
            WHERE organization_id = $1 AND month >= $2 AND month <= $3
            ORDER BY api_key_id, month"#,
@@ -226,15 +234,14 @@ pub async fn usage_report(
         {
             emit_key(&mut pending, &k, f, &mut on_group);
         }
-        let at = |v: &[i64], n: usize| v.get(n).copied().unwrap_or(0);
-        for (n, dom) in r.days.iter().enumerate() {
-            let Some(day) = u32::try_from(*dom).ok().and_then(|d| r.month.with_day(d)) else {
+        for (dom, packed) in r.days.iter().zip(r.figures.chunks_exact(40)) {
+            let Some(day) = r.month.with_day(u32::from(*dom)) else {
                 continue;
             };
             if day < start || day > end {
                 continue;
             }
-            let mut f = figures(at(&r.t, n), at(&r.d, n), at(&r.i, n), at(&r.stt, n), at(&r.sts, n));
+            let mut f = unpack(packed);
             total += f;
             match grouping {
                 Grouping::None => {}
@@ -385,6 +392,16 @@ mod tests {
         assert_eq!(drain_before(&mut pending, "b", d(3), &mut emit), None);
         assert_eq!(seen, [("a".to_owned(), d(1))]);
         assert_eq!(pending.len(), 1);
+    }
+
+    #[test]
+    fn packed_days_unpack() {
+        let mut packed = Vec::new();
+        for v in [1_i64, -2, 3_000_000_000_000, 0, i64::MAX] {
+            packed.extend_from_slice(&v.to_be_bytes());
+        }
+        assert_eq!(unpack(&packed), figures(1, -2, 3_000_000_000_000, 0, i64::MAX));
+        assert_eq!(unpack(&packed[..16]), figures(1, -2, 0, 0, 0));
     }
 
     #[test]

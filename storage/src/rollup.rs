@@ -79,29 +79,22 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
                     date_trunc('month', created_at AT TIME ZONE 'UTC')::date AS month
              FROM usage_events WHERE tx >= $1 AND tx < $2
            )
-           INSERT INTO usage_key_month AS m (organization_id, api_key_id, month, days,
-               text_translation_characters, document_translation_characters,
-               text_improvement_characters, speech_to_text_milliseconds,
-               speech_to_speech_milliseconds)
+           INSERT INTO usage_key_month AS m (organization_id, api_key_id, month, days, figures)
            SELECT t.organization_id, t.api_key_id, t.month,
-                  array_agg(extract(day FROM k.day)::smallint ORDER BY k.day),
-                  array_agg(k.text_translation_characters ORDER BY k.day),
-                  array_agg(k.document_translation_characters ORDER BY k.day),
-                  array_agg(k.text_improvement_characters ORDER BY k.day),
-                  array_agg(k.speech_to_text_milliseconds ORDER BY k.day),
-                  array_agg(k.speech_to_speech_milliseconds ORDER BY k.day)
+                  string_agg(set_byte('\x00'::bytea, 0, extract(day FROM k.day)::int), ''::bytea
+                             ORDER BY k.day),
+                  string_agg(int8send(k.text_translation_characters)
+                             || int8send(k.document_translation_characters)
+                             || int8send(k.text_improvement_characters)
+                             || int8send(k.speech_to_text_milliseconds)
+                             || int8send(k.speech_to_speech_milliseconds), ''::bytea ORDER BY k.day)
            FROM touched t
            JOIN usage_key_day k ON k.organization_id = t.organization_id
                 AND k.api_key_id = t.api_key_id
                 AND k.day >= t.month AND k.day < (t.month + interval '1 month')::date
            GROUP BY 1, 2, 3
            ON CONFLICT (organization_id, api_key_id, month) DO UPDATE SET
-               days = EXCLUDED.days,
-               text_translation_characters = EXCLUDED.text_translation_characters,
-               document_translation_characters = EXCLUDED.document_translation_characters,
-               text_improvement_characters = EXCLUDED.text_improvement_characters,
-               speech_to_text_milliseconds = EXCLUDED.speech_to_text_milliseconds,
-               speech_to_speech_milliseconds = EXCLUDED.speech_to_speech_milliseconds"#,
+               days = EXCLUDED.days, figures = EXCLUDED.figures"#,
         old,
         new
     )
