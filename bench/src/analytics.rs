@@ -213,12 +213,14 @@ async fn start_api(
     translator: Arc<Translator>,
     objects: Objects,
     record_usage: bool,
+    async_ledger_commit: bool,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let state = tolk_api::AppState {
         record_usage,
+        async_ledger_commit,
         ..crate::app::api_state(db, objects, translator, 1024 * 1024)
     };
     tokio::spawn(async move {
@@ -349,10 +351,21 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         translator.clone(),
         objects.clone(),
         true,
+        false,
         stop.clone(),
     )
     .await?;
-    let without = start_api(db.clone(), translator, objects, false, stop).await?;
+    // The same with TOLK_LEDGER_ASYNC_COMMIT=true (no wait for the WAL flush).
+    let with_async = start_api(
+        db.clone(),
+        translator.clone(),
+        objects.clone(),
+        true,
+        true,
+        stop.clone(),
+    )
+    .await?;
+    let without = start_api(db.clone(), translator, objects, false, false, stop).await?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()?;
@@ -442,18 +455,48 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         "The doctor likes a new car with the friends near the station.",
     ]
     .join(" ");
-    for (name, key, text) in [
-        ("unlimited key, 64 characters", &plain, sentence),
+    let rows: [(String, &_, &str, &str); 5] = [
         (
-            &*format!("unlimited key, {} characters", paragraph.chars().count()),
+            "unlimited key, 64 characters".to_owned(),
+            &plain,
+            sentence,
+            &with,
+        ),
+        (
+            format!(
+                "unlimited key, {} characters",
+                paragraph.chars().count()
+            ),
             &plain,
             &paragraph,
+            &with,
         ),
-        ("limited key, 64 characters", &limited, sentence),
-    ] {
+        (
+            "limited key, 64 characters".to_owned(),
+            &limited,
+            sentence,
+            &with,
+        ),
+        (
+            "unlimited key, 64 characters, TOLK_LEDGER_ASYNC_COMMIT=true".to_owned(),
+            &plain,
+            sentence,
+            &with_async,
+        ),
+        (
+            format!(
+                "unlimited key, {} characters, TOLK_LEDGER_ASYNC_COMMIT=true",
+                paragraph.chars().count()
+            ),
+            &plain,
+            &paragraph,
+            &with_async,
+        ),
+    ];
+    for (name, key, text, with) in rows {
         let auth = format!("DeepL-Auth-Key {}", key.secret);
         let (p50_with, p50_without, mean_with, mean_without) =
-            translate_ab(&http, &with, &without, &auth, text, args.translations).await?;
+            translate_ab(&http, with, &without, &auth, text, args.translations).await?;
         let ratio = p50_with.as_secs_f64() / p50_without.as_secs_f64();
         println!(
             "  /v2/translate ({name}): p50 {:.2} ms with the ledger write, {:.2} ms without → ratio {ratio:.3} (overhead {:+.1} %; means {:.2} / {:.2} ms)",
