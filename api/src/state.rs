@@ -34,4 +34,7 @@ pub struct AppState {
     /// (`TOLK_LEDGER_ASYNC_COMMIT`; default false: durable). Faster metering, but a
     /// crash of PostgreSQL itself can lose the last ~0.6 s of billing entries.
     pub async_ledger_commit: bool,
+    /// Verifies `Authorization: Bearer` tokens of the auth service (`None`: only
+    /// API keys are accepted).
+    pub bearer: Option<tolk_auth::tokens::Verifier>,
 }

@@ -31,5 +31,6 @@ pub fn api_state(
         record_usage: true,
         // The platform's default: ledger commits wait for the WAL flush.
         async_ledger_commit: false,
+        bearer: None,
     }
 }
