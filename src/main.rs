@@ -99,7 +99,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             )
             .await?
             .with_context(|| format!("a user with the email {email} already exists"))?;
-            println!("{}", serde_json::json!({ "id": user.id, "email": user.email }));
+            println!(
+                "{}",
+                serde_json::json!({ "id": user.id, "email": user.email })
+            );
             Ok(())
         }
         Command::Admin {

@@ -55,7 +55,11 @@ impl FromRequestParts<AppState> for AuthKey {
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let found = match (header.strip_prefix(SCHEME), bearer_token(header), &state.bearer) {
+        let found = match (
+            header.strip_prefix(SCHEME),
+            bearer_token(header),
+            &state.bearer,
+        ) {
             (Some(presented), _, _) => keys::authenticate(&state.db, presented).await?,
             (None, Some(token), Some(verifier)) => {
                 bearer_key(state, verifier, token, parts.uri.path()).await?
@@ -119,7 +123,13 @@ async fn bearer_key(
     } else {
         format!("OAuth: {}", claims.u.e)
     };
-    Ok(keys::bearer_key(&state.db, &format!("oauth-{}", claims.sub), &claims.aud, &label).await?)
+    Ok(keys::bearer_key(
+        &state.db,
+        &format!("oauth-{}", claims.sub),
+        &claims.aud,
+        &label,
+    )
+    .await?)
 }
 
 #[cfg(test)]

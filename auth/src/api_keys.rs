@@ -124,7 +124,10 @@ mod tests {
     #[test]
     fn header_query_and_cookie() {
         let mut h = HeaderMap::new();
-        assert_eq!(presented(&h, Some("a=1&api-key=k.s")).as_deref(), Some("k.s"));
+        assert_eq!(
+            presented(&h, Some("a=1&api-key=k.s")).as_deref(),
+            Some("k.s")
+        );
         h.insert(COOKIE, HeaderValue::from_static("x=1; api-key=c.s"));
         assert_eq!(presented(&h, None).as_deref(), Some("c.s"));
         h.insert("x-api-key", HeaderValue::from_static("h.s"));

@@ -83,7 +83,12 @@ mod tests {
         assert!(s.verify(&t, "user-1", "sid1", &p));
         assert!(!s.verify(&t, "user-2", "sid1", &p));
         assert!(!s.verify(&t, "user-1", "sid2", &p));
-        assert!(!s.verify(&t, "user-1", "sid1", &[("client_id", "app"), ("redirect_uri", "https://b/cb")]));
+        assert!(!s.verify(
+            &t,
+            "user-1",
+            "sid1",
+            &[("client_id", "app"), ("redirect_uri", "https://b/cb")]
+        ));
         // Length prefixes: moving a character between fields changes the MAC.
         assert!(!s.verify(&t, "user-1s", "id1", &p));
         assert!(!s.verify("1.abcd", "user-1", "sid1", &p));

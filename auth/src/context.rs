@@ -36,7 +36,13 @@ pub fn base_url(headers: &HeaderMap, production: bool) -> String {
     let scheme = headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
-        .map(|s| s.split(',').next().unwrap_or("").trim().to_ascii_lowercase())
+        .map(|s| {
+            s.split(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
         .filter(|s| s == "http" || s == "https")
         .unwrap_or_else(|| if production { "https" } else { "http" }.to_owned());
     let host = headers

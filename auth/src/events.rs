@@ -67,11 +67,7 @@ impl LoginEvents {
     }
 }
 
-async fn publish_loop(
-    client: redis::Client,
-    channel: String,
-    mut rx: mpsc::Receiver<LoginEvent>,
-) {
+async fn publish_loop(client: redis::Client, channel: String, mut rx: mpsc::Receiver<LoginEvent>) {
     let mut conn: Option<redis::aio::MultiplexedConnection> = None;
     while let Some(event) = rx.recv().await {
         let payload = match serde_json::to_string(&event) {

@@ -60,7 +60,10 @@ pub fn page(status: StatusCode, html: String) -> Response {
         ),
     );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     res
 }
 
@@ -71,9 +74,18 @@ pub fn login(continue_to: Option<&str>, failed: bool, email: &str) -> Response {
     } else {
         ""
     };
-    let described = if failed { " aria-describedby=\"login-error\"" } else { "" };
+    let described = if failed {
+        " aria-describedby=\"login-error\""
+    } else {
+        ""
+    };
     let hidden = continue_to
-        .map(|c| format!("<input type=\"hidden\" name=\"continue\" value=\"{}\">", escape(c)))
+        .map(|c| {
+            format!(
+                "<input type=\"hidden\" name=\"continue\" value=\"{}\">",
+                escape(c)
+            )
+        })
         .unwrap_or_default();
     let body = format!(
         "<h1>Sign in</h1>{alert}\
@@ -86,7 +98,11 @@ pub fn login(continue_to: Option<&str>, failed: bool, email: &str) -> Response {
         email = escape(email)
     );
     page(
-        if failed { StatusCode::UNAUTHORIZED } else { StatusCode::OK },
+        if failed {
+            StatusCode::UNAUTHORIZED
+        } else {
+            StatusCode::OK
+        },
         layout("Sign in", &body),
     )
 }
@@ -174,6 +190,9 @@ mod tests {
 
     #[test]
     fn escapes_everything() {
-        assert_eq!(escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(
+            escape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
     }
 }

@@ -21,9 +21,10 @@ pub async fn verify(password: String, digest: Option<String>) -> bool {
         Some(d) if !d.is_empty() => (d, true),
         _ => (dummy_digest().to_owned(), false),
     };
-    let ok = tokio::task::spawn_blocking(move || bcrypt::verify(password, &digest).unwrap_or(false))
-        .await
-        .unwrap_or(false);
+    let ok =
+        tokio::task::spawn_blocking(move || bcrypt::verify(password, &digest).unwrap_or(false))
+            .await
+            .unwrap_or(false);
     ok && real
 }
 

@@ -37,9 +37,14 @@ mod tests {
         let c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(valid_challenge(c));
         assert!(verify_s256(v, c));
-        assert!(!verify_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX", c));
+        assert!(!verify_s256(
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX",
+            c
+        ));
         assert!(!verify_s256("short", c));
         assert!(!verify_s256(c, c), "plain is not S256");
-        assert!(!valid_challenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM="));
+        assert!(!valid_challenge(
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM="
+        ));
     }
 }

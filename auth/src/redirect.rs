@@ -59,9 +59,7 @@ pub fn sanitize_continue(target: &str, host: &str) -> Option<String> {
     if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() {
         return None;
     }
-    let same = url
-        .host_str()
-        .is_some_and(|h| h.eq_ignore_ascii_case(host));
+    let same = url.host_str().is_some_and(|h| h.eq_ignore_ascii_case(host));
     if !same {
         return None;
     }
@@ -113,8 +111,14 @@ mod tests {
     #[test]
     fn continue_never_leaves_the_host() {
         let h = "localhost";
-        assert_eq!(sanitize_continue("/auth/authorize?a=1", h).as_deref(), Some("/auth/authorize?a=1"));
-        assert_eq!(sanitize_continue("http://localhost:8080/x?y", h).as_deref(), Some("/x?y"));
+        assert_eq!(
+            sanitize_continue("/auth/authorize?a=1", h).as_deref(),
+            Some("/auth/authorize?a=1")
+        );
+        assert_eq!(
+            sanitize_continue("http://localhost:8080/x?y", h).as_deref(),
+            Some("/x?y")
+        );
         for bad in [
             "//evil",
             "/\\evil",

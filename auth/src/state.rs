@@ -4,13 +4,13 @@ use std::sync::Arc;
 
 use tolk_storage::PgPool;
 
+use crate::AuthError;
 use crate::api_keys::ApiKeyAuth;
 use crate::config::AuthConfig;
 use crate::consent::ConsentSigner;
 use crate::events::LoginEvents;
 use crate::sessions::SessionKey;
 use crate::tokens::{SigningKeys, Verifier};
-use crate::AuthError;
 
 /// What every handler can reach (cheap to clone).
 #[derive(Clone, Debug)]

@@ -33,14 +33,10 @@ pub async fn authority(
         && c.aud.eq_ignore_ascii_case(&a.domain)
     {
         let jti = uuid::Uuid::parse_str(&c.jti).ok();
-        token_valid = tolk_storage::auth::tokens::access_token_live(
-            state.db(),
-            jti,
-            Some(&c.sub),
-            c.iat,
-        )
-        .await
-        .unwrap_or(false);
+        token_valid =
+            tolk_storage::auth::tokens::access_token_live(state.db(), jti, Some(&c.sub), c.iat)
+                .await
+                .unwrap_or(false);
     }
     if !token_valid && let Some(key) = api_keys::presented(&headers, Some(q)) {
         match state.api_keys().authenticate(state.db(), &key).await {

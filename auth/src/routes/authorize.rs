@@ -36,7 +36,11 @@ const BOUND: [&str; 9] = [
 ];
 
 fn error_page(text: &str) -> Response {
-    pages::error(StatusCode::BAD_REQUEST, "Authorization request refused", text)
+    pages::error(
+        StatusCode::BAD_REQUEST,
+        "Authorization request refused",
+        text,
+    )
 }
 
 fn found(location: &str) -> Response {
@@ -142,7 +146,10 @@ pub async fn authorize(
     };
 
     if params.get("response_type") != Some("code") {
-        return req.error("unsupported_response_type", "Only response_type=code is supported.");
+        return req.error(
+            "unsupported_response_type",
+            "Only response_type=code is supported.",
+        );
     }
     let requested = split_scopes(params.get("scope"));
     let scopes = if requested.is_empty() {
@@ -151,24 +158,39 @@ pub async fn authorize(
         requested
     };
     if let Some(s) = scopes.iter().find(|s| !req.app.scopes.contains(s)) {
-        return req.error("invalid_scope", &format!("The scope {s} is not allowed for this application."));
+        return req.error(
+            "invalid_scope",
+            &format!("The scope {s} is not allowed for this application."),
+        );
     }
     let challenge = params.get("code_challenge");
     match (challenge, params.get("code_challenge_method")) {
         (_, Some(m)) if m != "S256" => {
-            return req.error("invalid_request", "Only code_challenge_method=S256 is supported.");
+            return req.error(
+                "invalid_request",
+                "Only code_challenge_method=S256 is supported.",
+            );
         }
         (Some(_), None) => {
-            return req.error("invalid_request", "code_challenge_method=S256 is required (plain is refused).");
+            return req.error(
+                "invalid_request",
+                "code_challenge_method=S256 is required (plain is refused).",
+            );
         }
         (None, Some(_)) => return req.error("invalid_request", "code_challenge is missing."),
         (Some(c), Some(_)) if !pkce::valid_challenge(c) => {
-            return req.error("invalid_request", "code_challenge must be 43 base64url characters.");
+            return req.error(
+                "invalid_request",
+                "code_challenge must be 43 base64url characters.",
+            );
         }
         _ => {}
     }
     if challenge.is_none() && !req.app.is_confidential() {
-        return req.error("invalid_request", "PKCE (code_challenge with S256) is required for this client.");
+        return req.error(
+            "invalid_request",
+            "PKCE (code_challenge with S256) is required for this client.",
+        );
     }
     if let Some(r) = params.get("resource")
         && !resource_on_authority(r, &authority.domain)
@@ -203,7 +225,9 @@ pub async fn authorize(
     let bound = req.bound();
     if method == Method::POST
         && let (Some(answer), Some(token)) = (params.get("consent"), params.get("consent_token"))
-        && state.consent().verify(token, &user.id, &session.sid, &bound)
+        && state
+            .consent()
+            .verify(token, &user.id, &session.sid, &bound)
     {
         return match answer {
             "allow" => issue_code(&state, &req, &user, &session, scopes).await,
@@ -211,7 +235,10 @@ pub async fn authorize(
         };
     }
     if params.get("prompt") == Some("none") {
-        return req.error("consent_required", "The user has not approved this application.");
+        return req.error(
+            "consent_required",
+            "The user has not approved this application.",
+        );
     }
     let token = state.consent().token(&user.id, &session.sid, &bound);
     let mut fields: Vec<(&str, String)> = bound
@@ -261,7 +288,10 @@ async fn current_user(
         .map_err(|e| crate::AuthError::from(e).into_response())?;
     Ok(user
         .filter(|u| u.deleted_at.is_none() && u.authority_id == authority_id)
-        .filter(|u| u.logged_out_at.is_none_or(|out| out.timestamp() <= session.iat))
+        .filter(|u| {
+            u.logged_out_at
+                .is_none_or(|out| out.timestamp() <= session.iat)
+        })
         .map(|u| (session, u)))
 }
 

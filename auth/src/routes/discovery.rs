@@ -43,7 +43,10 @@ pub fn document(base: &str) -> Value {
 
 /// `GET /.well-known/openid-configuration` and `/.well-known/oauth-authorization-server`.
 pub async fn configuration(State(state): State<AuthState>, headers: HeaderMap) -> Json<Value> {
-    Json(document(&context::base_url(&headers, state.config().production)))
+    Json(document(&context::base_url(
+        &headers,
+        state.config().production,
+    )))
 }
 
 /// `GET /auth/oauth/discovery/keys`: the public signing key.

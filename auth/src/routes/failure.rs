@@ -24,7 +24,10 @@ pub async fn failure(Query(q): Query<FailureQuery>) -> Response {
         .map(|m| m.chars().take(300).collect::<String>())
         .unwrap_or_else(|| "Sign-in did not succeed.".to_owned());
     if let Some(s) = q.strategy.filter(|s| !s.is_empty()) {
-        text.push_str(&format!(" (sign-in method: {})", s.chars().take(100).collect::<String>()));
+        text.push_str(&format!(
+            " (sign-in method: {})",
+            s.chars().take(100).collect::<String>()
+        ));
     }
     pages::error(StatusCode::UNAUTHORIZED, "Sign-in failed", &text)
 }

@@ -31,7 +31,9 @@ pub async fn login(
         None => None,
     };
     if let (Some(provider), Some(id)) = (params.get("provider"), params.get("id"))
-        && provider.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && provider
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
     {
         let mut q = url::form_urlencoded::Serializer::new(String::new());
         q.append_pair("id", id);

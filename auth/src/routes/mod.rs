@@ -45,9 +45,18 @@ pub fn router(state: AuthState) -> Router {
         .route("/auth/oauth/discovery/keys", get(discovery::jwks))
         .route("/auth/jwks", get(discovery::jwks))
         .route("/.well-known/openid-configuration", discovery_doc.clone())
-        .route("/.well-known/oauth-authorization-server", discovery_doc.clone())
-        .route("/auth/.well-known/openid-configuration", discovery_doc.clone())
-        .route("/auth/.well-known/oauth-authorization-server", discovery_doc)
+        .route(
+            "/.well-known/oauth-authorization-server",
+            discovery_doc.clone(),
+        )
+        .route(
+            "/auth/.well-known/openid-configuration",
+            discovery_doc.clone(),
+        )
+        .route(
+            "/auth/.well-known/oauth-authorization-server",
+            discovery_doc,
+        )
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
@@ -90,7 +99,10 @@ impl Params {
     /// The first parameter given more than once (RFC 6749 §3.1: an error).
     pub fn duplicate(&self) -> Option<&str> {
         self.0.iter().enumerate().find_map(|(i, (k, _))| {
-            self.0[..i].iter().any(|(k2, _)| k2 == k).then_some(k.as_str())
+            self.0[..i]
+                .iter()
+                .any(|(k2, _)| k2 == k)
+                .then_some(k.as_str())
         })
     }
 }
@@ -152,10 +164,19 @@ mod tests {
         assert_eq!(p.get("a"), Some("1"));
         assert_eq!(p.get("b"), None);
         assert_eq!(p.duplicate(), Some("a"));
-        assert_eq!(split_scopes(Some("openid  public openid")), vec!["openid", "public"]);
-        assert!(resource_on_authority("https://LOCALHOST:8080/mcp", "localhost"));
+        assert_eq!(
+            split_scopes(Some("openid  public openid")),
+            vec!["openid", "public"]
+        );
+        assert!(resource_on_authority(
+            "https://LOCALHOST:8080/mcp",
+            "localhost"
+        ));
         assert!(!resource_on_authority("https://evil.com/mcp", "localhost"));
-        assert!(!resource_on_authority("https://localhost@evil.com/", "localhost"));
+        assert!(!resource_on_authority(
+            "https://localhost@evil.com/",
+            "localhost"
+        ));
         assert!(!resource_on_authority("not a url", "localhost"));
     }
 }

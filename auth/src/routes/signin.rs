@@ -68,7 +68,10 @@ pub fn see_other(location: &str) -> Response {
 /// The handler.
 pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
     let Some(params) = body_params(&headers, &body) else {
-        return message(StatusCode::BAD_REQUEST, "The body must be JSON or a form with email and password.");
+        return message(
+            StatusCode::BAD_REQUEST,
+            "The body must be JSON or a form with email and password.",
+        );
     };
     let authority = match context::authority(&state, &headers).await {
         Ok(a) => a,
@@ -108,7 +111,10 @@ pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: By
                     }
                     see_other(&format!("/auth/login?{}", q.finish()))
                 }
-                None => message(StatusCode::UNAUTHORIZED, "The email or password is not correct."),
+                None => message(
+                    StatusCode::UNAUTHORIZED,
+                    "The email or password is not correct.",
+                ),
             }
         }
     }

@@ -36,11 +36,18 @@ pub async fn token(State(state): State<AuthState>, headers: HeaderMap, body: Byt
     }
 }
 
-async fn handle(state: &AuthState, headers: &HeaderMap, body: &[u8]) -> Result<Response, OAuthError> {
-    let params = body_params(headers, body)
-        .ok_or_else(|| OAuthError::invalid_request("The body must be a form (application/x-www-form-urlencoded)."))?;
+async fn handle(
+    state: &AuthState,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, OAuthError> {
+    let params = body_params(headers, body).ok_or_else(|| {
+        OAuthError::invalid_request("The body must be a form (application/x-www-form-urlencoded).")
+    })?;
     if let Some(d) = params.duplicate() {
-        return Err(OAuthError::invalid_request(format!("The parameter {d} was given more than once.")));
+        return Err(OAuthError::invalid_request(format!(
+            "The parameter {d} was given more than once."
+        )));
     }
     let grant = params
         .get("grant_type")
@@ -51,7 +58,9 @@ async fn handle(state: &AuthState, headers: &HeaderMap, body: &[u8]) -> Result<R
             // Token exchange needs an identity-provider strategy (federation);
             // none is configured, so every exchange fails (reason logged only).
             tracing::info!("token exchange refused: no identity-provider strategy is configured");
-            return Err(OAuthError::invalid_grant("The subject token was not accepted."));
+            return Err(OAuthError::invalid_grant(
+                "The subject token was not accepted.",
+            ));
         }
         _ => {
             return Err(OAuthError::bad(
@@ -67,7 +76,10 @@ async fn handle(state: &AuthState, headers: &HeaderMap, body: &[u8]) -> Result<R
     if let Some(r) = params.get("resource")
         && !resource_on_authority(r, &authority.domain)
     {
-        return Err(OAuthError::bad("invalid_target", "The resource is not on this authority."));
+        return Err(OAuthError::bad(
+            "invalid_target",
+            "The resource is not on this authority.",
+        ));
     }
     let issuer = context::base_url(headers, state.config().production);
     match grant {
@@ -132,7 +144,9 @@ pub async fn authenticate_client(
             return Err(OAuthError::invalid_client("Client authentication failed."));
         }
         (None, Some(_)) => {
-            return Err(OAuthError::invalid_client("This client is public: it has no secret."));
+            return Err(OAuthError::invalid_client(
+                "This client is public: it has no secret.",
+            ));
         }
         (None, None) => {}
     }
@@ -155,35 +169,62 @@ async fn authorization_code(
         Redeemed::Reused(c) => {
             let n = tokens::revoke_from_code(state.db(), &c.code_digest).await?;
             tracing::warn!(client_id = %app.uid, revoked = n, "authorization code reused: its tokens are revoked");
-            return Err(OAuthError::invalid_grant("The authorization code was already used."));
+            return Err(OAuthError::invalid_grant(
+                "The authorization code was already used.",
+            ));
         }
-        Redeemed::Unknown => return Err(OAuthError::invalid_grant("The authorization code is not valid.")),
+        Redeemed::Unknown => {
+            return Err(OAuthError::invalid_grant(
+                "The authorization code is not valid.",
+            ));
+        }
     };
     if code.application_id != app.id {
-        return Err(OAuthError::invalid_grant("The authorization code was issued to another client."));
+        return Err(OAuthError::invalid_grant(
+            "The authorization code was issued to another client.",
+        ));
     }
     if code.expires_at < Utc::now() {
-        return Err(OAuthError::invalid_grant("The authorization code has expired."));
+        return Err(OAuthError::invalid_grant(
+            "The authorization code has expired.",
+        ));
     }
-    if params.get("redirect_uri").is_some_and(|r| r != code.redirect_uri) {
-        return Err(OAuthError::invalid_grant("redirect_uri differs from the authorization request's."));
+    if params
+        .get("redirect_uri")
+        .is_some_and(|r| r != code.redirect_uri)
+    {
+        return Err(OAuthError::invalid_grant(
+            "redirect_uri differs from the authorization request's.",
+        ));
     }
     match (&code.code_challenge, params.get("code_verifier")) {
         (Some(ch), Some(v)) if pkce::verify_s256(v, ch) => {}
-        (Some(_), Some(_)) => return Err(OAuthError::invalid_grant("The PKCE code_verifier does not match.")),
+        (Some(_), Some(_)) => {
+            return Err(OAuthError::invalid_grant(
+                "The PKCE code_verifier does not match.",
+            ));
+        }
         (Some(_), None) => return Err(OAuthError::invalid_grant("code_verifier is missing.")),
         (None, Some(_)) => {
-            return Err(OAuthError::invalid_grant("The authorization request had no code_challenge."));
+            return Err(OAuthError::invalid_grant(
+                "The authorization request had no code_challenge.",
+            ));
         }
         (None, None) => {}
     }
     if let (Some(r), Some(cr)) = (params.get("resource"), &code.resource)
         && r != cr
     {
-        return Err(OAuthError::bad("invalid_target", "The resource differs from the authorization request's."));
+        return Err(OAuthError::bad(
+            "invalid_target",
+            "The resource differs from the authorization request's.",
+        ));
     }
     let user = live_user(state, &code.user_id, None).await?;
-    let resource = params.get("resource").map(str::to_owned).or(code.resource.clone());
+    let resource = params
+        .get("resource")
+        .map(str::to_owned)
+        .or(code.resource.clone());
     let grant = Grant {
         app,
         authority,
@@ -219,9 +260,13 @@ async fn refresh(
         Rotation::Replayed(t) => {
             let n = tokens::revoke_family(state.db(), t.family_id).await?;
             tracing::warn!(client_id = %app.uid, revoked = n, "refresh token replayed: its family is revoked");
-            return Err(OAuthError::invalid_grant("The refresh token was already used or revoked."));
+            return Err(OAuthError::invalid_grant(
+                "The refresh token was already used or revoked.",
+            ));
         }
-        Rotation::Unknown => return Err(OAuthError::invalid_grant("The refresh token is not valid.")),
+        Rotation::Unknown => {
+            return Err(OAuthError::invalid_grant("The refresh token is not valid."));
+        }
     };
     if old.refresh_expires_at.is_none_or(|e| e < Utc::now()) {
         return Err(OAuthError::invalid_grant("The refresh token has expired."));
@@ -235,7 +280,10 @@ async fn refresh(
         old.scopes.clone()
     } else if let Some(s) = requested.iter().find(|s| !old.scopes.contains(s)) {
         tokens::unrotate(state.db(), old.jti).await?;
-        return Err(OAuthError::bad("invalid_scope", format!("The scope {s} was not granted.")));
+        return Err(OAuthError::bad(
+            "invalid_scope",
+            format!("The scope {s} was not granted."),
+        ));
     } else {
         requested
     };
@@ -273,7 +321,10 @@ async fn client_credentials(
         requested
     };
     if let Some(s) = scopes.iter().find(|s| !app.scopes.contains(s)) {
-        return Err(OAuthError::bad("invalid_scope", format!("The scope {s} is not allowed for this client.")));
+        return Err(OAuthError::bad(
+            "invalid_scope",
+            format!("The scope {s} is not allowed for this client."),
+        ));
     }
     let grant = Grant {
         app,
@@ -302,7 +353,9 @@ async fn live_user(
     if let (Some(since), Some(out)) = (since, user.logged_out_at)
         && out >= since
     {
-        return Err(OAuthError::invalid_grant("The user has signed out since this grant."));
+        return Err(OAuthError::invalid_grant(
+            "The user has signed out since this grant.",
+        ));
     }
     Ok(user)
 }
@@ -330,12 +383,7 @@ pub struct Grant<'a> {
 }
 
 /// The access token's claims for a grant.
-pub fn access_claims(
-    state: &AuthState,
-    grant: &Grant<'_>,
-    jti: Uuid,
-    now: i64,
-) -> AccessClaims {
+pub fn access_claims(state: &AuthState, grant: &Grant<'_>, jti: Uuid, now: i64) -> AccessClaims {
     let (sub, u) = match grant.user {
         Some(u) => (
             u.id.clone(),

@@ -20,7 +20,8 @@ pub async fn userinfo(State(state): State<AuthState>, headers: HeaderMap) -> Res
 }
 
 async fn handle(state: &AuthState, headers: &HeaderMap) -> Result<Response, OAuthError> {
-    let token = bearer(headers).ok_or_else(|| OAuthError::invalid_token("A Bearer token is required."))?;
+    let token =
+        bearer(headers).ok_or_else(|| OAuthError::invalid_token("A Bearer token is required."))?;
     let claims = state
         .verifier()
         .verify(token)
@@ -29,7 +30,9 @@ async fn handle(state: &AuthState, headers: &HeaderMap) -> Result<Response, OAut
         .await
         .map_err(|_| OAuthError::invalid_token("No authority serves this host."))?;
     if !claims.aud.eq_ignore_ascii_case(&authority.domain) {
-        return Err(OAuthError::invalid_token("The token was issued for another authority."));
+        return Err(OAuthError::invalid_token(
+            "The token was issued for another authority.",
+        ));
     }
     let jti = uuid::Uuid::parse_str(&claims.jti).ok();
     if !tokens::access_token_live(state.db(), jti, Some(&claims.sub), claims.iat).await? {

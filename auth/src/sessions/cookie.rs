@@ -172,7 +172,13 @@ mod tests {
         let s = Session::new("user-1", "internal", 60);
         let set = k.set_cookie(&s, 60, true);
         assert!(set.starts_with("_coauth_session="));
-        for attr in ["Path=/auth", "HttpOnly", "Secure", "SameSite=Lax", "Max-Age=60"] {
+        for attr in [
+            "Path=/auth",
+            "HttpOnly",
+            "Secure",
+            "SameSite=Lax",
+            "Max-Age=60",
+        ] {
             assert!(set.contains(attr), "{set} lacks {attr}");
         }
         let v = value_of(&set);
@@ -191,11 +197,13 @@ mod tests {
         bad[i] = if bad[i] == b'A' { b'B' } else { b'A' };
         let bad = String::from_utf8(bad).expect("utf8");
         assert_eq!(k.read(&headers(&format!("_coauth_session={bad}"))), None);
-        let other = SessionKey::from_secret(Some("another secret of at least 32 bytes!"))
-            .expect("key");
+        let other =
+            SessionKey::from_secret(Some("another secret of at least 32 bytes!")).expect("key");
         assert_eq!(other.read(&headers(&format!("_coauth_session={v}"))), None);
         // A legacy cookie first, then ours: ours is found.
-        let both = format!("_coauth_session=BAh7CEkiD3Nlc3Npb25faWQGOgZFVA%3D%3D--abc; _coauth_session={v}");
+        let both = format!(
+            "_coauth_session=BAh7CEkiD3Nlc3Npb25faWQGOgZFVA%3D%3D--abc; _coauth_session={v}"
+        );
         assert_eq!(k.read(&headers(&both)), Some(s.clone()));
         let expired = Session {
             exp: 1,

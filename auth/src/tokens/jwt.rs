@@ -98,7 +98,9 @@ pub struct Verifier {
 
 impl std::fmt::Debug for Verifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Verifier").field("keys", &self.keys).finish()
+        f.debug_struct("Verifier")
+            .field("keys", &self.keys)
+            .finish()
     }
 }
 
@@ -119,7 +121,10 @@ impl Verifier {
         issuer: &str,
         production: bool,
     ) -> Result<Self, AuthError> {
-        Ok(Self::new(SigningKeys::load(jwt_secret, production)?, issuer))
+        Ok(Self::new(
+            SigningKeys::load(jwt_secret, production)?,
+            issuer,
+        ))
     }
 
     /// The signing keys.

@@ -76,8 +76,8 @@ impl SigningKeys {
         jwk.common.key_id = Some(kid.clone());
         jwk.common.public_key_use = Some(PublicKeyUse::Signature);
         jwk.common.key_algorithm = Some(KeyAlgorithm::RS256);
-        let decoding = DecodingKey::from_jwk(&jwk)
-            .map_err(|e| AuthError::Key(format!("public key: {e}")))?;
+        let decoding =
+            DecodingKey::from_jwk(&jwk).map_err(|e| AuthError::Key(format!("public key: {e}")))?;
         Ok(Self {
             encoding,
             decoding,

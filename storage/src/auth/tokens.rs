@@ -136,7 +136,10 @@ pub async fn unrotate(pool: &PgPool, jti: Uuid) -> Result<(), StorageError> {
 }
 
 /// The pair whose refresh token has this digest.
-pub async fn by_refresh(pool: &PgPool, refresh_digest: &str) -> Result<Option<Token>, StorageError> {
+pub async fn by_refresh(
+    pool: &PgPool,
+    refresh_digest: &str,
+) -> Result<Option<Token>, StorageError> {
     let row = sqlx::query!(
         r#"SELECT jti, family_id, application_id, user_id, code_digest, scopes, resource,
                   expires_at, refresh_digest, refresh_expires_at, refreshed_at, revoked_at,
