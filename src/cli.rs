@@ -303,6 +303,7 @@ pub enum Command {
 
 /// Administration subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::enum_variant_names)] // the commands are create-key, create-user, create-app
 pub enum AdminCommand {
     /// Create an API key and print it (only the key) on stdout, once.
     CreateKey {
