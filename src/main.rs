@@ -177,7 +177,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 db::migrate(&pool).await.context("running migrations")?;
             }
             let stop = shutdown_channel();
-            let bearer = Some(verifier(&common)?);
+            // Without a usable key (production without JWT_SECRET) the API still
+            // serves API keys; only Bearer tokens are refused.
+            let bearer = match verifier(&common) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "Bearer tokens are not accepted");
+                    None
+                }
+            };
             let services = Services::open(&common, pool).await?;
             serve_api(api, services, bearer, None, stop).await
         }
