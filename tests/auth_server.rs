@@ -19,9 +19,9 @@ use serde_json::Value;
 use crate::support::{World, free_port};
 
 const SECRET: &str = "an e2e cookie session secret of more than 32 bytes";
-const VERIFIER: &str = "e2e-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
+pub const VERIFIER: &str = "e2e-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
 
-fn challenge(verifier: &str) -> String {
+pub fn challenge(verifier: &str) -> String {
     use sha2::Digest;
     URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()))
 }
@@ -40,7 +40,7 @@ impl Auth {
 }
 
 /// Runs `tolk <args>` and parses its one JSON line.
-async fn admin_json(world: &World, args: &[&str]) -> Result<Value> {
+pub async fn admin_json(world: &World, args: &[&str]) -> Result<Value> {
     let out = world
         .tolk(args)
         .stdout(Stdio::piped())
@@ -147,22 +147,22 @@ fn hidden_fields(html: &str) -> HashMap<String, String> {
         .collect()
 }
 
-fn query_of(location: &str) -> HashMap<String, String> {
+pub fn query_of(location: &str) -> HashMap<String, String> {
     let url = reqwest::Url::parse(location).expect("absolute location");
     url.query_pairs().into_owned().collect()
 }
 
-fn jwt_payload(token: &str) -> Value {
+pub fn jwt_payload(token: &str) -> Value {
     let part = token.split('.').nth(1).expect("a JWT");
     serde_json::from_slice(&URL_SAFE_NO_PAD.decode(part).expect("base64url")).expect("json")
 }
 
-struct Client {
-    uid: String,
-    secret: Option<String>,
+pub struct Client {
+    pub uid: String,
+    pub secret: Option<String>,
 }
 
-const REDIRECT: &str = "http://127.0.0.1/callback";
+pub const REDIRECT: &str = "http://127.0.0.1/callback";
 
 fn authorize_url(auth: &Auth, client: &Client, extra: &[(&str, &str)]) -> String {
     let mut url = reqwest::Url::parse(&auth.url("/auth/authorize")).expect("url");
@@ -211,7 +211,11 @@ async fn get_code(auth: &Auth, client: &Client, cookie: &str) -> Result<String> 
     q.get("code").cloned().context("no code in the redirect")
 }
 
-async fn token(auth: &Auth, client: &Client, form: &[(&str, &str)]) -> Result<(StatusCode, Value)> {
+pub async fn token(
+    auth: &Auth,
+    client: &Client,
+    form: &[(&str, &str)],
+) -> Result<(StatusCode, Value)> {
     let mut body: Vec<(&str, &str)> = form.to_vec();
     body.push(("client_id", &client.uid));
     if let Some(s) = &client.secret {
@@ -227,7 +231,7 @@ async fn token(auth: &Auth, client: &Client, form: &[(&str, &str)]) -> Result<(S
     Ok((status, res.json().await.unwrap_or(Value::Null)))
 }
 
-async fn userinfo(auth: &Auth, access: &str) -> Result<StatusCode> {
+pub async fn userinfo(auth: &Auth, access: &str) -> Result<StatusCode> {
     Ok(auth
         .http
         .get(auth.url("/auth/userinfo"))
@@ -256,7 +260,7 @@ async fn redeem(
     .await
 }
 
-async fn setup() -> Result<(World, Auth, Client, Client)> {
+pub async fn setup() -> Result<(World, Auth, Client, Client)> {
     let mut world = World::new("auth").await?;
     admin_json(
         &world,
