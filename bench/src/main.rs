@@ -12,11 +12,15 @@
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
+//! - `tolk-bench auth`: client_credentials token issuance, Bearer verification and
+//!   sign-in (bcrypt) per second through the auth service and the API, beside bare
+//!   jsonwebtoken RS256 sign/verify and bcrypt loops with the same key and cost.
 //! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
 //!   against `/v2/translate` throughput on the same text.
 
 mod analytics;
 mod app;
+mod auth;
 mod documents;
 mod quality;
 mod queue;
@@ -46,6 +50,9 @@ enum Command {
     Translate(translate::TranslateArgs),
     /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
     Quality(quality::QualityArgs),
+    /// Auth: client_credentials tokens/s, Bearer verifications/s and sign-ins/s vs
+    /// bare jsonwebtoken RS256 sign/verify and bcrypt loops.
+    Auth(auth::AuthArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -60,5 +67,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Translate(args) => translate::run(args).await,
         Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
+        Command::Auth(args) => auth::run(args).await,
     }
 }
