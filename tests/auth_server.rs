@@ -1004,3 +1004,212 @@ async fn api_accepts_bearer_tokens_by_scope() -> Result<()> {
     assert_eq!(a["token_valid"], false);
     Ok(())
 }
+
+#[tokio::test]
+async fn scheduler_prunes_expired_codes_and_tokens() -> Result<()> {
+    let (mut world, auth, public, confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    let old_code = get_code(&auth, &public, &cookie).await?;
+    let _fresh_code = get_code(&auth, &public, &cookie).await?;
+    let mut jtis = Vec::new();
+    for _ in 0..2 {
+        let (status, body) = token(
+            &auth,
+            &confidential,
+            &[("grant_type", "client_credentials"), ("scope", "translate")],
+        )
+        .await?;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let access = body["access_token"].as_str().context("access_token")?;
+        jtis.push(uuid::Uuid::parse_str(
+            jwt_payload(access)["jti"].as_str().context("jti")?,
+        )?);
+    }
+    let db = world.db().await?;
+    // One code and one token expired two days ago (kept a day for reuse checks).
+    let digest = tolk_storage::auth::digest(&old_code);
+    let aged = sqlx::query(
+        "UPDATE oauth_codes SET expires_at = now() - interval '2 days' WHERE code_digest = $1",
+    )
+    .bind(&digest)
+    .execute(&db)
+    .await?;
+    assert_eq!(aged.rows_affected(), 1, "codes are stored as hex SHA-256");
+    sqlx::query(
+        "UPDATE oauth_tokens SET expires_at = now() - interval '2 days', \
+         refresh_expires_at = NULL WHERE jti = $1",
+    )
+    .bind(jtis[0])
+    .execute(&db)
+    .await?;
+    let count = |sql: &'static str| {
+        let db = db.clone();
+        async move { anyhow::Ok(sqlx::query_scalar::<_, i64>(sql).fetch_one(&db).await?) }
+    };
+    assert_eq!(count("SELECT count(*) FROM oauth_codes").await?, 2);
+    assert_eq!(count("SELECT count(*) FROM oauth_tokens").await?, 2);
+
+    world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler")?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let codes = count("SELECT count(*) FROM oauth_codes").await?;
+        let tokens = count("SELECT count(*) FROM oauth_tokens").await?;
+        if codes == 1 && tokens == 1 {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "not pruned after 30 s: {codes} codes, {tokens} tokens; {}",
+                world.log("scheduler")
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let left: uuid::Uuid = sqlx::query_scalar("SELECT jti FROM oauth_tokens")
+        .fetch_one(&db)
+        .await?;
+    assert_eq!(left, jtis[1], "the live token stays");
+    let gone: i64 = sqlx::query_scalar("SELECT count(*) FROM oauth_codes WHERE code_digest = $1")
+        .bind(&digest)
+        .fetch_one(&db)
+        .await?;
+    assert_eq!(gone, 0, "the expired code went");
+    Ok(())
+}
+
+/// A stand-in for the earlier platform's key inspection at PLATFORM_URI: a real
+/// HTTP server answering by the presented key (good, bad, slow, broken).
+async fn legacy_platform() -> Result<(String, std::sync::Arc<std::sync::Mutex<Vec<String>>>)> {
+    use axum::http::{HeaderMap, StatusCode as S};
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+    let record = seen.clone();
+    let app = axum::Router::new().route(
+        "/api/engine/v2/api_keys/inspect",
+        axum::routing::get(move |headers: HeaderMap| {
+            let record = record.clone();
+            async move {
+                let key = headers
+                    .get("x-api-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_owned();
+                record.lock().expect("lock").push(key.clone());
+                match key.as_str() {
+                    "legacy-id.good" => (
+                        S::OK,
+                        axum::Json(serde_json::json!({"id": "legacy-id", "owner": "legacy"})),
+                    ),
+                    "legacy-id.slow" => {
+                        tokio::time::sleep(Duration::from_secs(8)).await;
+                        (S::OK, axum::Json(serde_json::json!({})))
+                    }
+                    "legacy-id.broken" => (
+                        S::INTERNAL_SERVER_ERROR,
+                        axum::Json(serde_json::json!({"error": "down"})),
+                    ),
+                    _ => (
+                        S::UNAUTHORIZED,
+                        axum::Json(serde_json::json!({"error": "unknown key"})),
+                    ),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok((base, seen))
+}
+
+#[tokio::test]
+async fn api_keys_fall_back_to_the_legacy_platform() -> Result<()> {
+    let (platform, seen) = legacy_platform().await?;
+    let mut world = World::new("auth").await?;
+    // An authority (created with the application).
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-app",
+            "--name",
+            "Backend",
+            "--redirect-uri",
+            "https://app.example.com/cb",
+        ],
+    )
+    .await?;
+    let local = world.create_key("local", false).await?;
+    world
+        .extra_env
+        .push(("PLATFORM_URI".into(), format!("{platform}/")));
+    let auth = start_auth(&mut world).await?;
+    let authority = |key: String| {
+        let http = auth.http.clone();
+        let url = auth.url("/auth/authority");
+        async move {
+            let res = http.get(url).header("X-API-Key", key).send().await?;
+            let status = res.status();
+            let body: Value = res.json().await?;
+            anyhow::Ok((status, body))
+        }
+    };
+
+    // A key of our own store: the platform is not asked.
+    let (status, body) = authority(local.clone()).await?;
+    assert_eq!(
+        (status, &body["token_valid"]),
+        (StatusCode::OK, &Value::Bool(true))
+    );
+    assert!(
+        seen.lock().expect("lock").is_empty(),
+        "local keys stay local"
+    );
+
+    // A key the platform vouches for.
+    let (status, body) = authority("legacy-id.good".into()).await?;
+    assert_eq!(
+        (status, &body["token_valid"]),
+        (StatusCode::OK, &Value::Bool(true))
+    );
+    // One it refuses (401): not valid, no error.
+    let (status, body) = authority("legacy-id.bad".into()).await?;
+    assert_eq!(
+        (status, &body["token_valid"]),
+        (StatusCode::OK, &Value::Bool(false))
+    );
+    // A platform error: a 502 that says what failed.
+    let (status, body) = authority("legacy-id.broken".into()).await?;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    let msg = body["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("PLATFORM_URI") && msg.contains("500"), "{msg}");
+    // A platform that does not answer: a 502 after the 5 s timeout, not a hang.
+    let t = Instant::now();
+    let (status, body) = authority("legacy-id.slow".into()).await?;
+    let waited = t.elapsed();
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    let msg = body["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("did not answer within 5s"), "{msg}");
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(8),
+        "{waited:?}"
+    );
+    // A key without the {id}.{secret} shape is not sent anywhere.
+    let (_, body) = authority("no-dot-here".into()).await?;
+    assert_eq!(body["token_valid"], false);
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        [
+            "legacy-id.good",
+            "legacy-id.bad",
+            "legacy-id.broken",
+            "legacy-id.slow"
+        ],
+        "the platform saw each presented key once, in X-API-Key"
+    );
+    // The service still answers after the timeout.
+    let (status, _) = authority(local).await?;
+    assert_eq!(status, StatusCode::OK);
+    Ok(())
+}
