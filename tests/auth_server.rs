@@ -1213,3 +1213,87 @@ async fn api_keys_fall_back_to_the_legacy_platform() -> Result<()> {
     assert_eq!(status, StatusCode::OK);
     Ok(())
 }
+
+/// Whether the cookie is a live session: GET /auth/authority reports it.
+async fn has_session(auth: &Auth, cookie: &str) -> Result<bool> {
+    let body: Value = auth
+        .http
+        .get(auth.url("/auth/authority"))
+        .header(COOKIE, cookie)
+        .send()
+        .await?
+        .json()
+        .await?;
+    body["session"].as_bool().context("session")
+}
+
+async fn sign_in_max_age(auth: &Auth) -> Result<(String, String)> {
+    let res = auth
+        .http
+        .post(auth.url("/auth/signin"))
+        .json(&serde_json::json!({"email": "ann@example.com", "password": "correct horse"}))
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    let (pair, set) = session_cookie(&res).context("session cookie")?;
+    let max_age = set
+        .split(';')
+        .find_map(|a| a.trim().strip_prefix("Max-Age="))
+        .context("Max-Age")?
+        .to_owned();
+    Ok((pair, max_age))
+}
+
+#[tokio::test]
+async fn sessions_time_out() -> Result<()> {
+    let mut world = World::new("auth").await?;
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-user",
+            "--email",
+            "ann@example.com",
+            "--password",
+            "correct horse",
+        ],
+    )
+    .await?;
+    world
+        .extra_env
+        .push(("SESSION_TIMEOUT_MINUTES".into(), "1".into()));
+    let auth = start_auth(&mut world).await?;
+
+    // SESSION_TIMEOUT_MINUTES sets the cookie's age ...
+    let (short, max_age) = sign_in_max_age(&auth).await?;
+    assert_eq!(max_age, "60");
+    assert!(has_session(&auth, &short).await?);
+    // ... and the authority's internals.session_timeout wins over it.
+    let db = world.db().await?;
+    sqlx::query("UPDATE authorities SET internals = internals || '{\"session_timeout\": 3}'")
+        .execute(&db)
+        .await?;
+    let (long, max_age) = sign_in_max_age(&auth).await?;
+    assert_eq!(max_age, "180");
+
+    // A client that ignores Max-Age and sends the cookie after the timeout has no
+    // session: the expiry sealed inside the cookie is checked by the server.
+    tokio::time::sleep(Duration::from_secs(62)).await;
+    assert!(
+        !has_session(&auth, &short).await?,
+        "a 1-minute session is over after 62 s"
+    );
+    assert!(has_session(&auth, &long).await?, "a 3-minute one is not");
+    let res = auth
+        .http
+        .get(auth.url("/auth/login?continue=%2Fauth%2Fhealthz"))
+        .header(COOKIE, &short)
+        .send()
+        .await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "the sign-in page again, not a pass-through"
+    );
+    Ok(())
+}
