@@ -1297,3 +1297,121 @@ async fn sessions_time_out() -> Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn tolk_up_serves_auth_and_the_api_together() -> Result<()> {
+    let mut world = World::new("auth").await?;
+    let app = admin_json(
+        &world,
+        &[
+            "admin",
+            "create-app",
+            "--name",
+            "Backend",
+            "--redirect-uri",
+            "https://app.example.com/cb",
+            "--scopes",
+            "public translate",
+        ],
+    )
+    .await?;
+    let client = Client {
+        uid: app["uid"].as_str().context("uid")?.to_owned(),
+        secret: app["secret"].as_str().map(str::to_owned),
+    };
+    world
+        .extra_env
+        .push(("COOKIE_SESSION_SECRET".into(), SECRET.into()));
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
+    let auth = Auth {
+        base: format!("http://{listen}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .build()?,
+        channel: String::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let auth_up = auth.http.get(auth.url("/auth/healthz")).send().await;
+        let api_up = auth.http.get(auth.url("/healthz")).send().await;
+        if matches!((&auth_up, &api_up), (Ok(a), Ok(b)) if a.status().is_success() && b.status().is_success())
+        {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("tolk up did not come up: {}", world.log("up"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // One address: discovery, a token from /auth, the token on /v2.
+    let meta: Value = auth
+        .http
+        .get(auth.url("/.well-known/openid-configuration"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(meta["token_endpoint"], auth.url("/auth/token"));
+    let (status, body) = token(
+        &auth,
+        &client,
+        &[("grant_type", "client_credentials"), ("scope", "translate")],
+    )
+    .await?;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let access = body["access_token"].as_str().context("access_token")?;
+    let res = auth
+        .http
+        .post(auth.url("/v2/translate"))
+        .bearer_auth(access)
+        .json(
+            &serde_json::json!({"text": ["Hello world"], "source_lang": "EN", "target_lang": "ES"}),
+        )
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    let out: Value = res.json().await?;
+    let text = out["translations"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Hola"), "{out}");
+    let res = auth
+        .http
+        .get(auth.url("/v2/usage"))
+        .bearer_auth(access)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    let usage: Value = res.json().await?;
+    assert_eq!(usage["character_count"], 11, "{usage}");
+    // The voice service needs the voice scope.
+    let res = auth
+        .http
+        .get(auth.url("/v1/tts/voices"))
+        .bearer_auth(access)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    // Revoked at /auth: refused at /v2 at once.
+    let res = auth
+        .http
+        .post(auth.url("/auth/revoke"))
+        .form(&[
+            ("token", access),
+            ("client_id", &client.uid),
+            ("client_secret", client.secret.as_deref().unwrap_or("")),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    let res = auth
+        .http
+        .get(auth.url("/v2/usage"))
+        .bearer_auth(access)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    Ok(())
+}
