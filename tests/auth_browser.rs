@@ -45,7 +45,11 @@ const LEGACY_VALUE: &str = "legacy-deployment-session-value%3D%3D--0123abcd";
 /// An executable on PATH (or in /usr/bin), else an error naming the package.
 fn executable(name: &str, env: &str, package: &str) -> Result<PathBuf> {
     if let Ok(p) = std::env::var(env) {
-        return Ok(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            bail!("{env}={} is not a file", p.display());
+        }
+        return Ok(p);
     }
     let path = std::env::var("PATH").unwrap_or_default();
     std::env::split_paths(&path)
