@@ -10,6 +10,7 @@
 //! installs Debian's chromium and chromium-driver).
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use fantoccini::cookies::Cookie;
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
+use futures::FutureExt;
 use reqwest::StatusCode;
 use serde_json::json;
 use tokio::process::{Child, Command};
@@ -65,9 +67,21 @@ fn executable(name: &str, env: &str, package: &str) -> Result<PathBuf> {
 }
 
 /// chromedriver and the WebDriver session on a fresh Chromium profile.
+/// chromedriver leads its own process group, so dropping the driver also ends the
+/// browser it started (a failing test leaves no Chromium behind).
 struct Driver {
     browser: Option<Browser>,
-    _chromedriver: Child,
+    chromedriver: Child,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(pid) = self.chromedriver.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+    }
 }
 
 impl Driver {
@@ -82,6 +96,7 @@ impl Driver {
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .with_context(|| format!("starting {}", chromedriver.display()))?;
         let webdriver = format!("http://127.0.0.1:{port}");
@@ -119,7 +134,7 @@ impl Driver {
             .context("opening a WebDriver session on headless Chromium")?;
         Ok(Self {
             browser: Some(browser),
-            _chromedriver: child,
+            chromedriver: child,
         })
     }
 
@@ -236,9 +251,15 @@ async fn wait_for_path(b: &Browser, path: &str) -> Result<reqwest::Url> {
 async fn chromium_signs_in_and_approves_consent_with_a_legacy_cookie() -> Result<()> {
     let (world, auth, public, _) = auth_server::setup().await?;
     let driver = Driver::start(&world).await?;
-    let result = browse(&world, &auth, &public, driver.b()).await;
-    driver.close().await?;
-    result
+    // A failed assertion still closes the browser first.
+    let result = AssertUnwindSafe(browse(&world, &auth, &public, driver.b()))
+        .catch_unwind()
+        .await;
+    let closed = driver.close().await;
+    match result {
+        Ok(r) => r.and(closed),
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
 }
 
 async fn browse(world: &World, auth: &Auth, public: &Client, b: &Browser) -> Result<()> {

@@ -1324,7 +1324,7 @@ async fn tolk_up_serves_auth_and_the_api_together() -> Result<()> {
         .push(("COOKIE_SESSION_SECRET".into(), SECRET.into()));
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
+    let up = world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
     let auth = Auth {
         base: format!("http://{listen}"),
         http: reqwest::Client::builder()
@@ -1413,5 +1413,12 @@ async fn tolk_up_serves_auth_and_the_api_together() -> Result<()> {
         .send()
         .await?;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
+
+    // SIGTERM stops all of it (API, auth, worker, scheduler) cleanly.
+    std::process::Command::new("kill")
+        .args(["-TERM", &up.to_string()])
+        .status()?;
+    let status = world.wait_exit(up, Duration::from_secs(30)).await?;
+    assert!(status.success(), "tolk up exited with {status}");
     Ok(())
 }
