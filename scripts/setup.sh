@@ -12,7 +12,11 @@
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
 #     (recognition of voice jobs); lame (MP3 streams; the voice tests also
 #     encode MP3 with it), flac and vorbis-tools (the voice tests encode
-#     FLAC/OGG inputs with them).
+#     FLAC/OGG inputs with them); chromium and chromium-driver (the auth
+#     tests drive the sign-in and consent pages in headless Chromium through
+#     chromedriver) with fonts-dejavu-core (their screenshots need a font);
+#     python3-authlib and python3-requests (the auth tests run authlib's OAuth
+#     client against the server).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.
@@ -44,6 +48,8 @@ PACKAGES=(
     gcc libc6-dev
     espeak-ng pocketsphinx pocketsphinx-en-us
     lame flac vorbis-tools
+    chromium chromium-driver fonts-dejavu-core
+    python3-authlib python3-requests
     ca-certificates
 )
 
@@ -99,7 +105,7 @@ postgres_installed() {
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1; then
-        warn "not a Debian-like system (no dpkg-query): install by hand PostgreSQL (+contrib), Redis, Apertium with the pairs eng-spa es-pt fr-es eng-cat, python3-docx"
+        warn "not a Debian-like system (no dpkg-query): install by hand PostgreSQL (+contrib), Redis, Apertium with the pairs eng-spa es-pt fr-es eng-cat, python3-docx, python3-authlib, python3-requests, chromium, chromium-driver"
         missing+=("debian-packages(unknown)")
         return
     fi
@@ -321,19 +327,33 @@ ensure_s3s_fs() {
     log "s3s-fs: $CARGO_BIN/s3s-fs"
 }
 
-# --- 5. Python with docx (for the tests) ---------------------------------
-# PATH's python3 may be a pyenv one that does not see Debian's python3-docx.
-ensure_python_docx() {
+# --- 5. Python with docx, authlib and requests (for the tests) -----------
+# PATH's python3 may be a pyenv one that does not see Debian's packages.
+ensure_python_modules() {
     local py
     for py in /usr/bin/python3 python3; do
-        if "$py" -c 'import docx' >/dev/null 2>&1; then
-            log "python with docx: $(command -v "$py")"
+        if "$py" -c 'import docx, authlib, requests' >/dev/null 2>&1; then
+            log "python with docx, authlib, requests: $(command -v "$py")"
             return
         fi
     done
-    missing+=("python3-docx(import docx fails)")
-    warn "no python3 can 'import docx' (apt-get install python3-docx)"
+    missing+=("python3-docx/python3-authlib/python3-requests(import fails)")
+    warn "no python3 can 'import docx, authlib, requests' (apt-get install python3-docx python3-authlib python3-requests)"
     [[ $NO_INSTALL == 1 ]] || exit 1
+}
+
+# --- 6. Chromium and chromedriver (the browser tests of the auth pages) ---
+ensure_chromium() {
+    local b
+    for b in chromium chromedriver; do
+        if ! command -v "$b" >/dev/null 2>&1; then
+            missing+=("$b(not on PATH)")
+            warn "$b is not on PATH (apt-get install chromium chromium-driver)"
+            [[ $NO_INSTALL == 1 ]] || exit 1
+            return
+        fi
+    done
+    log "chromium: $(command -v chromium), chromedriver: $(command -v chromedriver)"
 }
 
 # --- run ---------------------------------------------------------------
@@ -342,7 +362,8 @@ ensure_postgres
 ensure_redis
 ensure_rust
 ensure_s3s_fs
-ensure_python_docx
+ensure_python_modules
+ensure_chromium
 
 if [[ ${#missing[@]} -gt 0 ]]; then
     warn "missing: ${missing[*]}"

@@ -23,13 +23,14 @@ export SQLX_OFFLINE=true
 export TOLK_TEST_DATABASE_URL="${TOLK_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 # Where the tests find their helpers: s3s-fs (installed by setup.sh) and a
-# python3 that can `import docx`. PATH's first python3 may be a pyenv/venv one
+# python3 that can `import docx, authlib, requests`. PATH's first python3 may be a pyenv/venv one
 # that does not see Debian's python3-docx: then a shim folder puts Debian's
 # python3 first for the test run (TOLK_TEST_PYTHON names it too).
 cargo_bin="${CARGO_HOME:-$HOME/.cargo}/bin"
 case ":$PATH:" in *":$cargo_bin:"*) ;; *) export PATH="$cargo_bin:$PATH" ;; esac
 export TOLK_S3S_FS="${TOLK_S3S_FS:-$(command -v s3s-fs)}"
-if ! python3 -c 'import docx' >/dev/null 2>&1 && /usr/bin/python3 -c 'import docx' >/dev/null 2>&1; then
+if ! python3 -c 'import docx, authlib, requests' >/dev/null 2>&1 &&
+    /usr/bin/python3 -c 'import docx, authlib, requests' >/dev/null 2>&1; then
     shim="${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-bin"
     mkdir -p "$shim"
     ln -sfn /usr/bin/python3 "$shim/python3"

@@ -147,6 +147,16 @@ pub struct Common {
     /// for an engine; more are refused with 529.
     #[arg(long, env = "TOLK_ENGINE_QUEUE", default_value_t = 1024, global = true)]
     pub engine_queue: usize,
+    /// RSA private key PEM, base64 (signs the auth service's tokens; the API
+    /// verifies Bearer tokens with its public half). Unset: a public development key.
+    #[arg(long, env = "JWT_SECRET", global = true, hide_env_values = true)]
+    pub jwt_secret: Option<String>,
+    /// `iss` of access tokens (must equal the earlier deployment's).
+    #[arg(long, env = "JWT_ISSUER", default_value = tolk_auth::config::DEFAULT_ISSUER, global = true)]
+    pub jwt_issuer: String,
+    /// Environment: `production` turns on secure cookies and requires JWT_SECRET.
+    #[arg(long, env = "SG_ENV", default_value = "development", global = true)]
+    pub sg_env: String,
     /// Log format: text or json.
     #[arg(long, env = "TOLK_LOG_FORMAT", default_value = "text", global = true)]
     pub log_format: String,
@@ -198,6 +208,30 @@ pub struct ApiArgs {
     pub hunspell_dir: std::path::PathBuf,
 }
 
+/// Auth service settings (`auth`, `up`).
+#[derive(Debug, Args, Clone)]
+pub struct AuthArgs {
+    /// Encrypts and signs the session cookie (at least 32 bytes); unset: an
+    /// ephemeral key per boot.
+    #[arg(long, env = "COOKIE_SESSION_SECRET", hide_env_values = true)]
+    pub cookie_session_secret: Option<String>,
+    /// Session cookie age in minutes (an authority's internals.session_timeout wins).
+    #[arg(long, env = "SESSION_TIMEOUT_MINUTES", default_value_t = tolk_auth::config::DEFAULT_SESSION_TIMEOUT_MINUTES)]
+    pub session_timeout_minutes: u64,
+    /// Redis pub/sub channel of login events.
+    #[arg(long, env = "LOGIN_EVENTS_CHANNEL", default_value = tolk_auth::config::DEFAULT_LOGIN_EVENTS_CHANNEL)]
+    pub login_events_channel: String,
+    /// Base URL of the earlier platform, for the legacy API key validation.
+    #[arg(long, env = "PLATFORM_URI")]
+    pub platform_uri: Option<String>,
+    /// New dynamic client registrations per hour (registration is not served yet).
+    #[arg(long, env = "MCP_REGISTRATION_LIMIT", default_value_t = 10)]
+    pub mcp_registration_limit: u32,
+    /// Allowed client metadata document hosts, comma-separated (not served yet).
+    #[arg(long, env = "MCP_CLIENT_ID_HOSTS", value_delimiter = ',')]
+    pub mcp_client_id_hosts: Vec<String>,
+}
+
 /// Worker settings.
 #[derive(Debug, Args, Clone)]
 pub struct WorkerArgs {
@@ -240,10 +274,24 @@ pub enum Command {
     Worker(WorkerArgs),
     /// Run periodic maintenance (leader-elected; run any number).
     Scheduler(SchedulerArgs),
-    /// API, worker and scheduler in one process (the single-machine default).
+    /// The auth service alone (`/auth/*`, `/.well-known/*`).
+    Auth {
+        /// Address the auth service listens on.
+        #[arg(long, env = "TOLK_AUTH_LISTEN", default_value = "127.0.0.1:8081")]
+        listen: SocketAddr,
+        /// Do not run pending migrations at start.
+        #[arg(long, env = "TOLK_NO_MIGRATE")]
+        no_migrate: bool,
+        #[command(flatten)]
+        auth: AuthArgs,
+    },
+    /// API (with the auth service), worker and scheduler in one process (the
+    /// single-machine default).
     Up {
         #[command(flatten)]
         api: ApiArgs,
+        #[command(flatten)]
+        auth: AuthArgs,
         #[command(flatten)]
         worker: WorkerArgs,
         #[command(flatten)]
@@ -260,6 +308,7 @@ pub enum Command {
 
 /// Administration subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::enum_variant_names)] // the commands are create-key, create-user, create-app
 pub enum AdminCommand {
     /// Create an API key and print it (only the key) on stdout, once.
     CreateKey {
@@ -272,5 +321,45 @@ pub enum AdminCommand {
         /// Organization name (created when missing).
         #[arg(long, default_value = "default")]
         organization: String,
+    },
+    /// Create a user of the auth service; prints {"id": …} on stdout.
+    CreateUser {
+        /// Email (the sign-in name).
+        #[arg(long)]
+        email: String,
+        /// Password (stored as a bcrypt digest).
+        #[arg(long)]
+        password: String,
+        /// Display name.
+        #[arg(long, default_value = "")]
+        name: String,
+        /// System administrator (permission bit 2).
+        #[arg(long)]
+        admin: bool,
+        /// Authority (tenant) domain, created when missing.
+        #[arg(long, default_value = "localhost")]
+        domain: String,
+    },
+    /// Register an OAuth application; prints {"uid": …, "secret": …} on stdout
+    /// (no secret for a public client).
+    CreateApp {
+        /// Display name (shown on the consent page).
+        #[arg(long)]
+        name: String,
+        /// Redirect URIs (repeat the flag or separate with commas).
+        #[arg(long = "redirect-uri", required = true, value_delimiter = ',')]
+        redirect_uris: Vec<String>,
+        /// Scopes it may request, space- or comma-separated.
+        #[arg(long, default_value = "public openid profile email offline_access")]
+        scopes: String,
+        /// First-party application: no consent screen.
+        #[arg(long)]
+        skip_authorization: bool,
+        /// Public client (no secret; PKCE required).
+        #[arg(long)]
+        public: bool,
+        /// Authority (tenant) domain, created when missing.
+        #[arg(long, default_value = "localhost")]
+        domain: String,
     },
 }

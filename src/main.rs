@@ -9,7 +9,7 @@ use anyhow::Context;
 use clap::Parser;
 use tokio::sync::watch;
 
-use cli::{AdminCommand, ApiArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
+use cli::{AdminCommand, ApiArgs, AuthArgs, Cli, Command, Common, SchedulerArgs, WorkerArgs};
 use tolk_api::rate_limit::{RateLimit, RateLimiter};
 use tolk_engine::{
     ApertiumConfig, ApertiumEngine, ApyEngine, DeeplEngine, Engine, HttpEngineConfig, OpenAiEngine,
@@ -69,14 +69,125 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", key.secret);
             Ok(())
         }
+        Command::Admin {
+            command:
+                AdminCommand::CreateUser {
+                    email,
+                    password,
+                    name,
+                    admin,
+                    domain,
+                },
+        } => {
+            let pool = connect(&common).await?;
+            db::migrate(&pool).await.context("running migrations")?;
+            let authority = tolk_storage::auth::authorities::ensure(&pool, &domain).await?;
+            let digest =
+                tolk_auth::passwords::hash(password, tolk_auth::passwords::DEFAULT_COST).await?;
+            let permissions = if admin {
+                tolk_storage::auth::users::SYS_ADMIN
+            } else {
+                0
+            };
+            let user = tolk_storage::auth::users::create(
+                &pool,
+                authority.id,
+                email.trim(),
+                &name,
+                &digest,
+                permissions,
+            )
+            .await?
+            .with_context(|| format!("a user with the email {email} already exists"))?;
+            println!(
+                "{}",
+                serde_json::json!({ "id": user.id, "email": user.email })
+            );
+            Ok(())
+        }
+        Command::Admin {
+            command:
+                AdminCommand::CreateApp {
+                    name,
+                    redirect_uris,
+                    scopes,
+                    skip_authorization,
+                    public,
+                    domain,
+                },
+        } => {
+            let pool = connect(&common).await?;
+            db::migrate(&pool).await.context("running migrations")?;
+            let authority = tolk_storage::auth::authorities::ensure(&pool, &domain).await?;
+            let uid = random_hex(16);
+            let secret = (!public).then(|| random_hex(32));
+            let digest = secret.as_deref().map(tolk_storage::auth::digest);
+            let scopes: Vec<String> = scopes
+                .split([' ', ','])
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect();
+            let redirect_uris: Vec<String> = redirect_uris
+                .into_iter()
+                .filter(|u| !u.is_empty())
+                .collect();
+            tolk_storage::auth::applications::create(
+                &pool,
+                tolk_storage::auth::applications::NewApplication {
+                    authority_id: authority.id,
+                    name: &name,
+                    uid: &uid,
+                    secret_digest: digest.as_deref(),
+                    redirect_uris: &redirect_uris,
+                    scopes: &scopes,
+                    skip_authorization,
+                },
+            )
+            .await?;
+            let mut out = serde_json::json!({ "uid": uid, "name": name });
+            if let Some(secret) = secret {
+                out["secret"] = serde_json::json!(secret);
+            }
+            println!("{out}");
+            Ok(())
+        }
+        Command::Auth {
+            listen,
+            no_migrate,
+            auth,
+        } => {
+            let pool = connect(&common).await?;
+            if !no_migrate {
+                db::migrate(&pool).await.context("running migrations")?;
+            }
+            let stop = shutdown_channel();
+            let state = auth_state(&common, &auth, pool)?;
+            let listener = tokio::net::TcpListener::bind(listen)
+                .await
+                .with_context(|| format!("binding {listen}"))?;
+            tracing::info!(listen = %listen, "auth service listening");
+            axum::serve(listener, tolk_auth::router(state))
+                .with_graceful_shutdown(stopped(stop))
+                .await
+                .context("serving HTTP")
+        }
         Command::Api(api) => {
             let pool = connect(&common).await?;
             if !api.no_migrate {
                 db::migrate(&pool).await.context("running migrations")?;
             }
             let stop = shutdown_channel();
+            // Without a usable key (production without JWT_SECRET) the API still
+            // serves API keys; only Bearer tokens are refused.
+            let bearer = match verifier(&common) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    tracing::warn!(error = %format!("{e:#}"), "Bearer tokens are not accepted");
+                    None
+                }
+            };
             let services = Services::open(&common, pool).await?;
-            serve_api(api, services, stop).await
+            serve_api(api, services, bearer, None, stop).await
         }
         Command::Worker(worker) => {
             let pool = connect(&common).await?;
@@ -93,6 +204,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Up {
             api,
+            auth,
             worker,
             scheduler,
         } => {
@@ -101,14 +213,70 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 db::migrate(&pool).await.context("running migrations")?;
             }
             let stop = shutdown_channel();
+            let auth_state = auth_state(&common, &auth, pool.clone())?;
+            let bearer = Some(auth_state.verifier().clone());
+            let auth_routes = tolk_auth::router(auth_state);
             let services = Services::open(&common, pool).await?;
-            let api_task = serve_api(api, services.clone(), stop.clone());
+            let api_task = serve_api(
+                api,
+                services.clone(),
+                bearer,
+                Some(auth_routes),
+                stop.clone(),
+            );
             let worker_task = run_worker(worker, services.clone(), stop.clone());
             let scheduler_task = run_scheduler(scheduler, services, stop.clone());
             let (a, w, ()) = tokio::join!(api_task, worker_task, scheduler_task);
             a.and(w)
         }
     }
+}
+
+fn random_hex(bytes: usize) -> String {
+    use rand::RngCore;
+    use std::fmt::Write;
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    buf.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn is_production(common: &Common) -> bool {
+    tolk_auth::config::is_production(&common.sg_env)
+}
+
+/// The Bearer token verifier of the API (the auth service's public key).
+fn verifier(common: &Common) -> anyhow::Result<tolk_auth::tokens::Verifier> {
+    tolk_auth::tokens::Verifier::from_settings(
+        common.jwt_secret.as_deref(),
+        &common.jwt_issuer,
+        is_production(common),
+    )
+    .context("loading JWT_SECRET")
+}
+
+/// The auth service's state from the settings.
+fn auth_state(
+    common: &Common,
+    auth: &AuthArgs,
+    pool: PgPool,
+) -> anyhow::Result<tolk_auth::AuthState> {
+    let config = tolk_auth::AuthConfig {
+        jwt_secret: common.jwt_secret.clone(),
+        jwt_issuer: common.jwt_issuer.clone(),
+        cookie_session_secret: auth.cookie_session_secret.clone(),
+        production: is_production(common),
+        session_timeout_minutes: auth.session_timeout_minutes,
+        redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
+        login_events_channel: auth.login_events_channel.clone(),
+        platform_uri: auth.platform_uri.clone(),
+        mcp_registration_limit: auth.mcp_registration_limit,
+        mcp_client_id_hosts: auth.mcp_client_id_hosts.clone(),
+        bcrypt_cost: tolk_auth::passwords::DEFAULT_COST,
+    };
+    tolk_auth::AuthState::new(pool, config).context("starting the auth service")
 }
 
 /// What the three roles share.
@@ -266,7 +434,13 @@ async fn stopped(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|v| *v).await;
 }
 
-async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> anyhow::Result<()> {
+async fn serve_api(
+    args: ApiArgs,
+    s: Services,
+    bearer: Option<tolk_auth::tokens::Verifier>,
+    extra: Option<axum::Router>,
+    stop: watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("binding {}", args.listen))?;
@@ -314,8 +488,9 @@ async fn serve_api(args: ApiArgs, s: Services, stop: watch::Receiver<bool>) -> a
         glossary_cache: std::sync::Arc::new(tolk_api::glossary_cache::GlossaryCache::new(
             args.glossary_cache_mb.saturating_mul(1024 * 1024),
         )),
+        bearer,
     };
-    tolk_api::serve(listener, state, stopped(stop))
+    tolk_api::serve_with(listener, state, extra, stopped(stop))
         .await
         .context("serving HTTP")
 }

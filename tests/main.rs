@@ -6,6 +6,9 @@ mod support;
 
 mod admin;
 mod auth_and_errors;
+mod auth_authlib;
+mod auth_browser;
+mod auth_server;
 mod document_glossaries;
 mod documents;
 mod engines;

@@ -1,4 +1,8 @@
-//! Authentication: `Authorization: DeepL-Auth-Key {key_id}.{secret}`.
+//! Authentication: `Authorization: DeepL-Auth-Key {key_id}.{secret}`, or
+//! `Authorization: Bearer {jwt}` from the auth service when its scope allows the
+//! route (`voice` for the voice service, `translate` for the rest). A Bearer
+//! token's usage is carried by a key of its own (`oauth-{sub}`) in the
+//! organization of the token's authority.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -46,13 +50,23 @@ impl FromRequestParts<AppState> for AuthKey {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let presented = parts
+        let header = parts
             .headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix(SCHEME))
-            .ok_or_else(|| ApiError::Forbidden(FAILED.to_owned()))?;
-        match keys::authenticate(&state.db, presented).await? {
+            .unwrap_or("");
+        let found = match (
+            header.strip_prefix(SCHEME),
+            bearer_token(header),
+            &state.bearer,
+        ) {
+            (Some(presented), _, _) => keys::authenticate(&state.db, presented).await?,
+            (None, Some(token), Some(verifier)) => {
+                bearer_key(state, verifier, token, parts.uri.path()).await?
+            }
+            _ => return Err(ApiError::Forbidden(FAILED.to_owned())),
+        };
+        match found {
             Some(key) => {
                 tracing::Span::current().record("key_id", key.key_id.as_str());
                 if let Decision::Deny(wait) = state.rate_limiter.check(&key.key_id).await {
@@ -64,5 +78,70 @@ impl FromRequestParts<AppState> for AuthKey {
             }
             None => Err(ApiError::Forbidden(FAILED.to_owned())),
         }
+    }
+}
+
+/// The token of `Authorization: Bearer …`.
+fn bearer_token(header: &str) -> Option<&str> {
+    let (scheme, token) = header.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// The scope a route needs from a Bearer token.
+pub fn scope_for_path(path: &str) -> &'static str {
+    if path.starts_with("/v1/tts") || path.starts_with("/v1/vc") || path.starts_with("/v1/jobs") {
+        "voice"
+    } else {
+        "translate"
+    }
+}
+
+/// The key standing for a valid, live Bearer token with the route's scope.
+async fn bearer_key(
+    state: &AppState,
+    verifier: &tolk_auth::tokens::Verifier,
+    token: &str,
+    path: &str,
+) -> Result<Option<ApiKey>, ApiError> {
+    let Ok(claims) = verifier.verify(token) else {
+        return Ok(None);
+    };
+    if !claims.has_scope(scope_for_path(path)) {
+        return Ok(None);
+    }
+    let jti = uuid::Uuid::parse_str(&claims.jti).ok();
+    if !tolk_storage::auth::tokens::access_token_live(&state.db, jti, Some(&claims.sub), claims.iat)
+        .await?
+    {
+        return Ok(None);
+    }
+    let label = if claims.u.e.is_empty() {
+        format!("OAuth: {}", claims.sub)
+    } else {
+        format!("OAuth: {}", claims.u.e)
+    };
+    Ok(keys::bearer_key(
+        &state.db,
+        &format!("oauth-{}", claims.sub),
+        &claims.aud,
+        &label,
+    )
+    .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_by_route() {
+        assert_eq!(scope_for_path("/v1/tts/stream"), "voice");
+        assert_eq!(scope_for_path("/v1/jobs/x"), "voice");
+        assert_eq!(scope_for_path("/v2/translate"), "translate");
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("DeepL-Auth-Key abc"), None);
     }
 }

@@ -73,7 +73,22 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(state))
+    serve_with(listener, state, None, shutdown).await
+}
+
+/// Like [`serve`], with more routes beside the API's (the auth service's
+/// `/auth/*` and `/.well-known/*` in `tolk up`).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    extra: Option<Router>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let app = match extra {
+        Some(extra) => router(state).merge(extra),
+        None => router(state),
+    };
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
 }

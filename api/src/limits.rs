@@ -9,10 +9,10 @@
 //! charge.settle(&state).await?;
 //! ```
 
-use tolk_storage::keys::ApiKey;
-use tolk_storage::limits::{self, Hold, Meter};
 use tokio::task::JoinHandle;
 use tolk_storage::StorageError;
+use tolk_storage::keys::ApiKey;
+use tolk_storage::limits::{self, Hold, Meter};
 use tolk_storage::usage::{self, UsageEvent};
 
 use crate::{ApiError, AppState};

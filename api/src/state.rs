@@ -37,4 +37,7 @@ pub struct AppState {
     /// Glossary terms of recent `/v2/translate` requests, checked against the
     /// glossaries' versions per request (`TOLK_GLOSSARY_CACHE_MB`).
     pub glossary_cache: Arc<crate::glossary_cache::GlossaryCache>,
+    /// Verifies `Authorization: Bearer` tokens of the auth service (`None`: only
+    /// API keys are accepted).
+    pub bearer: Option<tolk_auth::tokens::Verifier>,
 }

@@ -463,10 +463,7 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
             &with,
         ),
         (
-            format!(
-                "unlimited key, {} characters",
-                paragraph.chars().count()
-            ),
+            format!("unlimited key, {} characters", paragraph.chars().count()),
             &plain,
             &paragraph,
             &with,

@@ -32,5 +32,6 @@ pub fn api_state(
         // The platform's default: ledger commits wait for the WAL flush.
         async_ledger_commit: false,
         glossary_cache: Arc::default(),
+        bearer: None,
     }
 }

@@ -12,6 +12,9 @@
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
+//! - `tolk-bench auth`: client_credentials token issuance, Bearer verification and
+//!   sign-in (bcrypt) per second through the auth service and the API, beside bare
+//!   jsonwebtoken RS256 sign/verify and bcrypt loops with the same key and cost.
 //! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
 //!   against `/v2/translate` throughput on the same text.
 //! - `tolk-bench glossary`: `/v2/translate` latency with a glossary of 100 to 100,000
@@ -19,6 +22,7 @@
 
 mod analytics;
 mod app;
+mod auth;
 mod documents;
 mod glossary;
 mod quality;
@@ -49,6 +53,9 @@ enum Command {
     Translate(translate::TranslateArgs),
     /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
     Quality(quality::QualityArgs),
+    /// Auth: client_credentials tokens/s, Bearer verifications/s and sign-ins/s vs
+    /// bare jsonwebtoken RS256 sign/verify and bcrypt loops.
+    Auth(auth::AuthArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -67,5 +74,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
         Command::Glossary(args) => glossary::run(args).await,
+        Command::Auth(args) => auth::run(args).await,
     }
 }

@@ -14,6 +14,21 @@ pub async fn prune_queue(config: &SchedulerConfig, db: &PgPool) {
     }
 }
 
+/// Deletes the auth service's authorization codes and token rows that expired
+/// more than a day ago (both tables are indexed on their expiry).
+pub async fn prune_oauth(db: &PgPool) {
+    match tolk_storage::auth::codes::prune(db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(codes = n, "pruned expired authorization codes"),
+        Err(e) => tracing::warn!(error = %e, "pruning authorization codes failed"),
+    }
+    match tolk_storage::auth::tokens::prune(db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(tokens = n, "pruned expired OAuth tokens"),
+        Err(e) => tracing::warn!(error = %e, "pruning OAuth tokens failed"),
+    }
+}
+
 /// Runs every task once; failures are logged and retried next round.
 pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
     match rollup::roll_up(db).await {
@@ -52,6 +67,7 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
         Err(e) => tracing::warn!(error = %e, "checking lost evaluation jobs failed"),
     }
     prune_queue(config, db).await;
+    prune_oauth(db).await;
     if let Err(e) = queue::forget_dead_workers(db, config.keep_failed_jobs).await {
         tracing::warn!(error = %e, "forgetting dead workers failed");
     }

@@ -127,7 +127,12 @@ fn drain_before(
 }
 
 /// Emits the per-key group of `key` (its rollup figures `f` plus its tail).
-fn emit_key(pending: &mut Pending, key: &str, mut f: Figures, on_group: &mut impl FnMut(Group<'_>)) {
+fn emit_key(
+    pending: &mut Pending,
+    key: &str,
+    mut f: Figures,
+    on_group: &mut impl FnMut(Group<'_>),
+) {
     if let Some(extra) = drain_before(pending, key, None, on_group) {
         f += extra;
     }
@@ -400,7 +405,10 @@ mod tests {
         for v in [1_i64, -2, 3_000_000_000_000, 0, i64::MAX] {
             packed.extend_from_slice(&v.to_be_bytes());
         }
-        assert_eq!(unpack(&packed), figures(1, -2, 3_000_000_000_000, 0, i64::MAX));
+        assert_eq!(
+            unpack(&packed),
+            figures(1, -2, 3_000_000_000_000, 0, i64::MAX)
+        );
         assert_eq!(unpack(&packed[..16]), figures(1, -2, 0, 0, 0));
     }
 

@@ -192,6 +192,61 @@ macro_rules! key_from_row {
     }};
 }
 
+/// The key that carries the usage of a Bearer token on the translation and voice
+/// APIs: one per token subject (`key_id` such as `oauth-user-…`), created on first
+/// use in the organization of the authority whose domain is the token's `aud`.
+/// Its stored digest is not hex, so it can never be presented as a secret key.
+/// `None` when no authority has that domain.
+pub async fn bearer_key(
+    pool: &PgPool,
+    key_id: &str,
+    authority_domain: &str,
+    label: &str,
+) -> Result<Option<ApiKey>, StorageError> {
+    // A concurrent first use can lose the insert race and see nothing: once more.
+    match bearer_key_once(pool, key_id, authority_domain, label).await? {
+        Some(k) => Ok(Some(k)),
+        None => bearer_key_once(pool, key_id, authority_domain, label).await,
+    }
+}
+
+async fn bearer_key_once(
+    pool: &PgPool,
+    key_id: &str,
+    authority_domain: &str,
+    label: &str,
+) -> Result<Option<ApiKey>, StorageError> {
+    let row = sqlx::query!(
+        r#"WITH created AS (
+               INSERT INTO api_keys (key_id, organization_id, label, digest, is_admin)
+               SELECT $1, a.organization_id, $3, '-', false
+               FROM authorities a WHERE a.domain = $2
+               ON CONFLICT (key_id) DO NOTHING
+               RETURNING key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                         character_limit, speech_to_text_milliseconds_limit,
+                         speech_to_speech_milliseconds_limit)
+           SELECT key_id AS "key_id!", organization_id AS "organization_id!", label AS "label!",
+                  is_admin AS "is_admin!", created_at AS "created_at!", deactivated_at,
+                  character_limit, speech_to_text_milliseconds_limit,
+                  speech_to_speech_milliseconds_limit
+           FROM created
+           UNION ALL
+           SELECT key_id, organization_id, label, is_admin, created_at, deactivated_at,
+                  character_limit, speech_to_text_milliseconds_limit,
+                  speech_to_speech_milliseconds_limit
+           FROM api_keys WHERE key_id = $1 AND digest = '-'
+           LIMIT 1"#,
+        key_id,
+        authority_domain,
+        label
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row
+        .map(|r| key_from_row!(r))
+        .filter(|k| k.deactivated_at.is_none()))
+}
+
 /// The developer keys (not admin keys) of an organization, oldest first,
 /// deactivated ones included.
 pub async fn list_developer_keys(

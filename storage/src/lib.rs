@@ -5,6 +5,7 @@
 //! storage knows no HTTP and no job handler; api, worker and scheduler call it.
 
 pub mod analytics;
+pub mod auth;
 pub mod db;
 pub mod documents;
 pub mod error;

@@ -17,8 +17,8 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use chrono::{Datelike, NaiveDate};
 use futures::StreamExt;
-use tokio::sync::{mpsc, oneshot};
 use serde::{Serialize, Serializer};
+use tokio::sync::{mpsc, oneshot};
 use tolk_storage::analytics::{self, Figures, Group, Grouping};
 
 use crate::auth::AdminKey;
@@ -523,7 +523,10 @@ mod tests {
             let mut ours = Vec::new();
             write_figures(&mut ours, f);
             let theirs = serde_json::to_vec(&UsageFigures::from(f)).unwrap_or_default();
-            assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs));
+            assert_eq!(
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&theirs)
+            );
         }
         for (y, m, d) in [(2025, 1, 1), (2026, 12, 31), (999, 2, 3)] {
             let day = NaiveDate::from_ymd_opt(y, m, d).unwrap_or_default();

@@ -1,0 +1,32 @@
+//! Tolk's auth service: local sign-in with an encrypted session cookie, an
+//! OAuth 2.0 / OpenID Connect authorization server (code + PKCE, client
+//! credentials, refresh rotation, revocation, userinfo, discovery, JWKS), RS256
+//! access tokens in the earlier deployment's shape, API keys, login events.
+//!
+//! [`router`] serves `/auth/*` and `/.well-known/*`; [`tokens::Verifier`] checks
+//! the tokens it issues in other services (the translation and voice APIs).
+//!
+//! Federation (upstream OAuth 2.0 and SAML strategies, token exchange, dynamic
+//! registration, client metadata documents) comes later: users are already
+//! resolved by authority and email, strategies will add `user_auth_lookups` rows
+//! and call [`routes::signin::complete_login`] with their provider name.
+
+pub mod api_keys;
+pub mod config;
+pub mod consent;
+pub mod context;
+pub mod error;
+pub mod events;
+pub mod pages;
+pub mod passwords;
+pub mod pkce;
+pub mod redirect;
+pub mod routes;
+pub mod sessions;
+pub mod state;
+pub mod tokens;
+
+pub use config::AuthConfig;
+pub use error::{AuthError, OAuthError};
+pub use routes::router;
+pub use state::AuthState;

@@ -1,0 +1,326 @@
+//! `GET|POST /auth/authorize`: the authorization code flow.
+//!
+//! Until the client and its redirect URI are validated, every error is an error
+//! page (never a redirect). After that, errors go back to the client's redirect
+//! URI with `error`, `state` and `iss` (RFC 9207). Without a session the browser
+//! is sent to sign in and comes back. Applications without skip_authorization
+//! get a consent page whose form carries a token bound to the session and the
+//! exact request; only a POST with that token approves.
+
+use axum::body::Bytes;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rand::RngCore;
+use tolk_storage::auth::applications::{self, Application};
+use tolk_storage::auth::codes::{self, Code};
+use tolk_storage::auth::users::{self, User};
+use url::Url;
+
+use super::{Params, body_params, resource_on_authority, split_scopes};
+use crate::sessions::Session;
+use crate::tokens::CODE_SECONDS;
+use crate::{AuthState, context, pages, pkce, redirect};
+
+/// The parameters the consent token binds, in this order.
+const BOUND: [&str; 9] = [
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+    "resource",
+    "nonce",
+];
+
+fn error_page(text: &str) -> Response {
+    pages::error(
+        StatusCode::BAD_REQUEST,
+        "Authorization request refused",
+        text,
+    )
+}
+
+fn found(location: &str) -> Response {
+    let mut res = StatusCode::FOUND.into_response();
+    if let Ok(v) = HeaderValue::from_str(location) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    res
+}
+
+/// The validated request, from which the client's redirect URI may be used.
+struct Request<'a> {
+    params: &'a Params,
+    app: Application,
+    redirect_uri: String,
+    issuer: String,
+}
+
+impl Request<'_> {
+    fn redirect(&self, pairs: &[(&str, &str)]) -> Response {
+        let mut url = match Url::parse(&self.redirect_uri) {
+            Ok(u) => u,
+            Err(_) => return error_page("The redirect URI is not a URL."),
+        };
+        {
+            let mut q = url.query_pairs_mut();
+            for (k, v) in pairs {
+                q.append_pair(k, v);
+            }
+            if let Some(s) = self.params.get("state") {
+                q.append_pair("state", s);
+            }
+            q.append_pair("iss", &self.issuer);
+        }
+        found(url.as_str())
+    }
+
+    fn error(&self, error: &str, description: &str) -> Response {
+        self.redirect(&[("error", error), ("error_description", description)])
+    }
+
+    fn bound(&self) -> Vec<(&'static str, &str)> {
+        BOUND
+            .iter()
+            .map(|k| {
+                let v = if *k == "redirect_uri" {
+                    self.redirect_uri.as_str()
+                } else {
+                    self.params.get(k).unwrap_or("")
+                };
+                (*k, v)
+            })
+            .collect()
+    }
+}
+
+/// The handler (GET and POST).
+pub async fn authorize(
+    State(state): State<AuthState>,
+    method: Method,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    body: Bytes,
+) -> Response {
+    let params = if method == Method::POST {
+        body_params(&headers, &body)
+    } else {
+        Params::parse(query.as_deref().unwrap_or(""))
+    };
+    let Some(params) = params else {
+        return error_page("The request's parameters could not be read.");
+    };
+    if let Some(d) = params.duplicate() {
+        return error_page(&format!("The parameter {d} was given more than once."));
+    }
+    let Some(client_id) = params.get("client_id") else {
+        return error_page("client_id is missing.");
+    };
+    let authority = match context::authority(&state, &headers).await {
+        Ok(a) => a,
+        Err(res) => return res,
+    };
+    let app = match applications::by_uid(state.db(), client_id).await {
+        Ok(Some(a)) if a.authority_id == authority.id => a,
+        Ok(_) => return error_page("This application is not known here."),
+        Err(e) => return crate::AuthError::from(e).into_response(),
+    };
+    let redirect_uri = match params.get("redirect_uri") {
+        Some(r) if redirect::matches(&app.redirect_uris, r) => r.to_owned(),
+        Some(_) => {
+            return error_page("The redirect URI is not registered for this application.");
+        }
+        None if app.redirect_uris.len() == 1 => app.redirect_uris[0].clone(),
+        None => return error_page("redirect_uri is missing."),
+    };
+    let req = Request {
+        params: &params,
+        app,
+        redirect_uri,
+        issuer: context::base_url(&headers, state.config().production),
+    };
+
+    if params.get("response_type") != Some("code") {
+        return req.error(
+            "unsupported_response_type",
+            "Only response_type=code is supported.",
+        );
+    }
+    let requested = split_scopes(params.get("scope"));
+    let scopes = if requested.is_empty() {
+        vec!["public".to_owned()]
+    } else {
+        requested
+    };
+    if let Some(s) = scopes.iter().find(|s| !req.app.scopes.contains(s)) {
+        return req.error(
+            "invalid_scope",
+            &format!("The scope {s} is not allowed for this application."),
+        );
+    }
+    let challenge = params.get("code_challenge");
+    match (challenge, params.get("code_challenge_method")) {
+        (_, Some(m)) if m != "S256" => {
+            return req.error(
+                "invalid_request",
+                "Only code_challenge_method=S256 is supported.",
+            );
+        }
+        (Some(_), None) => {
+            return req.error(
+                "invalid_request",
+                "code_challenge_method=S256 is required (plain is refused).",
+            );
+        }
+        (None, Some(_)) => return req.error("invalid_request", "code_challenge is missing."),
+        (Some(c), Some(_)) if !pkce::valid_challenge(c) => {
+            return req.error(
+                "invalid_request",
+                "code_challenge must be 43 base64url characters.",
+            );
+        }
+        _ => {}
+    }
+    if challenge.is_none() && !req.app.is_confidential() {
+        return req.error(
+            "invalid_request",
+            "PKCE (code_challenge with S256) is required for this client.",
+        );
+    }
+    if let Some(r) = params.get("resource")
+        && !resource_on_authority(r, &authority.domain)
+    {
+        return req.error("invalid_target", "The resource is not on this authority.");
+    }
+
+    // Who is signed in.
+    let signed_in = match current_user(&state, &headers, authority.id).await {
+        Ok(u) => u,
+        Err(res) => return res,
+    };
+    let Some((session, user)) = signed_in else {
+        if params.get("prompt") == Some("none") {
+            return req.error("login_required", "The user is not signed in.");
+        }
+        let mut q = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &params.0 {
+            if k != "consent" && k != "consent_token" {
+                q.append_pair(k, v);
+            }
+        }
+        let back = format!("/auth/authorize?{}", q.finish());
+        let mut login = url::form_urlencoded::Serializer::new(String::new());
+        login.append_pair("continue", &back);
+        return super::signin::see_other(&format!("/auth/login?{}", login.finish()));
+    };
+
+    if req.app.skip_authorization {
+        return issue_code(&state, &req, &user, &session, scopes).await;
+    }
+    let bound = req.bound();
+    if method == Method::POST
+        && let (Some(answer), Some(token)) = (params.get("consent"), params.get("consent_token"))
+        && state
+            .consent()
+            .verify(token, &user.id, &session.sid, &bound)
+    {
+        return match answer {
+            "allow" => issue_code(&state, &req, &user, &session, scopes).await,
+            _ => req.error("access_denied", "The user denied the request."),
+        };
+    }
+    if params.get("prompt") == Some("none") {
+        return req.error(
+            "consent_required",
+            "The user has not approved this application.",
+        );
+    }
+    let token = state.consent().token(&user.id, &session.sid, &bound);
+    let mut fields: Vec<(&str, String)> = bound
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (*k, (*v).to_owned()))
+        .collect();
+    fields.push(("consent_token", token));
+    pages::consent(&pages::Consent {
+        client_name: &req.app.name,
+        destination: destination(&req.redirect_uri),
+        user_email: &user.email,
+        scopes: &scopes,
+        fields,
+    })
+}
+
+/// The redirect target in plain words.
+fn destination(redirect_uri: &str) -> String {
+    match Url::parse(redirect_uri) {
+        Ok(u) => match u.host_str() {
+            Some(h @ ("127.0.0.1" | "[::1]" | "localhost")) => {
+                let _ = h;
+                match u.port() {
+                    Some(p) => format!("an application on this computer (port {p})"),
+                    None => "an application on this computer".to_owned(),
+                }
+            }
+            Some(h) => h.to_owned(),
+            None => format!("the application ({})", u.scheme()),
+        },
+        Err(_) => "the application".to_owned(),
+    }
+}
+
+/// The signed-in user of this authority, from the session cookie.
+async fn current_user(
+    state: &AuthState,
+    headers: &HeaderMap,
+    authority_id: uuid::Uuid,
+) -> Result<Option<(Session, User)>, Response> {
+    let Some(session) = state.sessions().read(headers) else {
+        return Ok(None);
+    };
+    let user = users::by_id(state.db(), &session.uid)
+        .await
+        .map_err(|e| crate::AuthError::from(e).into_response())?;
+    Ok(user
+        .filter(|u| u.deleted_at.is_none() && u.authority_id == authority_id)
+        .filter(|u| {
+            u.logged_out_at
+                .is_none_or(|out| out.timestamp() <= session.iat)
+        })
+        .map(|u| (session, u)))
+}
+
+async fn issue_code(
+    state: &AuthState,
+    req: &Request<'_>,
+    user: &User,
+    session: &Session,
+    scopes: Vec<String>,
+) -> Response {
+    let mut raw = [0u8; 32];
+    rand::rng().fill_bytes(&mut raw);
+    let code = hex::encode(raw);
+    let now = chrono::Utc::now();
+    let row = Code {
+        code_digest: tolk_storage::auth::digest(&code),
+        application_id: req.app.id,
+        user_id: user.id.clone(),
+        redirect_uri: req.redirect_uri.clone(),
+        scopes,
+        code_challenge: req.params.get("code_challenge").map(str::to_owned),
+        resource: req.params.get("resource").map(str::to_owned),
+        nonce: req.params.get("nonce").map(str::to_owned),
+        auth_time: chrono::DateTime::from_timestamp(session.iat, 0).unwrap_or(now),
+        expires_at: now + chrono::Duration::seconds(CODE_SECONDS),
+    };
+    if let Err(e) = codes::insert(state.db(), &row).await {
+        return crate::AuthError::from(e).into_response();
+    }
+    tracing::info!(client_id = %req.app.uid, user_id = %user.id, "authorization code issued");
+    req.redirect(&[("code", &code)])
+}

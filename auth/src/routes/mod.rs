@@ -1,0 +1,182 @@
+//! The auth service's routes. Every OAuth route is also served under the
+//! earlier deployment's `/auth/oauth/*` paths, and discovery under `/auth/.well-known/*`.
+
+pub mod authority;
+pub mod authorize;
+pub mod discovery;
+pub mod failure;
+pub mod health;
+pub mod login;
+pub mod logout;
+pub mod revoke;
+pub mod signin;
+pub mod token;
+pub mod userinfo;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+use crate::AuthState;
+
+/// Largest request body the auth routes read.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The auth service's routes (no fallback, so it merges with the API's router).
+pub fn router(state: AuthState) -> Router {
+    let authorize = get(authorize::authorize).post(authorize::authorize);
+    let userinfo = get(userinfo::userinfo).post(userinfo::userinfo);
+    let discovery_doc = get(discovery::configuration);
+    Router::new()
+        .route("/auth/healthz", get(health::healthz))
+        .route("/auth/authority", get(authority::authority))
+        .route("/auth/signin", post(signin::signin))
+        .route("/auth/logout", get(logout::logout))
+        .route("/auth/login", get(login::login))
+        .route("/auth/failure", get(failure::failure))
+        .route("/auth/authorize", authorize.clone())
+        .route("/auth/oauth/authorize", authorize)
+        .route("/auth/token", post(token::token))
+        .route("/auth/oauth/token", post(token::token))
+        .route("/auth/revoke", post(revoke::revoke))
+        .route("/auth/oauth/revoke", post(revoke::revoke))
+        .route("/auth/userinfo", userinfo.clone())
+        .route("/auth/oauth/userinfo", userinfo)
+        .route("/auth/oauth/discovery/keys", get(discovery::jwks))
+        .route("/auth/jwks", get(discovery::jwks))
+        .route("/.well-known/openid-configuration", discovery_doc.clone())
+        .route(
+            "/.well-known/oauth-authorization-server",
+            discovery_doc.clone(),
+        )
+        .route(
+            "/auth/.well-known/openid-configuration",
+            discovery_doc.clone(),
+        )
+        .route(
+            "/auth/.well-known/oauth-authorization-server",
+            discovery_doc,
+        )
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// Request parameters (query or form), in order, duplicates kept.
+#[derive(Debug, Default, Clone)]
+pub struct Params(pub Vec<(String, String)>);
+
+impl Params {
+    /// Parses `application/x-www-form-urlencoded` text; `None` when malformed.
+    pub fn parse(text: &str) -> Option<Self> {
+        serde_urlencoded::from_str::<Vec<(String, String)>>(text)
+            .ok()
+            .map(Self)
+    }
+
+    /// From a JSON object of strings (sign-in accepts JSON).
+    pub fn from_json(bytes: &[u8]) -> Option<Self> {
+        let v: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(bytes).ok()?;
+        Some(Self(
+            v.into_iter()
+                .filter_map(|(k, v)| match v {
+                    serde_json::Value::String(s) => Some((k, s)),
+                    serde_json::Value::Null => None,
+                    other => Some((k, other.to_string())),
+                })
+                .collect(),
+        ))
+    }
+
+    /// The value of `name` (the first), empty values counting as absent.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The first parameter given more than once (RFC 6749 §3.1: an error).
+    pub fn duplicate(&self) -> Option<&str> {
+        self.0.iter().enumerate().find_map(|(i, (k, _))| {
+            self.0[..i]
+                .iter()
+                .any(|(k2, _)| k2 == k)
+                .then_some(k.as_str())
+        })
+    }
+}
+
+/// The body as parameters: JSON when the content type says so, else a form.
+pub fn body_params(headers: &axum::http::HeaderMap, body: &[u8]) -> Option<Params> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.to_ascii_lowercase().contains("json"));
+    if json {
+        Params::from_json(body)
+    } else {
+        Params::parse(std::str::from_utf8(body).ok()?)
+    }
+}
+
+/// The Bearer token of the `Authorization` header.
+pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let v = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Scopes of a space-separated `scope` parameter, deduplicated, in order.
+pub fn split_scopes(scope: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in scope.unwrap_or("").split(' ').filter(|s| !s.is_empty()) {
+        if !out.iter().any(|o| o == s) {
+            out.push(s.to_owned());
+        }
+    }
+    out
+}
+
+/// Whether `resource` (RFC 8707) is an absolute URL on the authority's domain.
+pub fn resource_on_authority(resource: &str, domain: &str) -> bool {
+    url::Url::parse(resource).is_ok_and(|u| {
+        matches!(u.scheme(), "http" | "https")
+            && u.fragment().is_none()
+            && u.username().is_empty()
+            && u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(domain))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_and_helpers() {
+        let p = Params::parse("a=1&b=&a=2").expect("parse");
+        assert_eq!(p.get("a"), Some("1"));
+        assert_eq!(p.get("b"), None);
+        assert_eq!(p.duplicate(), Some("a"));
+        assert_eq!(
+            split_scopes(Some("openid  public openid")),
+            vec!["openid", "public"]
+        );
+        assert!(resource_on_authority(
+            "https://LOCALHOST:8080/mcp",
+            "localhost"
+        ));
+        assert!(!resource_on_authority("https://evil.com/mcp", "localhost"));
+        assert!(!resource_on_authority(
+            "https://localhost@evil.com/",
+            "localhost"
+        ));
+        assert!(!resource_on_authority("not a url", "localhost"));
+    }
+}

@@ -1,0 +1,83 @@
+//! Shared state of the auth service's handlers.
+
+use std::sync::Arc;
+
+use tolk_storage::PgPool;
+
+use crate::AuthError;
+use crate::api_keys::ApiKeyAuth;
+use crate::config::AuthConfig;
+use crate::consent::ConsentSigner;
+use crate::events::LoginEvents;
+use crate::sessions::SessionKey;
+use crate::tokens::{SigningKeys, Verifier};
+
+/// What every handler can reach (cheap to clone).
+#[derive(Clone, Debug)]
+pub struct AuthState(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    db: PgPool,
+    config: AuthConfig,
+    verifier: Verifier,
+    sessions: SessionKey,
+    consent: ConsentSigner,
+    events: LoginEvents,
+    api_keys: ApiKeyAuth,
+}
+
+impl AuthState {
+    /// Loads the keys and starts the login event publisher. Fails on a missing key
+    /// in production or an unusable secret.
+    pub fn new(db: PgPool, config: AuthConfig) -> Result<Self, AuthError> {
+        let keys = SigningKeys::load(config.jwt_secret.as_deref(), config.production)?;
+        let verifier = Verifier::new(keys, &config.jwt_issuer);
+        let sessions = SessionKey::from_secret(config.cookie_session_secret.as_deref())?;
+        let consent = ConsentSigner::new(sessions.master());
+        let events = LoginEvents::start(config.redis_url.as_deref(), &config.login_events_channel);
+        let api_keys = ApiKeyAuth::new(config.platform_uri.clone());
+        Ok(Self(Arc::new(Inner {
+            db,
+            config,
+            verifier,
+            sessions,
+            consent,
+            events,
+            api_keys,
+        })))
+    }
+
+    /// PostgreSQL.
+    pub fn db(&self) -> &PgPool {
+        &self.0.db
+    }
+    /// The settings.
+    pub fn config(&self) -> &AuthConfig {
+        &self.0.config
+    }
+    /// Verifies access tokens.
+    pub fn verifier(&self) -> &Verifier {
+        &self.0.verifier
+    }
+    /// The signing keys.
+    pub fn keys(&self) -> &SigningKeys {
+        self.0.verifier.keys()
+    }
+    /// Session cookies.
+    pub fn sessions(&self) -> &SessionKey {
+        &self.0.sessions
+    }
+    /// Consent tokens.
+    pub fn consent(&self) -> &ConsentSigner {
+        &self.0.consent
+    }
+    /// Login events.
+    pub fn events(&self) -> &LoginEvents {
+        &self.0.events
+    }
+    /// API keys.
+    pub fn api_keys(&self) -> &ApiKeyAuth {
+        &self.0.api_keys
+    }
+}

@@ -1,0 +1,132 @@
+//! Users of an authority, looked up by `md5(lower(email))` as the earlier deployment did.
+
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::StorageError;
+
+/// Permission bit: support staff.
+pub const SUPPORT: i32 = 1;
+/// Permission bit: system administrator.
+pub const SYS_ADMIN: i32 = 2;
+
+/// A user.
+#[derive(Debug, Clone)]
+pub struct User {
+    /// `user-…`.
+    pub id: String,
+    /// Its authority.
+    pub authority_id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Email as given.
+    pub email: String,
+    /// bcrypt digest; empty for SSO-only users.
+    pub password_digest: String,
+    /// Bitmask of [`SUPPORT`] and [`SYS_ADMIN`].
+    pub permissions: i32,
+    /// Roles.
+    pub groups: Vec<String>,
+    /// Last logout: tokens issued before it are refused.
+    pub logged_out_at: Option<DateTime<Utc>>,
+    /// Soft deletion.
+    pub deleted_at: Option<DateTime<Utc>>,
+}
+
+macro_rules! user_from_row {
+    ($r:expr) => {{
+        let r = $r;
+        User {
+            id: r.id,
+            authority_id: r.authority_id,
+            name: r.name,
+            email: r.email,
+            password_digest: r.password_digest,
+            permissions: r.permissions,
+            groups: r.groups,
+            logged_out_at: r.logged_out_at,
+            deleted_at: r.deleted_at,
+        }
+    }};
+}
+
+/// A new user id: `user-` and 14 base-62 characters.
+pub fn new_id() -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut rng = rand::rng();
+    let tail: String = (0..14)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("user-{tail}")
+}
+
+/// Creates a user; `None` when the authority already has one with this email.
+pub async fn create(
+    pool: &PgPool,
+    authority_id: Uuid,
+    email: &str,
+    name: &str,
+    password_digest: &str,
+    permissions: i32,
+) -> Result<Option<User>, StorageError> {
+    let row = sqlx::query!(
+        r#"INSERT INTO users (id, authority_id, name, email, email_digest, password_digest, permissions)
+           VALUES ($1, $2, $3, $4, md5(lower($4)), $5, $6)
+           ON CONFLICT (authority_id, email_digest) DO NOTHING
+           RETURNING id, authority_id, name, email, password_digest, permissions, groups,
+                     logged_out_at, deleted_at"#,
+        new_id(),
+        authority_id,
+        name,
+        email,
+        password_digest,
+        permissions
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| user_from_row!(r)))
+}
+
+/// The authority's user with this email (any case), deleted ones included.
+pub async fn by_email(
+    pool: &PgPool,
+    authority_id: Uuid,
+    email: &str,
+) -> Result<Option<User>, StorageError> {
+    let row = sqlx::query!(
+        r#"SELECT id, authority_id, name, email, password_digest, permissions, groups,
+                  logged_out_at, deleted_at
+           FROM users WHERE authority_id = $1 AND email_digest = md5(lower($2))"#,
+        authority_id,
+        email
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| user_from_row!(r)))
+}
+
+/// The user with this id.
+pub async fn by_id(pool: &PgPool, id: &str) -> Result<Option<User>, StorageError> {
+    let row = sqlx::query!(
+        r#"SELECT id, authority_id, name, email, password_digest, permissions, groups,
+                  logged_out_at, deleted_at
+           FROM users WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| user_from_row!(r)))
+}
+
+/// Stamps `logged_out_at = now()`: every token issued before is refused from now on.
+pub async fn stamp_logged_out(pool: &PgPool, id: &str) -> Result<(), StorageError> {
+    sqlx::query!(
+        "UPDATE users SET logged_out_at = clock_timestamp(), updated_at = now() WHERE id = $1",
+        id
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
