@@ -47,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::documents::router())
         .merge(routes::translate::router())
         .merge(routes::glossaries::router())
+        .merge(routes::translation_memories::router())
         .merge(routes::quality::router())
         .merge(routes::write::router())
         .merge(routes::languages::router())

@@ -15,6 +15,7 @@ pub mod objects;
 pub mod quality;
 pub mod queue;
 pub mod rollup;
+pub mod translation_memories;
 pub mod usage;
 pub mod voice_jobs;
 

@@ -9,6 +9,7 @@ pub mod languages;
 pub mod metrics;
 pub mod quality;
 pub mod translate;
+pub mod translation_memories;
 pub mod usage;
 pub mod voice;
 pub mod write;

@@ -25,6 +25,7 @@ use tolk_storage::usage;
 use crate::auth::AuthKey;
 use crate::limits::Charge;
 use crate::routes::glossaries::{self, apply};
+use crate::routes::translation_memories::apply as tm_apply;
 use crate::routes::languages;
 use crate::{ApiError, AppState};
 
@@ -237,8 +238,11 @@ struct Options {
     formality: Formality,
     custom_instructions: Vec<String>,
     /// Glossaries (applied, see `glossary_terms`), style rule lists and
-    /// translation memories (none exist yet: 404) named by the request.
+    /// translation memories (applied, see `routes/translation_memories/apply.rs`)
+    /// named by the request.
     lookups: Vec<Lookup>,
+    /// Minimum match score of the translation memory (0–100).
+    translation_memory_threshold: Option<u8>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
     /// Markup structure (with `tag_handling`).
@@ -421,13 +425,15 @@ fn options(p: &Params) -> Result<Options, ApiError> {
         lookups.push(Lookup::StyleRules(style));
     }
     let tm = p.string("translation_memory_id")?;
+    let mut translation_memory_threshold = None;
     if let Some(t) = p.string("translation_memory_threshold")? {
-        let ok = t.parse::<i64>().ok().filter(|v| (0..=100).contains(v));
+        let ok = t.parse::<u8>().ok().filter(|v| (0..=100).contains(v));
         if ok.is_none() {
             return Err(bad(format!(
                 "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
             )));
         }
+        translation_memory_threshold = ok;
         if tm.is_none() {
             return Err(bad(
                 "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
@@ -453,6 +459,7 @@ fn options(p: &Params) -> Result<Options, ApiError> {
         formality,
         custom_instructions,
         lookups,
+        translation_memory_threshold,
         split_lines,
         markup,
     })
@@ -598,10 +605,27 @@ async fn translate(
     if let Some(l) = opts
         .lookups
         .iter()
-        .find(|l| !matches!(l, Lookup::Glossary(_)))
+        .find(|l| matches!(l, Lookup::StyleRules(_)))
     {
         return Err(lookup(l));
     }
+    let memory = match opts.lookups.iter().find_map(|l| match l {
+        Lookup::TranslationMemory(id) => Some(id),
+        _ => None,
+    }) {
+        Some(id) => Some(
+            tm_apply::resolve(
+                &state,
+                key.organization_id,
+                id,
+                opts.source_lang.as_deref(),
+                &opts.target_lang,
+                opts.translation_memory_threshold,
+            )
+            .await?,
+        ),
+        None => None,
+    };
 
     let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
     let total: usize = billed.iter().sum();
@@ -616,6 +640,17 @@ async fn translate(
     } else {
         (None, opts.texts)
     };
+    // Segments the translation memory has a good match for skip the engine.
+    let hits = match &memory {
+        Some(m) => tm_apply::matches(&state, m, &engine_texts).await?,
+        None => vec![None; engine_texts.len()],
+    };
+    let engine_texts: Vec<String> = engine_texts
+        .into_iter()
+        .zip(&hits)
+        .filter(|(_, hit)| hit.is_none())
+        .map(|(t, _)| t)
+        .collect();
     // Glossary terms travel through the engine as ignored elements (see
     // routes/glossaries/apply.rs); plain text is sent as XML for that.
     let markup_in = opts.tag_handling.is_some();
@@ -632,7 +667,23 @@ async fn translate(
             .map(|t| apply::protect(t, &terms, markup_in))
             .collect()
     };
-    let res = state
+    let res = if engine_texts.is_empty() {
+        // Every segment came from the memory.
+        tolk_engine::TranslateResponse {
+            texts: Vec::new(),
+            detected_source_lang: opts.source_lang.clone().map_or_else(
+                || {
+                    memory
+                        .as_ref()
+                        .map(|m| m.source_language.to_ascii_uppercase())
+                        .unwrap_or_default()
+                },
+                |s| s.to_ascii_uppercase(),
+            ),
+            route: Vec::new(),
+        }
+    } else {
+        state
         .translator
         .translate(TranslateRequest {
             source_lang: opts.source_lang.clone(),
@@ -652,7 +703,8 @@ async fn translate(
             markup,
         })
         .await
-        .map_err(languages::engine_error)?;
+        .map_err(languages::engine_error)?
+    };
     let detected_source_lang = res.detected_source_lang;
     let res_texts = if terms.is_empty() {
         res.texts
@@ -661,6 +713,19 @@ async fn translate(
             .iter()
             .map(|t| apply::release(t, markup_in))
             .collect()
+    };
+    let res_texts = if memory.is_some() {
+        let mut engine_out = res_texts.into_iter();
+        hits.into_iter()
+            .map(|hit| match hit {
+                Some(t) => Ok(t),
+                None => engine_out
+                    .next()
+                    .ok_or_else(|| engine_mismatch(billed.len(), 0)),
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        res_texts
     };
     let out = match layouts {
         Some(layouts) => join_lines(layouts, res_texts)?,

@@ -1,0 +1,357 @@
+//! Translation memories (tables `translation_memories`,
+//! `translation_memory_units`): listing, reading, paging through segments,
+//! deletion, bulk loading (COPY) for TMX imports, a consistent stream of units
+//! for exports, and exact/fuzzy lookups for translation.
+//!
+//! * [`lang`]: language codes of memories (lower-case bases and DeepL's variants);
+//! * [`score`]: the fuzzy-match score (an edit-distance ratio, 0–100);
+//! * [`jobs`]: the import and export jobs' public state.
+
+pub mod jobs;
+pub mod lang;
+pub mod score;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::StorageError;
+
+/// A translation memory (no units).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Memory {
+    /// Public id.
+    pub id: Uuid,
+    /// Owner.
+    pub organization_id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Lower-case base code of the source language.
+    pub source_language: String,
+    /// Lower-case target language codes, sorted.
+    pub target_languages: Vec<String>,
+    /// Units stored.
+    pub segment_count: i64,
+    /// The imported TMX header (JSON of `tolk_formats::tmx::Header`).
+    pub header: serde_json::Value,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A page of memories and the organization's total.
+pub async fn list(
+    pool: &PgPool,
+    organization_id: Uuid,
+    page: i64,
+    page_size: i64,
+) -> Result<(Vec<Memory>, i64), StorageError> {
+    let rows = sqlx::query_as::<_, Memory>(
+        "SELECT id, organization_id, name, source_language, target_languages, segment_count,
+                header, created_at, updated_at
+         FROM translation_memories WHERE organization_id = $1
+         ORDER BY created_at, id OFFSET $2 LIMIT $3",
+    )
+    .bind(organization_id)
+    .bind(page.saturating_mul(page_size))
+    .bind(page_size)
+    .fetch_all(pool)
+    .await?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM translation_memories WHERE organization_id = $1")
+            .bind(organization_id)
+            .fetch_one(pool)
+            .await?;
+    Ok((rows, total))
+}
+
+/// A memory of an organization.
+pub async fn get(
+    pool: &PgPool,
+    organization_id: Uuid,
+    id: Uuid,
+) -> Result<Option<Memory>, StorageError> {
+    Ok(sqlx::query_as::<_, Memory>(
+        "SELECT id, organization_id, name, source_language, target_languages, segment_count,
+                header, created_at, updated_at
+         FROM translation_memories WHERE id = $1 AND organization_id = $2",
+    )
+    .bind(id)
+    .bind(organization_id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// Deletes a memory and its units; false when it does not exist (for this organization).
+pub async fn delete(pool: &PgPool, organization_id: Uuid, id: Uuid) -> Result<bool, StorageError> {
+    let mut tx = pool.begin().await?;
+    let gone = sqlx::query("DELETE FROM translation_memories WHERE id = $1 AND organization_id = $2")
+        .bind(id)
+        .bind(organization_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+        == 1;
+    if gone {
+        sqlx::query("DELETE FROM translation_memory_units WHERE memory_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(gone)
+}
+
+/// One stored unit as the segments listing shows it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Segment {
+    /// Position of the unit in its memory (0-based, the cursor).
+    pub unit_no: i32,
+    /// Plain source text.
+    pub source_text: String,
+    /// `{target language: plain text}`.
+    pub targets: sqlx::types::Json<BTreeMap<String, String>>,
+    /// When it was stored.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Up to `limit` segments after unit `after` (exclusive), in order; with
+/// `filter`, only those whose source or a target contains the text
+/// (case-insensitive unless `case_sensitive`).
+pub async fn segments(
+    pool: &PgPool,
+    memory_id: Uuid,
+    after: Option<i32>,
+    limit: i64,
+    filter: Option<(&str, bool)>,
+) -> Result<Vec<Segment>, StorageError> {
+    let (pattern, case_sensitive) = match filter {
+        Some((text, cs)) => (Some(format!("%{}%", like_escape(text))), cs),
+        None => (None, false),
+    };
+    Ok(sqlx::query_as::<_, Segment>(
+        r#"SELECT unit_no, source_text, targets, created_at
+           FROM translation_memory_units
+           WHERE memory_id = $1 AND unit_no > $2
+             AND ($3::text IS NULL
+                  OR (CASE WHEN $4 THEN source_text LIKE $3 ELSE source_text ILIKE $3 END)
+                  OR EXISTS (SELECT 1 FROM jsonb_each_text(targets) t
+                             WHERE CASE WHEN $4 THEN t.value LIKE $3 ELSE t.value ILIKE $3 END))
+           ORDER BY unit_no LIMIT $5"#,
+    )
+    .bind(memory_id)
+    .bind(after.unwrap_or(-1))
+    .bind(pattern)
+    .bind(case_sensitive)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?)
+}
+
+fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A memory being imported.
+#[derive(Debug, Clone)]
+pub struct NewMemory {
+    /// Its id (decided when the import job was created).
+    pub id: Uuid,
+    /// Owner.
+    pub organization_id: Uuid,
+    /// Display name.
+    pub name: String,
+    /// Lower-case base code of the source language.
+    pub source_language: String,
+    /// The TMX header as JSON.
+    pub header: serde_json::Value,
+}
+
+/// Inserts the memory row of an import (in the import's transaction; its
+/// targets and count are set by [`finish_import`]).
+pub async fn insert(conn: &mut PgConnection, m: &NewMemory) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO translation_memories (id, organization_id, name, source_language,
+             target_languages, header)
+         VALUES ($1, $2, $3, $4, '{}', $5)",
+    )
+    .bind(m.id)
+    .bind(m.organization_id)
+    .bind(&m.name)
+    .bind(&m.source_language)
+    .bind(&m.header)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The COPY statement whose rows [`copy_row`] writes.
+pub const COPY_UNITS: &str = "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit) FROM STDIN";
+
+/// Appends one unit to a COPY (text format) buffer. `targets_json` and
+/// `unit_json` are JSON documents.
+pub fn copy_row(
+    out: &mut Vec<u8>,
+    memory_id: &Uuid,
+    unit_no: i32,
+    source_text: &str,
+    targets_json: &str,
+    unit_json: &str,
+) {
+    let mut id = Uuid::encode_buffer();
+    out.extend_from_slice(memory_id.hyphenated().encode_lower(&mut id).as_bytes());
+    out.push(b'\t');
+    out.extend_from_slice(unit_no.to_string().as_bytes());
+    out.push(b'\t');
+    copy_escape(out, source_text);
+    out.push(b'\t');
+    copy_escape(out, targets_json);
+    out.push(b'\t');
+    copy_escape(out, unit_json);
+    out.push(b'\n');
+}
+
+/// Escapes a value for COPY's text format.
+fn copy_escape(out: &mut Vec<u8>, s: &str) {
+    for &b in s.as_bytes() {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => out.push(b),
+        }
+    }
+}
+
+/// Sets an imported memory's target languages and unit count.
+pub async fn finish_import(
+    conn: &mut PgConnection,
+    id: Uuid,
+    target_languages: &[String],
+    segment_count: i64,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "UPDATE translation_memories SET target_languages = $2, segment_count = $3, updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(target_languages)
+    .bind(segment_count)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Every unit of a memory (JSON of `tolk_formats::tmx::Unit`), in order, read
+/// as a stream. Run it on a connection in a REPEATABLE READ transaction
+/// together with the memory's row for a consistent export.
+pub fn units<'c>(
+    conn: &'c mut PgConnection,
+    memory_id: Uuid,
+) -> BoxStream<'c, Result<String, StorageError>> {
+    sqlx::query_scalar::<_, String>(
+        "SELECT unit::text FROM translation_memory_units WHERE memory_id = $1 ORDER BY unit_no",
+    )
+    .bind(memory_id)
+    .fetch(conn)
+    .map_err(StorageError::from)
+    .boxed()
+}
+
+/// A memory by id only (workers).
+pub async fn get_any(conn: &mut PgConnection, id: Uuid) -> Result<Option<Memory>, StorageError> {
+    Ok(sqlx::query_as::<_, Memory>(
+        "SELECT id, organization_id, name, source_language, target_languages, segment_count,
+                header, created_at, updated_at
+         FROM translation_memories WHERE id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut *conn)
+    .await?)
+}
+
+/// A stored translation found for a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Match {
+    /// The target text stored.
+    pub target_text: String,
+    /// The stored source it was found by.
+    pub source_text: String,
+    /// The [`score`] (100 = exact).
+    pub score: u8,
+}
+
+/// How many trigram candidates a fuzzy lookup scores.
+pub const FUZZY_CANDIDATES: i64 = 10;
+
+/// The best stored translation into `target_language` for `text` scoring at
+/// least `threshold` (see [`score::score`]); exact matches first through the
+/// exact index, then up to [`FUZZY_CANDIDATES`] trigram candidates (pg_trgm
+/// similarity ≥ 0.3, the `%` operator) scored in Rust.
+pub async fn lookup(
+    pool: &PgPool,
+    memory_id: Uuid,
+    target_language: &str,
+    text: &str,
+    threshold: u8,
+) -> Result<Option<Match>, StorageError> {
+    let exact: Option<String> = sqlx::query_scalar(
+        "SELECT targets ->> $3 FROM translation_memory_units
+         WHERE memory_id = $1 AND md5(source_text) = md5($2) AND source_text = $2
+           AND targets ? $3
+         ORDER BY unit_no LIMIT 1",
+    )
+    .bind(memory_id)
+    .bind(text)
+    .bind(target_language)
+    .fetch_optional(pool)
+    .await?;
+    if let Some(target_text) = exact {
+        return Ok(Some(Match {
+            target_text,
+            source_text: text.to_owned(),
+            score: 100,
+        }));
+    }
+    if threshold >= 100 || !score::can_reach(text, threshold) {
+        return Ok(None);
+    }
+    let candidates: Vec<(String, String)> = sqlx::query_as(
+        "SELECT source_text, targets ->> $3 FROM translation_memory_units
+         WHERE source_text % $2 AND memory_id = $1 AND targets ? $3
+         ORDER BY similarity(source_text, $2) DESC, unit_no LIMIT $4",
+    )
+    .bind(memory_id)
+    .bind(text)
+    .bind(target_language)
+    .bind(FUZZY_CANDIDATES)
+    .fetch_all(pool)
+    .await?;
+    // The first best candidate (the most trigram-similar among equal scores).
+    Ok(candidates
+        .into_iter()
+        .rev()
+        .map(|(source_text, target_text)| {
+            let s = score::score(text, &source_text);
+            Match {
+                target_text,
+                source_text,
+                score: s,
+            }
+        })
+        .filter(|m| m.score >= threshold)
+        .max_by_key(|m| m.score))
+}
