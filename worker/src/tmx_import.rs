@@ -292,7 +292,7 @@ fn parse(
         skipped: Vec::new(),
     };
     let mut rows = Vec::with_capacity(BATCH_BYTES + 64 * 1024);
-    let mut skip = |summary: &mut Summary, line: u64, reason: String| {
+    let skip = |summary: &mut Summary, line: u64, reason: String| {
         summary.skipped_count += 1;
         if summary.skipped.len() < MAX_LISTED_SKIPS {
             summary.skipped.push(json!({"line": line, "reason": reason}));

@@ -74,27 +74,38 @@ pub async fn matches(
     memory: &MemoryUse,
     segments: &[String],
 ) -> Result<Vec<Option<String>>, ApiError> {
-    futures::stream::iter(segments.iter().map(|s| async move {
+    let db = state.db.clone();
+    let memory_id = memory.memory_id;
+    let threshold = memory.threshold;
+    let target = memory.target.clone();
+    futures::stream::iter(segments.to_vec().into_iter().map(move |s| {
+        let db = db.clone();
+        let target = target.clone();
+        async move { lookup_one(db, memory_id, target, threshold, s).await }
+    }))
+    .buffered(CONCURRENT_LOOKUPS)
+    .try_collect()
+    .await
+}
+
+async fn lookup_one(
+    db: sqlx::PgPool,
+    memory_id: Uuid,
+    target: String,
+    threshold: u8,
+    s: String,
+) -> Result<Option<String>, ApiError> {
+    {
         let text = s.trim();
         if text.is_empty() {
             return Ok(None);
         }
-        let found = memories::lookup(
-            &state.db,
-            memory.memory_id,
-            &memory.target,
-            text,
-            memory.threshold,
-        )
-        .await?;
+        let found = memories::lookup(&db, memory_id, &target, text, threshold).await?;
         // Keep the segment's surrounding whitespace.
         Ok::<_, ApiError>(found.map(|m| {
             let lead = &s[..s.len() - s.trim_start().len()];
             let trail = &s[s.trim_end().len()..];
             format!("{lead}{}{trail}", m.target_text)
         }))
-    }))
-    .buffered(CONCURRENT_LOOKUPS)
-    .try_collect()
-    .await
+    }
 }
