@@ -13,5 +13,6 @@ mod quality;
 mod recovery;
 mod s3;
 mod translate;
+mod translation_memories;
 mod voice;
 mod write;

@@ -88,9 +88,11 @@ async fn write(
         .execute(&mut *tx)
         .await
         .map_err(StorageError::from)?;
-    let memory = memories::get_any(&mut tx, memory_id).await?.ok_or_else(|| {
-        JobError::Permanent("The translation memory no longer exists.".to_owned())
-    })?;
+    let memory = memories::get_any(&mut tx, memory_id)
+        .await?
+        .ok_or_else(|| {
+            JobError::Permanent("The translation memory no longer exists.".to_owned())
+        })?;
     let mut header: Header = serde_json::from_value(memory.header.clone()).unwrap_or_default();
     if header.srclang().is_none() {
         header.attrs.retain(|(k, _)| k != "srclang");

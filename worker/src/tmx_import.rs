@@ -174,7 +174,9 @@ async fn load(
             header,
         } => (source_language, header),
         Msg::Rows(_) | Msg::Done(_) => {
-            return Err(JobError::Transient("the TMX parser sent no header".to_owned()));
+            return Err(JobError::Transient(
+                "the TMX parser sent no header".to_owned(),
+            ));
         }
     };
     let mut tx = state.db.begin().await.map_err(StorageError::from)?;
@@ -295,7 +297,9 @@ fn parse(
     let skip = |summary: &mut Summary, line: u64, reason: String| {
         summary.skipped_count += 1;
         if summary.skipped.len() < MAX_LISTED_SKIPS {
-            summary.skipped.push(json!({"line": line, "reason": reason}));
+            summary
+                .skipped
+                .push(json!({"line": line, "reason": reason}));
         }
     };
     let mut next = first;
@@ -311,9 +315,8 @@ fn parse(
             Entry::Skipped { line, reason } => skip(&mut summary, line, reason),
             Entry::Unit(unit) => match row_of(&unit, &source) {
                 Ok((source_text, targets)) => {
-                    let unit_no = i32::try_from(summary.units).map_err(|_| {
-                        TmxError::Io("more than 2^31 units in one file".to_owned())
-                    })?;
+                    let unit_no = i32::try_from(summary.units)
+                        .map_err(|_| TmxError::Io("more than 2^31 units in one file".to_owned()))?;
                     let targets_json = serde_json::to_string(&targets).unwrap_or_default();
                     let unit_json = serde_json::to_string(&unit).unwrap_or_default();
                     memories::copy_row(
@@ -351,10 +354,7 @@ fn parse(
 }
 
 /// The source text and the targets of a unit, or why it is skipped.
-fn row_of<'u>(
-    unit: &'u Unit,
-    source: &str,
-) -> Result<(&'u str, BTreeMap<String, String>), String> {
+fn row_of<'u>(unit: &'u Unit, source: &str) -> Result<(&'u str, BTreeMap<String, String>), String> {
     if source.is_empty() {
         return Err("the file names no source language".to_owned());
     }

@@ -25,8 +25,8 @@ use tolk_storage::usage;
 use crate::auth::AuthKey;
 use crate::limits::Charge;
 use crate::routes::glossaries::{self, apply};
-use crate::routes::translation_memories::apply as tm_apply;
 use crate::routes::languages;
+use crate::routes::translation_memories::apply as tm_apply;
 use crate::{ApiError, AppState};
 
 /// Largest request body, in bytes (DeepL's limit).
@@ -684,26 +684,26 @@ async fn translate(
         }
     } else {
         state
-        .translator
-        .translate(TranslateRequest {
-            source_lang: opts.source_lang.clone(),
-            target_lang: opts.target_lang.clone(),
-            texts: engine_texts,
-            tag_handling: if markup_in || !terms.is_empty() {
-                TagHandling::Xml
-            } else {
-                TagHandling::None
-            },
-            options: TranslateOptions {
-                formality: opts.formality,
-                context: opts.context.clone(),
-                custom_instructions: opts.custom_instructions.clone(),
-                model_type: opts.model_type.map(str::to_owned),
-            },
-            markup,
-        })
-        .await
-        .map_err(languages::engine_error)?
+            .translator
+            .translate(TranslateRequest {
+                source_lang: opts.source_lang.clone(),
+                target_lang: opts.target_lang.clone(),
+                texts: engine_texts,
+                tag_handling: if markup_in || !terms.is_empty() {
+                    TagHandling::Xml
+                } else {
+                    TagHandling::None
+                },
+                options: TranslateOptions {
+                    formality: opts.formality,
+                    context: opts.context.clone(),
+                    custom_instructions: opts.custom_instructions.clone(),
+                    model_type: opts.model_type.map(str::to_owned),
+                },
+                markup,
+            })
+            .await
+            .map_err(languages::engine_error)?
     };
     let detected_source_lang = res.detected_source_lang;
     let res_texts = if terms.is_empty() {

@@ -143,10 +143,8 @@ impl<R: BufRead> TmxReader<R> {
                         Some(t) => Ev::Text(t),
                         None => {
                             let name = r.xml10_content().into_owned();
-                            return Err(self.malformed(
-                                pos,
-                                format!("unknown or invalid reference &{name};"),
-                            ));
+                            return Err(self
+                                .malformed(pos, format!("unknown or invalid reference &{name};")));
                         }
                     }
                 }
@@ -335,11 +333,7 @@ impl<R: BufRead> TmxReader<R> {
                                 self.finish()?;
                                 return Ok(None);
                             }
-                            Ev::Start { empty, .. } => {
-                                if !empty {
-                                    self.skip_subtree()?;
-                                }
-                            }
+                            Ev::Start { empty: false, .. } => self.skip_subtree()?,
                             Ev::Eof => {
                                 self.finished = true;
                                 return Ok(None);

@@ -114,8 +114,16 @@ fn writes_what_it_reads() {
     let out = String::from_utf8(w.finish().unwrap()).unwrap();
     let (header2, entries2) = read_all(&out).unwrap();
     assert_eq!(header2, header);
-    let a: Vec<Unit> = units(&entries).into_iter().cloned().map(strip_line).collect();
-    let b: Vec<Unit> = units(&entries2).into_iter().cloned().map(strip_line).collect();
+    let a: Vec<Unit> = units(&entries)
+        .into_iter()
+        .cloned()
+        .map(strip_line)
+        .collect();
+    let b: Vec<Unit> = units(&entries2)
+        .into_iter()
+        .cloned()
+        .map(strip_line)
+        .collect();
     assert_eq!(a, b);
     assert_eq!(entries2.len(), 2);
 }
@@ -160,7 +168,8 @@ fn malformed_line(input: &str) -> (u64, String) {
 #[test]
 fn malformed_files_name_the_line() {
     let head = "<tmx version=\"1.4\">\n<header srclang=\"en\"/>\n<body>\n";
-    let ok_tu = "<tu><tuv xml:lang=\"en\"><seg>a</seg></tuv><tuv xml:lang=\"de\"><seg>b</seg></tuv></tu>\n";
+    let ok_tu =
+        "<tu><tuv xml:lang=\"en\"><seg>a</seg></tuv><tuv xml:lang=\"de\"><seg>b</seg></tuv></tu>\n";
     // Mismatched end tag on line 5.
     let doc = format!("{head}{ok_tu}<tu><tuv xml:lang=\"en\"><seg>a</tuv></tu>\n</body></tmx>\n");
     let (line, msg) = malformed_line(&doc);
@@ -172,12 +181,14 @@ fn malformed_files_name_the_line() {
     assert_eq!(line, 6, "{msg}");
     assert!(msg.contains("unclosed") || msg.contains("ends"), "{msg}");
     // Unknown entity on line 4.
-    let doc = format!("{head}<tu><tuv xml:lang=\"en\"><seg>a &nbsp; b</seg></tuv></tu>\n</body></tmx>");
+    let doc =
+        format!("{head}<tu><tuv xml:lang=\"en\"><seg>a &nbsp; b</seg></tuv></tu>\n</body></tmx>");
     let (line, msg) = malformed_line(&doc);
     assert_eq!(line, 4, "{msg}");
     assert!(msg.contains("nbsp"), "{msg}");
     // Bad attribute syntax on line 4.
-    let doc = format!("{head}<tu tuid=1><tuv xml:lang=\"en\"><seg>a</seg></tuv></tu>\n</body></tmx>");
+    let doc =
+        format!("{head}<tu tuid=1><tuv xml:lang=\"en\"><seg>a</seg></tuv></tu>\n</body></tmx>");
     assert_eq!(malformed_line(&doc).0, 4);
     // Not TMX.
     let (line, msg) = malformed_line("<?xml version=\"1.0\"?>\n<html/>");

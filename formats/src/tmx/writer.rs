@@ -104,9 +104,7 @@ impl<W: Write> TmxWriter<W> {
 
     /// Closes `<body>` and `<tmx>`; returns the output.
     pub fn finish(mut self) -> Result<W, TmxError> {
-        self.out
-            .write_all(b"  </body>\n</tmx>\n")
-            .map_err(io)?;
+        self.out.write_all(b"  </body>\n</tmx>\n").map_err(io)?;
         self.out.flush().map_err(io)?;
         Ok(self.out)
     }

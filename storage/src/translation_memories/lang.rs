@@ -10,7 +10,9 @@
 //! request (an `en-us` memory serves EN).
 
 /// DeepL's target variants.
-const VARIANTS: [&str; 7] = ["en-gb", "en-us", "pt-br", "pt-pt", "es-419", "zh-hans", "zh-hant"];
+const VARIANTS: [&str; 7] = [
+    "en-gb", "en-us", "pt-br", "pt-pt", "es-419", "zh-hans", "zh-hant",
+];
 
 /// The lower-case base of a code (`EN-US` → `en`).
 pub fn base(code: &str) -> String {

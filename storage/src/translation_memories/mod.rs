@@ -90,13 +90,14 @@ pub async fn get(
 /// Deletes a memory and its units; false when it does not exist (for this organization).
 pub async fn delete(pool: &PgPool, organization_id: Uuid, id: Uuid) -> Result<bool, StorageError> {
     let mut tx = pool.begin().await?;
-    let gone = sqlx::query("DELETE FROM translation_memories WHERE id = $1 AND organization_id = $2")
-        .bind(id)
-        .bind(organization_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected()
-        == 1;
+    let gone =
+        sqlx::query("DELETE FROM translation_memories WHERE id = $1 AND organization_id = $2")
+            .bind(id)
+            .bind(organization_id)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
     if gone {
         sqlx::query("DELETE FROM translation_memory_units WHERE memory_id = $1")
             .bind(id)
@@ -198,7 +199,8 @@ pub async fn insert(conn: &mut PgConnection, m: &NewMemory) -> Result<(), Storag
 }
 
 /// The COPY statement whose rows [`copy_row`] writes.
-pub const COPY_UNITS: &str = "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit) FROM STDIN";
+pub const COPY_UNITS: &str =
+    "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit) FROM STDIN";
 
 /// Appends one unit to a COPY (text format) buffer. `targets_json` and
 /// `unit_json` are JSON documents.

@@ -78,7 +78,7 @@ pub async fn matches(
     let memory_id = memory.memory_id;
     let threshold = memory.threshold;
     let target = memory.target.clone();
-    futures::stream::iter(segments.to_vec().into_iter().map(move |s| {
+    futures::stream::iter(segments.iter().cloned().map(move |s| {
         let db = db.clone();
         let target = target.clone();
         async move { lookup_one(db, memory_id, target, threshold, s).await }
