@@ -12,6 +12,9 @@
 //! - `tolk-bench translate`: `POST /v2/translate` under 8 and 64 concurrent clients
 //!   against Apertium-APY (started by the bench) on the same sentences, plus the raw
 //!   `apertium` command's batch throughput.
+//! - `tolk-bench tmx`: TMX import through the platform (units/s, peak RSS) against a
+//!   raw COPY of the same rows, and memory lookups over a million units against a
+//!   plain exact-match query.
 //! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
 //!   against `/v2/translate` throughput on the same text.
 
@@ -20,6 +23,7 @@ mod app;
 mod documents;
 mod quality;
 mod queue;
+mod tmx;
 mod translate;
 mod voice;
 
@@ -46,6 +50,9 @@ enum Command {
     Translate(translate::TranslateArgs),
     /// Quality evaluation jobs (500 segments each) vs /v2/translate on the same text.
     Quality(quality::QualityArgs),
+    /// TMX import (units/s, worker peak memory) vs raw COPY, and translation
+    /// memory lookup latency over a million units vs a plain exact-match query.
+    Tmx(tmx::TmxArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -60,5 +67,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Translate(args) => translate::run(args).await,
         Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
+        Command::Tmx(args) => tmx::run(args).await,
     }
 }
