@@ -3,7 +3,7 @@
 --
 -- Fuzzy matching uses pg_trgm (PostgreSQL contrib): a GIN trigram index on
 -- the plain source text finds candidates, the score itself is computed by
--- Tolk (an edit-distance ratio; see docs/translation-memories.md).
+-- Tolk (an edit-distance ratio; see docs/api.md, Translation memories).
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE TABLE translation_memories (
