@@ -82,3 +82,13 @@ CREATE TABLE translation_memory_jobs (
 );
 CREATE INDEX translation_memory_jobs_organization
     ON translation_memory_jobs (organization_id, created_at);
+
+-- The translation memory a document job applies (POST /v2/document with
+-- translation_memory_id): the memory, its target language serving the
+-- document's target_lang, and the threshold. Deleted with the document.
+CREATE TABLE document_translation_memories (
+    document_id      text PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+    memory_id        uuid NOT NULL,
+    target_language  text NOT NULL,
+    threshold        smallint NOT NULL CHECK (threshold BETWEEN 0 AND 100)
+);

@@ -818,3 +818,89 @@ async fn translation_memory_errors() -> Result<()> {
     assert_eq!(body["results"][0]["status"], "failed", "{body}");
     Ok(())
 }
+
+#[tokio::test]
+async fn document_jobs_apply_the_memory() -> Result<()> {
+    let mut world = World::new("tm_docs").await?;
+    let key = world.create_key("tm", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("w")?;
+    let tmx = tmx_of(
+        &[
+            (
+                "The meeting starts at nine.",
+                "MEMORIA: la reunión empieza a las nueve.",
+            ),
+            ("Good night.", "Buenas noches."),
+        ],
+        "es",
+    );
+    let (id, _) = import_ok(&api, &key, "docs", tmx.as_bytes()).await?;
+    let doc = b"The meeting starts at nine.\n\nThe house is big.\n".to_vec();
+    let (doc_id, doc_key) = api
+        .upload_ok(
+            &key,
+            "memo.txt",
+            doc.clone(),
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "ES"),
+                ("translation_memory_id", &id),
+                ("translation_memory_threshold", "90"),
+            ],
+        )
+        .await?;
+    let st = api
+        .wait(&key, &doc_id, &doc_key, Duration::from_secs(60))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, _, bytes) = api.download(&key, &doc_id, &doc_key).await?;
+    assert_eq!(code, 200);
+    let text = String::from_utf8(bytes)?;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0], "MEMORIA: la reunión empieza a las nueve.",
+        "{text}"
+    );
+    assert!(
+        !lines[2].is_empty() && !lines[2].contains("MEMORIA"),
+        "{text}"
+    );
+
+    // An unknown memory, or one without the pair: 404; a bad threshold: 400.
+    let unknown = "3fa85f64-5717-4562-b3fc-2c963f66afa6";
+    for (fields, expected) in [
+        (vec![("translation_memory_id", unknown)], 404),
+        (vec![("translation_memory_id", id.as_str())], 200),
+        (
+            vec![
+                ("translation_memory_id", id.as_str()),
+                ("translation_memory_threshold", "101"),
+            ],
+            400,
+        ),
+        (vec![("translation_memory_threshold", "80")], 400),
+    ] {
+        let mut all = vec![("source_lang", "EN"), ("target_lang", "ES")];
+        all.extend(fields.iter().copied());
+        let (code, body) = api.upload(&key, "memo.txt", doc.clone(), &all).await?;
+        assert_eq!(code, expected, "{fields:?}: {body}");
+        if code != 200 {
+            assert!(body["message"].is_string(), "{body}");
+        }
+    }
+    let (code, body) = api
+        .upload(
+            &key,
+            "memo.txt",
+            doc,
+            &[
+                ("source_lang", "EN"),
+                ("target_lang", "FR"),
+                ("translation_memory_id", &id),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 404, "{body}");
+    Ok(())
+}

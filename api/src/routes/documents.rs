@@ -38,15 +38,15 @@ struct Upload {
     output_format: Option<String>,
     formality: Option<String>,
     quality_evaluation: bool,
+    translation_memory_id: Option<String>,
+    translation_memory_threshold: Option<String>,
 }
 
 /// Options this server cannot honour yet are refused rather than silently ignored.
-const NOT_SUPPORTED_YET: [&str; 6] = [
+const NOT_SUPPORTED_YET: [&str; 4] = [
     "glossary_id",
     "glossary_ids",
     "style_id",
-    "translation_memory_id",
-    "translation_memory_threshold",
     "input_conversion_options",
 ];
 
@@ -73,6 +73,12 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "source_lang" => up.source_lang = Some(value).filter(|v| !v.is_empty()),
             "output_format" => up.output_format = Some(value).filter(|v| !v.is_empty()),
             "formality" => up.formality = Some(value),
+            "translation_memory_id" => {
+                up.translation_memory_id = Some(value).filter(|v| !v.is_empty())
+            }
+            "translation_memory_threshold" => {
+                up.translation_memory_threshold = Some(value).filter(|v| !v.is_empty())
+            }
             "enable_beta_languages" | "auth_key" => {}
             "enable_quality_evaluation" => up.quality_evaluation = is_true(&value),
             "enable_watermark" if is_true(&value) => {
@@ -174,6 +180,15 @@ async fn upload(
         })?,
     };
     crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
+    let memory = document_memory(
+        &state,
+        key.organization_id,
+        &up.translation_memory_id,
+        &up.translation_memory_threshold,
+        up.source_lang.as_deref(),
+        &target_lang,
+    )
+    .await?;
     // 456 once the key's character limit is reached (a document's size is known
     // only after translation; it is billed in full then).
     crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
@@ -217,6 +232,9 @@ async fn upload(
     let stored = async {
         let mut tx = state.db.begin().await?;
         documents::insert(&mut tx, &doc).await?;
+        if let Some(m) = &memory {
+            tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;
+        }
         if let Some(e) = &evaluation {
             quality::insert(&mut tx, e).await?;
         }
@@ -250,6 +268,59 @@ async fn upload(
         quality_evaluation_id: evaluation.map(|e| e.id),
     })
     .into_response())
+}
+
+/// The translation memory of an upload: 400 for a bad id or threshold, 404
+/// for a memory that does not exist or does not cover the pair.
+async fn document_memory(
+    state: &AppState,
+    organization_id: uuid::Uuid,
+    id: &Option<String>,
+    threshold: &Option<String>,
+    source_lang: Option<&str>,
+    target_lang: &str,
+) -> Result<Option<tolk_storage::translation_memories::DocumentMemory>, ApiError> {
+    let threshold = match threshold {
+        None => None,
+        Some(t) => Some(
+            t.parse::<u8>()
+                .ok()
+                .filter(|v| *v <= 100)
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
+                    ))
+                })?,
+        ),
+    };
+    let Some(id) = id else {
+        if threshold.is_some() {
+            return Err(ApiError::BadRequest(
+                "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
+                    .to_owned(),
+            ));
+        }
+        return Ok(None);
+    };
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(ApiError::BadRequest(format!(
+            "Value for 'translation_memory_id' is not a valid ID: '{id}'."
+        )));
+    }
+    let m = crate::routes::translation_memories::apply::resolve(
+        state,
+        organization_id,
+        id,
+        source_lang,
+        target_lang,
+        threshold,
+    )
+    .await?;
+    Ok(Some(tolk_storage::translation_memories::DocumentMemory {
+        memory_id: m.memory_id,
+        target_language: m.target,
+        threshold: m.threshold,
+    }))
 }
 
 /// Body of status and download requests.

@@ -357,3 +357,54 @@ pub async fn lookup(
         .filter(|m| m.score >= threshold)
         .max_by_key(|m| m.score))
 }
+
+/// The memory a document job applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentMemory {
+    /// The memory.
+    pub memory_id: Uuid,
+    /// Its target language serving the document's target language.
+    pub target_language: String,
+    /// Minimum score applied.
+    pub threshold: u8,
+}
+
+/// Records the memory of a document (in the upload's transaction).
+pub async fn attach_to_document(
+    conn: &mut PgConnection,
+    document_id: &str,
+    m: &DocumentMemory,
+) -> Result<(), StorageError> {
+    sqlx::query(
+        "INSERT INTO document_translation_memories (document_id, memory_id, target_language, threshold)
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(document_id)
+    .bind(m.memory_id)
+    .bind(&m.target_language)
+    .bind(i16::from(m.threshold))
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The memory a document applies, if any.
+pub async fn for_document(
+    pool: &PgPool,
+    document_id: &str,
+) -> Result<Option<DocumentMemory>, StorageError> {
+    let row: Option<(Uuid, String, i16)> = sqlx::query_as(
+        "SELECT memory_id, target_language, threshold FROM document_translation_memories
+         WHERE document_id = $1",
+    )
+    .bind(document_id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(
+        row.map(|(memory_id, target_language, threshold)| DocumentMemory {
+            memory_id,
+            target_language,
+            threshold: u8::try_from(threshold).unwrap_or(100),
+        }),
+    )
+}
