@@ -15,9 +15,10 @@
 //! 4. Lookups: raw COPY up to `--lookup-units` units in one memory, then
 //!    `--lookups` sequential lookups (a third exact sources, a third sources
 //!    with one word changed, a third new sentences) through
-//!    `tolk_storage::translation_memories::lookup` (exact index, then pg_trgm
-//!    candidates scored in Rust) → p50/p99; baseline: the plain exact-match
-//!    index query alone on the same texts.
+//!    `tolk_storage::translation_memories::lookup` (exact index, then the units
+//!    sharing the rarest words, ranked by pg_trgm similarity and scored in
+//!    Rust) → p50/p99; baseline: the plain exact-match index query alone on
+//!    the same texts.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -26,7 +27,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 use tolk_formats::tmx::{Header, Note, Prop, TmxWriter, Unit, Variant};
-use tolk_storage::translation_memories::{self as memories, NewMemory};
+use tolk_storage::translation_memories::{self as memories, NewMemory, words as memory_words};
 use uuid::Uuid;
 
 use crate::documents::start_platform_with;
@@ -323,6 +324,7 @@ async fn raw_copy(
     from: usize,
     to: usize,
     samples: &mut Vec<(String, String)>,
+    df: &mut std::collections::HashMap<i32, u32>,
 ) -> Result<Duration> {
     let t = Instant::now();
     let mut tx = db.begin().await?;
@@ -336,7 +338,30 @@ async fn raw_copy(
         if i.is_multiple_of(997) {
             samples.push((src.clone(), u.variants[1].text.clone()));
         }
-        memories::copy_row(&mut rows, &memory, i as i32, &src, &targets, &unit_json);
+        let hashes = memory_words::hashes(&src);
+        for w in &hashes {
+            *df.entry(*w).or_insert(0) += 1;
+        }
+        memories::copy_row(
+            &mut rows, &memory, i as i32, &src, &targets, &unit_json, &hashes,
+        );
+        if rows.len() >= 1 << 20 {
+            copy.send(std::mem::take(&mut rows)).await?;
+        }
+    }
+    if !rows.is_empty() {
+        copy.send(rows).await?;
+    }
+    copy.finish().await?;
+    // Word frequencies of the whole memory so far (replaced).
+    sqlx::query("DELETE FROM translation_memory_words WHERE memory_id = $1")
+        .bind(memory)
+        .execute(&mut *tx)
+        .await?;
+    let mut copy = tx.copy_in_raw(memories::COPY_WORDS).await?;
+    let mut rows = Vec::with_capacity(1 << 21);
+    for (w, n) in df.iter() {
+        memories::copy_word_row(&mut rows, &memory, *w, *n);
         if rows.len() >= 1 << 20 {
             copy.send(std::mem::take(&mut rows)).await?;
         }
@@ -416,7 +441,8 @@ pub async fn run(args: TmxArgs) -> Result<()> {
         drop(conn);
         let mut words = Words::new(0x5EED_0002, 6000);
         let mut samples = Vec::new();
-        let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples).await?;
+        let mut df = std::collections::HashMap::new();
+        let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples, &mut df).await?;
 
         let rate = |n: usize, d: Duration| n as f64 / d.as_secs_f64();
         println!();
@@ -455,6 +481,7 @@ pub async fn run(args: TmxArgs) -> Result<()> {
                 args.units,
                 args.lookup_units,
                 &mut samples,
+                &mut df,
             )
             .await?;
             println!(
@@ -531,7 +558,7 @@ pub async fn run(args: TmxArgs) -> Result<()> {
         println!("| lookup | p50 ms | p90 ms | p99 ms | max ms |");
         println!("|---|---|---|---|---|");
         for (label, t) in [
-            ("memory lookup (exact, then pg_trgm candidates + edit-distance score)", &tm_times),
+            ("memory lookup (exact, then rare-word candidates + similarity + edit-distance score)", &tm_times),
             ("plain exact-match index query (baseline)", &exact_times),
         ] {
             println!(

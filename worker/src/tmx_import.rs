@@ -10,7 +10,7 @@
 //! file that turns out not to be well-formed (or any failure) aborts the COPY
 //! and rolls everything back, so nothing of a failed import is visible.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Instant;
 
 use apalis::prelude::*;
@@ -20,7 +20,7 @@ use tolk_formats::tmx::{Entry, TmxError, TmxReader, Unit};
 use tolk_storage::StorageError;
 use tolk_storage::queue::{self, TmxJob};
 use tolk_storage::translation_memories::jobs::{self, TmJob};
-use tolk_storage::translation_memories::{self as memories, NewMemory, lang};
+use tolk_storage::translation_memories::{self as memories, NewMemory, lang, words};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -55,6 +55,8 @@ struct Summary {
     targets: BTreeSet<String>,
     skipped_count: i64,
     skipped: Vec<serde_json::Value>,
+    /// Units containing each source word (word hash → count).
+    df: HashMap<i32, u32>,
 }
 
 /// The job handler registered with apalis.
@@ -236,6 +238,24 @@ async fn load(
         )));
     }
     let copied = copy.finish().await.map_err(StorageError::from)?;
+    // The memory's word frequencies (rarity of words for fuzzy candidates).
+    let mut copy = tx
+        .copy_in_raw(memories::COPY_WORDS)
+        .await
+        .map_err(StorageError::from)?;
+    let mut rows = Vec::with_capacity(BATCH_BYTES + 1024);
+    for (word, df) in &summary.df {
+        memories::copy_word_row(&mut rows, &row.translation_memory_id, *word, *df);
+        if rows.len() >= BATCH_BYTES {
+            copy.send(std::mem::take(&mut rows))
+                .await
+                .map_err(StorageError::from)?;
+        }
+    }
+    if !rows.is_empty() {
+        copy.send(rows).await.map_err(StorageError::from)?;
+    }
+    copy.finish().await.map_err(StorageError::from)?;
     let targets: Vec<String> = summary.targets.into_iter().collect();
     memories::finish_import(&mut tx, row.translation_memory_id, &targets, summary.units).await?;
     let skipped = serde_json::Value::Array(summary.skipped);
@@ -292,6 +312,7 @@ fn parse(
         targets: BTreeSet::new(),
         skipped_count: 0,
         skipped: Vec::new(),
+        df: HashMap::new(),
     };
     let mut rows = Vec::with_capacity(BATCH_BYTES + 64 * 1024);
     let skip = |summary: &mut Summary, line: u64, reason: String| {
@@ -319,6 +340,10 @@ fn parse(
                         .map_err(|_| TmxError::Io("more than 2^31 units in one file".to_owned()))?;
                     let targets_json = serde_json::to_string(&targets).unwrap_or_default();
                     let unit_json = serde_json::to_string(&unit).unwrap_or_default();
+                    let source_words = words::hashes(source_text);
+                    for w in &source_words {
+                        *summary.df.entry(*w).or_insert(0) += 1;
+                    }
                     memories::copy_row(
                         &mut rows,
                         &memory_id,
@@ -326,6 +351,7 @@ fn parse(
                         source_text,
                         &targets_json,
                         &unit_json,
+                        &source_words,
                     );
                     for t in targets.into_keys() {
                         if !summary.targets.contains(&t) {

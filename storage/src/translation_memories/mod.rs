@@ -5,11 +5,13 @@
 //!
 //! * [`lang`]: language codes of memories (lower-case bases and DeepL's variants);
 //! * [`score`]: the fuzzy-match score (an edit-distance ratio, 0–100);
+//! * [`words`]: word hashes of the fuzzy-match candidate index;
 //! * [`jobs`]: the import and export jobs' public state.
 
 pub mod jobs;
 pub mod lang;
 pub mod score;
+pub mod words;
 
 use std::collections::BTreeMap;
 
@@ -100,6 +102,10 @@ pub async fn delete(pool: &PgPool, organization_id: Uuid, id: Uuid) -> Result<bo
             == 1;
     if gone {
         sqlx::query("DELETE FROM translation_memory_units WHERE memory_id = $1")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM translation_memory_words WHERE memory_id = $1")
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -199,11 +205,13 @@ pub async fn insert(conn: &mut PgConnection, m: &NewMemory) -> Result<(), Storag
 }
 
 /// The COPY statement whose rows [`copy_row`] writes.
-pub const COPY_UNITS: &str =
-    "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit) FROM STDIN";
+pub const COPY_UNITS: &str = "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit, words) FROM STDIN";
+
+/// The COPY statement whose rows [`copy_word_row`] writes.
+pub const COPY_WORDS: &str = "COPY translation_memory_words (memory_id, word, df) FROM STDIN";
 
 /// Appends one unit to a COPY (text format) buffer. `targets_json` and
-/// `unit_json` are JSON documents.
+/// `unit_json` are JSON documents; `words` are [`words::hashes`] of the source.
 pub fn copy_row(
     out: &mut Vec<u8>,
     memory_id: &Uuid,
@@ -211,6 +219,7 @@ pub fn copy_row(
     source_text: &str,
     targets_json: &str,
     unit_json: &str,
+    words: &[i32],
 ) {
     let mut id = Uuid::encode_buffer();
     out.extend_from_slice(memory_id.hyphenated().encode_lower(&mut id).as_bytes());
@@ -222,6 +231,20 @@ pub fn copy_row(
     copy_escape(out, targets_json);
     out.push(b'\t');
     copy_escape(out, unit_json);
+    out.push(b'\t');
+    words::array_literal(out, words);
+    out.push(b'\n');
+}
+
+/// Appends one word frequency (the number of units of the memory containing
+/// the word) to a COPY buffer.
+pub fn copy_word_row(out: &mut Vec<u8>, memory_id: &Uuid, word: i32, df: u32) {
+    let mut id = Uuid::encode_buffer();
+    out.extend_from_slice(memory_id.hyphenated().encode_lower(&mut id).as_bytes());
+    out.push(b'\t');
+    out.extend_from_slice(word.to_string().as_bytes());
+    out.push(b'\t');
+    out.extend_from_slice(df.min(i32::MAX as u32).to_string().as_bytes());
     out.push(b'\n');
 }
 
@@ -296,13 +319,21 @@ pub struct Match {
     pub score: u8,
 }
 
-/// How many trigram candidates a fuzzy lookup scores.
-pub const FUZZY_CANDIDATES: i64 = 10;
+/// Candidate units read for a fuzzy lookup (those sharing a rare word).
+pub const FUZZY_CANDIDATES: i64 = 300;
+/// Candidates scored in Rust (the most trigram-similar of the above).
+pub const FUZZY_SCORED: i64 = 10;
 
 /// The best stored translation into `target_language` for `text` scoring at
-/// least `threshold` (see [`score::score`]); exact matches first through the
-/// exact index, then up to [`FUZZY_CANDIDATES`] trigram candidates (pg_trgm
-/// similarity ≥ 0.3, the `%` operator) scored in Rust.
+/// least `threshold` (see [`score::score`]).
+///
+/// 1. Exact: the btree index on `(memory_id, md5(source_text))`.
+/// 2. Fuzzy: of the text's `n` distinct words, the `⌊n × (100 − threshold) /
+///    100⌋ + 1` rarest in the memory (`translation_memory_words`) are looked up
+///    in the GIN index of unit words, so that a unit sharing at least
+///    `threshold` % of the words shares at least one of them; among up to
+///    [`FUZZY_CANDIDATES`] such units whose length can reach the threshold, the
+///    [`FUZZY_SCORED`] most similar by pg_trgm's `similarity()` are scored.
 pub async fn lookup(
     pool: &PgPool,
     memory_id: Uuid,
@@ -331,15 +362,37 @@ pub async fn lookup(
     if threshold >= 100 || !score::can_reach(text, threshold) {
         return Ok(None);
     }
+    let query_words = words::hashes(text);
+    if query_words.is_empty() {
+        return Ok(None);
+    }
+    let t = usize::from(threshold.max(1));
+    let pick = (query_words.len() * (100 - t) / 100 + 1).min(query_words.len());
+    let len = text.chars().count();
+    let min_len = i32::try_from(len * t / 100).unwrap_or(i32::MAX);
+    let max_len = i32::try_from((len * 100).div_ceil(t)).unwrap_or(i32::MAX);
     let candidates: Vec<(String, String)> = sqlx::query_as(
-        "SELECT source_text, targets ->> $3 FROM translation_memory_units
-         WHERE source_text % $2 AND memory_id = $1 AND targets ? $3
-         ORDER BY similarity(source_text, $2) DESC, unit_no LIMIT $4",
+        "WITH rare AS (
+             SELECT array_agg(word) AS words FROM (
+                 SELECT word FROM translation_memory_words
+                 WHERE memory_id = $1 AND word = ANY($2)
+                 ORDER BY df, word LIMIT $3) r)
+         SELECT source_text, targets ->> $4 FROM (
+             SELECT u.source_text, u.targets FROM translation_memory_units u, rare
+             WHERE u.memory_id = $1 AND u.words && rare.words AND u.targets ? $4
+               AND length(u.source_text) BETWEEN $6 AND $7
+             LIMIT $8) c
+         ORDER BY similarity(source_text, $5) DESC LIMIT $9",
     )
     .bind(memory_id)
-    .bind(text)
+    .bind(&query_words)
+    .bind(pick as i64)
     .bind(target_language)
+    .bind(text)
+    .bind(min_len)
+    .bind(max_len)
     .bind(FUZZY_CANDIDATES)
+    .bind(FUZZY_SCORED)
     .fetch_all(pool)
     .await?;
     // The first best candidate (the most trigram-similar among equal scores).
