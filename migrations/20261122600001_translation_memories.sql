@@ -1,8 +1,9 @@
 -- Translation memories (/v3/translation_memories), their units, and the TMX
 -- import and export jobs that fill and read them.
 --
--- Fuzzy matching: candidates are the units sharing the query's rarest words
--- (a GIN index over each unit's word hashes, and per-memory word frequencies),
+-- Fuzzy matching: candidates are the units sharing the query's rarest word
+-- bigrams (a GIN index over each unit's bigram hashes, and per-memory
+-- frequencies),
 -- ranked by pg_trgm's similarity(); the score itself is computed by Tolk (an
 -- edit-distance ratio; see docs/api.md, Translation memories). A GIN trigram
 -- index on whole sentences was measured and dropped: every sentence shares
@@ -41,7 +42,8 @@ CREATE TABLE translation_memory_units (
     -- The whole TMX unit (attributes, notes, properties, every variant with its
     -- inline markup), for export.
     unit         jsonb NOT NULL,
-    -- Distinct 32-bit hashes of the lower-cased words of source_text.
+    -- Distinct 32-bit hashes of the word bigrams of source_text (see
+    -- storage/src/translation_memories/words.rs).
     words        integer[] NOT NULL,
     created_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (memory_id, unit_no)
@@ -49,12 +51,12 @@ CREATE TABLE translation_memory_units (
 -- Exact matches.
 CREATE INDEX translation_memory_units_exact
     ON translation_memory_units (memory_id, md5(source_text));
--- Fuzzy-match candidates: units containing any of the given words.
+-- Fuzzy-match candidates: units containing any of the given bigrams.
 CREATE INDEX translation_memory_units_words
     ON translation_memory_units USING gin (words);
 
--- How many units of a memory contain each word (its rarity), written by the
--- import with the units.
+-- How many units of a memory contain each bigram (its rarity), written by
+-- the import with the units.
 CREATE TABLE translation_memory_words (
     memory_id  uuid NOT NULL,
     word       integer NOT NULL,

@@ -3,7 +3,8 @@
 //!
 //! 1. A TMX 1.4b file of `--units` EN→ES/DE units (generated sentences over a
 //!    Zipf-distributed 6,000-word vocabulary, one unit in three with inline
-//!    tags, notes and properties) is written to disk (≈ 300 bytes a unit).
+//!    tags, notes, properties and a third language) is written to disk
+//!    (≈ 300 bytes a unit).
 //! 2. Import through the platform in this process (API, worker, scheduler):
 //!    `POST /v3/translation_memories/import`, the file streamed to the upload
 //!    URL, the job polled until completed → units/s from the end of the upload
@@ -188,11 +189,15 @@ fn unit(words: &mut Words, i: usize) -> Unit {
         } else {
             Vec::new()
         },
-        variants: vec![
-            variant("en-US", &en, rich),
-            variant("es-ES", &es, rich),
-            variant("de-DE", &de, false),
-        ],
+        variants: if rich {
+            vec![
+                variant("en-US", &en, true),
+                variant("es-ES", &es, true),
+                variant("de-DE", &de, false),
+            ]
+        } else {
+            vec![variant("en-US", &en, false), variant("es-ES", &es, false)]
+        },
     }
 }
 
@@ -324,7 +329,6 @@ async fn raw_copy(
     from: usize,
     to: usize,
     samples: &mut Vec<(String, String)>,
-    df: &mut std::collections::HashMap<i32, u32>,
 ) -> Result<Duration> {
     let t = Instant::now();
     let mut tx = db.begin().await?;
@@ -333,15 +337,16 @@ async fn raw_copy(
     for i in from..to {
         let u = unit(words, i);
         let src = u.variants[0].text.clone();
-        let targets = json!({"de": u.variants[2].text, "es": u.variants[1].text}).to_string();
+        let targets = match u.variants.get(2) {
+            Some(de) => json!({"de": de.text, "es": u.variants[1].text}),
+            None => json!({"es": u.variants[1].text}),
+        }
+        .to_string();
         let unit_json = serde_json::to_string(&u)?;
         if i.is_multiple_of(997) {
             samples.push((src.clone(), u.variants[1].text.clone()));
         }
-        let hashes = memory_words::hashes(&src);
-        for w in &hashes {
-            *df.entry(*w).or_insert(0) += 1;
-        }
+        let hashes = memory_words::keys(&src);
         memories::copy_row(
             &mut rows, &memory, i as i32, &src, &targets, &unit_json, &hashes,
         );
@@ -353,23 +358,12 @@ async fn raw_copy(
         copy.send(rows).await?;
     }
     copy.finish().await?;
-    // Word frequencies of the whole memory so far (replaced).
+    // Key frequencies of the whole memory so far (replaced), as the import does.
     sqlx::query("DELETE FROM translation_memory_words WHERE memory_id = $1")
         .bind(memory)
         .execute(&mut *tx)
         .await?;
-    let mut copy = tx.copy_in_raw(memories::COPY_WORDS).await?;
-    let mut rows = Vec::with_capacity(1 << 21);
-    for (w, n) in df.iter() {
-        memories::copy_word_row(&mut rows, &memory, *w, *n);
-        if rows.len() >= 1 << 20 {
-            copy.send(std::mem::take(&mut rows)).await?;
-        }
-    }
-    if !rows.is_empty() {
-        copy.send(rows).await?;
-    }
-    copy.finish().await?;
+    memories::count_keys(&mut tx, memory).await?;
     tx.commit().await?;
     Ok(t.elapsed())
 }
@@ -441,8 +435,7 @@ pub async fn run(args: TmxArgs) -> Result<()> {
         drop(conn);
         let mut words = Words::new(0x5EED_0002, 6000);
         let mut samples = Vec::new();
-        let mut df = std::collections::HashMap::new();
-        let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples, &mut df).await?;
+        let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples).await?;
 
         let rate = |n: usize, d: Duration| n as f64 / d.as_secs_f64();
         println!();
@@ -481,7 +474,6 @@ pub async fn run(args: TmxArgs) -> Result<()> {
                 args.units,
                 args.lookup_units,
                 &mut samples,
-                &mut df,
             )
             .await?;
             println!(
@@ -558,7 +550,7 @@ pub async fn run(args: TmxArgs) -> Result<()> {
         println!("| lookup | p50 ms | p90 ms | p99 ms | max ms |");
         println!("|---|---|---|---|---|");
         for (label, t) in [
-            ("memory lookup (exact, then rare-word candidates + similarity + edit-distance score)", &tm_times),
+            ("memory lookup (exact, then rare-bigram candidates, similarity, edit-distance score)", &tm_times),
             ("plain exact-match index query (baseline)", &exact_times),
         ] {
             println!(

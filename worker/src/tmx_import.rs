@@ -10,7 +10,7 @@
 //! file that turns out not to be well-formed (or any failure) aborts the COPY
 //! and rolls everything back, so nothing of a failed import is visible.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use apalis::prelude::*;
@@ -55,8 +55,6 @@ struct Summary {
     targets: BTreeSet<String>,
     skipped_count: i64,
     skipped: Vec<serde_json::Value>,
-    /// Units containing each source word (word hash → count).
-    df: HashMap<i32, u32>,
 }
 
 /// The job handler registered with apalis.
@@ -244,24 +242,8 @@ async fn load(
         )));
     }
     let copied = copy.finish().await.map_err(StorageError::from)?;
-    // The memory's word frequencies (rarity of words for fuzzy candidates).
-    let mut copy = tx
-        .copy_in_raw(memories::COPY_WORDS)
-        .await
-        .map_err(StorageError::from)?;
-    let mut rows = Vec::with_capacity(BATCH_BYTES + 1024);
-    for (word, df) in &summary.df {
-        memories::copy_word_row(&mut rows, &row.translation_memory_id, *word, *df);
-        if rows.len() >= BATCH_BYTES {
-            copy.send(std::mem::take(&mut rows))
-                .await
-                .map_err(StorageError::from)?;
-        }
-    }
-    if !rows.is_empty() {
-        copy.send(rows).await.map_err(StorageError::from)?;
-    }
-    copy.finish().await.map_err(StorageError::from)?;
+    // Rarity of the bigram keys (fuzzy candidates), counted by PostgreSQL.
+    memories::count_keys(&mut tx, row.translation_memory_id).await?;
     let targets: Vec<String> = summary.targets.into_iter().collect();
     memories::finish_import(&mut tx, row.translation_memory_id, &targets, summary.units).await?;
     let skipped = serde_json::Value::Array(summary.skipped);
@@ -318,7 +300,6 @@ fn parse(
         targets: BTreeSet::new(),
         skipped_count: 0,
         skipped: Vec::new(),
-        df: HashMap::new(),
     };
     let mut rows = Vec::with_capacity(BATCH_BYTES + 64 * 1024);
     let skip = |summary: &mut Summary, line: u64, reason: String| {
@@ -346,10 +327,7 @@ fn parse(
                         .map_err(|_| TmxError::Io("more than 2^31 units in one file".to_owned()))?;
                     let targets_json = serde_json::to_string(&targets).unwrap_or_default();
                     let unit_json = serde_json::to_string(&unit).unwrap_or_default();
-                    let source_words = words::hashes(source_text);
-                    for w in &source_words {
-                        *summary.df.entry(*w).or_insert(0) += 1;
-                    }
+                    let source_words = words::keys(source_text);
                     memories::copy_row(
                         &mut rows,
                         &memory_id,

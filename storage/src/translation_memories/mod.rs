@@ -5,7 +5,7 @@
 //!
 //! * [`lang`]: language codes of memories (lower-case bases and DeepL's variants);
 //! * [`score`]: the fuzzy-match score (an edit-distance ratio, 0–100);
-//! * [`words`]: word hashes of the fuzzy-match candidate index;
+//! * [`words`]: word-bigram keys of the fuzzy-match candidate index;
 //! * [`jobs`]: the import and export jobs' public state.
 
 pub mod jobs;
@@ -207,11 +207,8 @@ pub async fn insert(conn: &mut PgConnection, m: &NewMemory) -> Result<(), Storag
 /// The COPY statement whose rows [`copy_row`] writes.
 pub const COPY_UNITS: &str = "COPY translation_memory_units (memory_id, unit_no, source_text, targets, unit, words) FROM STDIN";
 
-/// The COPY statement whose rows [`copy_word_row`] writes.
-pub const COPY_WORDS: &str = "COPY translation_memory_words (memory_id, word, df) FROM STDIN";
-
 /// Appends one unit to a COPY (text format) buffer. `targets_json` and
-/// `unit_json` are JSON documents; `words` are [`words::hashes`] of the source.
+/// `unit_json` are JSON documents; `words` are [`words::keys`] of the source.
 pub fn copy_row(
     out: &mut Vec<u8>,
     memory_id: &Uuid,
@@ -236,18 +233,6 @@ pub fn copy_row(
     out.push(b'\n');
 }
 
-/// Appends one word frequency (the number of units of the memory containing
-/// the word) to a COPY buffer.
-pub fn copy_word_row(out: &mut Vec<u8>, memory_id: &Uuid, word: i32, df: u32) {
-    let mut id = Uuid::encode_buffer();
-    out.extend_from_slice(memory_id.hyphenated().encode_lower(&mut id).as_bytes());
-    out.push(b'\t');
-    out.extend_from_slice(word.to_string().as_bytes());
-    out.push(b'\t');
-    out.extend_from_slice(df.min(i32::MAX as u32).to_string().as_bytes());
-    out.push(b'\n');
-}
-
 /// Escapes a value for COPY's text format.
 fn copy_escape(out: &mut Vec<u8>, s: &str) {
     for &b in s.as_bytes() {
@@ -259,6 +244,22 @@ fn copy_escape(out: &mut Vec<u8>, s: &str) {
             _ => out.push(b),
         }
     }
+}
+
+/// Fills `translation_memory_words` for a memory whose units were loaded (in
+/// the import's transaction): the bigram keys found in at least two units,
+/// with their counts. PostgreSQL aggregates (spilling to disk if it must), so
+/// the importer keeps no per-key state whatever the file's size.
+pub async fn count_keys(conn: &mut PgConnection, memory_id: Uuid) -> Result<u64, StorageError> {
+    let res = sqlx::query(
+        "INSERT INTO translation_memory_words (memory_id, word, df)
+         SELECT $1, w, count(*) FROM translation_memory_units, unnest(words) AS w
+         WHERE memory_id = $1 GROUP BY w HAVING count(*) > 1",
+    )
+    .bind(memory_id)
+    .execute(&mut *conn)
+    .await?;
+    Ok(res.rows_affected())
 }
 
 /// Sets an imported memory's target languages and unit count.
@@ -319,21 +320,26 @@ pub struct Match {
     pub score: u8,
 }
 
-/// Candidate units read for a fuzzy lookup (those sharing a rare word).
-pub const FUZZY_CANDIDATES: i64 = 300;
-/// Candidates scored in Rust (the most trigram-similar of the above).
+/// Rarest keys a fuzzy lookup reads, at most.
+pub const MAX_RARE_KEYS: usize = 12;
+/// Candidate units read for a fuzzy lookup, at most.
+pub const FUZZY_CANDIDATES: i64 = 200;
+/// Candidates scored in Rust (the most trigram-similar of those read).
 pub const FUZZY_SCORED: i64 = 10;
 
 /// The best stored translation into `target_language` for `text` scoring at
 /// least `threshold` (see [`score::score`]).
 ///
 /// 1. Exact: the btree index on `(memory_id, md5(source_text))`.
-/// 2. Fuzzy: of the text's `n` distinct words, the `⌊n × (100 − threshold) /
-///    100⌋ + 1` rarest in the memory (`translation_memory_words`) are looked up
-///    in the GIN index of unit words, so that a unit sharing at least
-///    `threshold` % of the words shares at least one of them; among up to
-///    [`FUZZY_CANDIDATES`] such units whose length can reach the threshold, the
-///    [`FUZZY_SCORED`] most similar by pg_trgm's `similarity()` are scored.
+/// 2. Fuzzy, by word bigrams ([`words::keys`]): a unit reaching the threshold
+///    differs from the text in at most `k = ⌊n × (100 − threshold) / 100⌋` of
+///    its `n` words, so in at most `2k` of its bigrams; it therefore contains
+///    at least one of any `2k + 1` of the text's bigrams. The `2k + 1` rarest
+///    (frequencies from `translation_memory_words`, which lists the bigrams
+///    seen at least twice; the others count as 1; at most [`MAX_RARE_KEYS`])
+///    are looked up in the GIN index. Up to [`FUZZY_CANDIDATES`] such units
+///    whose length can reach the threshold are ranked by pg_trgm's
+///    `similarity()` and the [`FUZZY_SCORED`] best are scored.
 pub async fn lookup(
     pool: &PgPool,
     memory_id: Uuid,
@@ -362,31 +368,49 @@ pub async fn lookup(
     if threshold >= 100 || !score::can_reach(text, threshold) {
         return Ok(None);
     }
-    let query_words = words::hashes(text);
-    if query_words.is_empty() {
+    let tokens = words::tokens(text);
+    let keys = words::keys_of(&tokens);
+    if keys.is_empty() {
         return Ok(None);
     }
     let t = usize::from(threshold.max(1));
-    let pick = (query_words.len() * (100 - t) / 100 + 1).min(query_words.len());
+    let changed_words = tokens.len() * (100 - t) / 100;
+    let budget = if tokens.len() > 1 {
+        2 * changed_words
+    } else {
+        changed_words
+    };
+    // Frequencies of the keys seen at least twice; the others count as 1
+    // (seen once, or not at all).
+    let frequent: Vec<(i32, i32)> = sqlx::query_as(
+        "SELECT word, df FROM translation_memory_words WHERE memory_id = $1 AND word = ANY($2)",
+    )
+    .bind(memory_id)
+    .bind(&keys)
+    .fetch_all(pool)
+    .await?;
+    let df: std::collections::HashMap<i32, i32> = frequent.into_iter().collect();
+    let mut ranked: Vec<(i32, i32)> = keys
+        .iter()
+        .map(|k| (df.get(k).copied().unwrap_or(1), *k))
+        .collect();
+    ranked.sort_unstable();
+    let pick = (budget + 1).min(ranked.len()).min(MAX_RARE_KEYS);
+    let rare: Vec<i32> = ranked[..pick].iter().map(|(_, k)| *k).collect();
     let len = text.chars().count();
     let min_len = i32::try_from(len * t / 100).unwrap_or(i32::MAX);
     let max_len = i32::try_from((len * 100).div_ceil(t)).unwrap_or(i32::MAX);
     let candidates: Vec<(String, String)> = sqlx::query_as(
-        "WITH rare AS (
-             SELECT array_agg(word) AS words FROM (
-                 SELECT word FROM translation_memory_words
-                 WHERE memory_id = $1 AND word = ANY($2)
-                 ORDER BY df, word LIMIT $3) r)
-         SELECT source_text, targets ->> $4 FROM (
-             SELECT u.source_text, u.targets FROM translation_memory_units u, rare
-             WHERE u.memory_id = $1 AND u.words && rare.words AND u.targets ? $4
-               AND length(u.source_text) BETWEEN $6 AND $7
-             LIMIT $8) c
-         ORDER BY similarity(source_text, $5) DESC LIMIT $9",
+        "SELECT source_text, target_text FROM (
+             SELECT u.unit_no, u.source_text, u.targets ->> $3 AS target_text
+             FROM translation_memory_units u
+             WHERE u.memory_id = $1 AND u.words && $2::int4[] AND u.targets ? $3
+               AND length(u.source_text) BETWEEN $5 AND $6
+             LIMIT $7) c
+         ORDER BY similarity(source_text, $4) DESC, unit_no LIMIT $8",
     )
     .bind(memory_id)
-    .bind(&query_words)
-    .bind(pick as i64)
+    .bind(&rare)
     .bind(target_language)
     .bind(text)
     .bind(min_len)
