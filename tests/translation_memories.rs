@@ -907,3 +907,55 @@ async fn document_jobs_apply_the_memory() -> Result<()> {
     assert_eq!(code, 404, "{body}");
     Ok(())
 }
+
+/// A TMX larger than one multipart part (8 MiB) through an S3-compatible
+/// store: streamed upload, streamed parse, streamed multipart export.
+#[tokio::test]
+async fn tmx_import_and_export_over_s3() -> Result<()> {
+    let mut world = World::new("tm_s3").await?;
+    let server = crate::s3::start_s3(&world).await?;
+    world.extra_env = crate::s3::s3_env(&server);
+    world.object_store = format!("s3://{}", crate::s3::BUCKET);
+    let key = world.create_key("tm", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("w")?;
+    let units: Vec<(String, String)> = (0..40_000)
+        .map(|i| {
+            (
+                format!(
+                    "Unit number {i} of the large memory, with some padding text to make it longer."
+                ),
+                format!(
+                    "Unidad número {i} de la memoria grande, con algo de relleno para alargarla."
+                ),
+            )
+        })
+        .collect();
+    let pairs: Vec<(&str, &str)> = units
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let tmx = tmx_of(&pairs, "es");
+    assert!(tmx.len() > 9 << 20, "{} bytes", tmx.len());
+    let (id, _) = import_ok(&api, &key, "big", tmx.as_bytes()).await?;
+    let (code, exp) = call(
+        &api,
+        &key,
+        Method::POST,
+        &format!("/v3/translation_memories/{id}/export"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 202, "{exp}");
+    let job = wait_job(&api, &key, exp["job_id"].as_str().context("job_id")?).await?;
+    assert_eq!(job["results"][0]["status"], "completed", "{job}");
+    let url = job["results"][0]["download_url"]
+        .as_str()
+        .context("download_url")?;
+    let exported = api.http.get(url).send().await?.bytes().await?.to_vec();
+    assert!(exported.len() > 8 << 20, "{} bytes", exported.len());
+    let (_, got, skipped) = read_tmx(&exported)?;
+    assert_eq!((got.len(), skipped), (40_000, 0));
+    assert_eq!(got[39_999].variants[1].text, units[39_999].1);
+    Ok(())
+}
