@@ -7,7 +7,9 @@
 #   - Debian packages: PostgreSQL (with contrib: pg_trgm, hstore), Redis,
 #     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
 #     apertium-apy (the HTTP engine and the bench baseline),
-#     python3-docx (the tests open result .docx files with it), and a C
+#     python3-docx (the tests open result .docx files with it),
+#     python3-translate (translate-toolkit: the TMX tests import po2tmx
+#     output and validate exports with lxml; pip elsewhere), and a C
 #     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
 #     (recognition of voice jobs); lame (MP3 streams; the voice tests also
@@ -43,7 +45,7 @@ PACKAGES=(
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
     apertium-apy
-    python3 python3-docx
+    python3 python3-docx python3-translate
     hunspell-en-us hunspell-es
     gcc libc6-dev
     espeak-ng pocketsphinx pocketsphinx-en-us
@@ -356,6 +358,26 @@ ensure_chromium() {
     log "chromium: $(command -v chromium), chromedriver: $(command -v chromedriver)"
 }
 
+# --- 6. translate-toolkit (po2tmx; the TMX tests import its output) --------
+# Debian 12 packages it as python3-translate (installed above); elsewhere pip.
+ensure_translate_toolkit() {
+    local py=/usr/bin/python3
+    [[ -x $py ]] || py=python3
+    if "$py" -c 'import translate.convert.po2tmx' >/dev/null 2>&1; then
+        log "translate-toolkit: $("$py" -c 'import translate.__version__ as v; print(v.sver)' 2>/dev/null)"
+        return
+    fi
+    if [[ $NO_INSTALL == 1 ]]; then
+        missing+=("translate-toolkit(python3 -c 'import translate' fails)")
+        return
+    fi
+    log "installing translate-toolkit with pip for $py"
+    as_root "$py" -m pip install --quiet --break-system-packages translate-toolkit \
+        || die "translate-toolkit could not be installed (apt-get install python3-translate, or pip install translate-toolkit)"
+    "$py" -c 'import translate.convert.po2tmx' >/dev/null 2>&1 \
+        || die "translate-toolkit is installed but 'import translate.convert.po2tmx' still fails"
+}
+
 # --- run ---------------------------------------------------------------
 ensure_packages
 ensure_postgres
@@ -364,6 +386,7 @@ ensure_rust
 ensure_s3s_fs
 ensure_python_modules
 ensure_chromium
+ensure_translate_toolkit
 
 if [[ ${#missing[@]} -gt 0 ]]; then
     warn "missing: ${missing[*]}"

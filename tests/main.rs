@@ -18,5 +18,6 @@ mod recovery;
 mod s3;
 mod style_rules;
 mod translate;
+mod translation_memories;
 mod voice;
 mod write;

@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::translate::router())
         .merge(routes::glossaries::router())
         .merge(routes::style_rules::router())
+        .merge(routes::translation_memories::router())
         .merge(routes::quality::router())
         .merge(routes::write::router())
         .merge(routes::languages::router())

@@ -332,6 +332,16 @@ pub(crate) async fn start_platform_with(
 
 impl Platform {
     /// Stops everything and drops the database.
+    /// URL of the platform's throwaway database.
+    pub(crate) fn database_url(&self) -> String {
+        let base = self
+            .admin_url
+            .rsplit_once('/')
+            .map(|(b, _)| b)
+            .unwrap_or(&self.admin_url);
+        format!("{base}/{}?sslmode=disable", self.db_name)
+    }
+
     pub(crate) async fn shutdown(self) -> Result<()> {
         let _ = self.stop.send(true);
         for t in self.tasks {

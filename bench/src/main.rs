@@ -15,6 +15,9 @@
 //! - `tolk-bench auth`: client_credentials token issuance, Bearer verification and
 //!   sign-in (bcrypt) per second through the auth service and the API, beside bare
 //!   jsonwebtoken RS256 sign/verify and bcrypt loops with the same key and cost.
+//! - `tolk-bench tmx`: TMX import through the platform (units/s, peak RSS) against a
+//!   raw COPY of the same rows, and memory lookups over a million units against a
+//!   plain exact-match query.
 //! - `tolk-bench quality`: quality evaluation jobs of 500 segments through the platform
 //!   against `/v2/translate` throughput on the same text.
 //! - `tolk-bench glossary`: `/v2/translate` latency with a glossary of 100 to 100,000
@@ -27,6 +30,7 @@ mod documents;
 mod glossary;
 mod quality;
 mod queue;
+mod tmx;
 mod translate;
 mod voice;
 
@@ -56,6 +60,9 @@ enum Command {
     /// Auth: client_credentials tokens/s, Bearer verifications/s and sign-ins/s vs
     /// bare jsonwebtoken RS256 sign/verify and bcrypt loops.
     Auth(auth::AuthArgs),
+    /// TMX import (units/s, worker peak memory) vs raw COPY, and translation
+    /// memory lookup latency over a million units vs a plain exact-match query.
+    Tmx(tmx::TmxArgs),
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
@@ -75,5 +82,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Voice(args) => voice::run(args).await,
         Command::Glossary(args) => glossary::run(args).await,
         Command::Auth(args) => auth::run(args).await,
+        Command::Tmx(args) => tmx::run(args).await,
     }
 }

@@ -30,6 +30,7 @@ mod error;
 mod html;
 pub mod inline;
 mod slots;
+pub mod tmx;
 mod txt;
 
 pub use error::FormatError;

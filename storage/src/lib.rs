@@ -17,6 +17,7 @@ pub mod quality;
 pub mod queue;
 pub mod rollup;
 pub mod style_rules;
+pub mod translation_memories;
 pub mod usage;
 pub mod voice_jobs;
 

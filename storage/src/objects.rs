@@ -18,6 +18,9 @@ use crate::StorageError;
 /// Default folder of the local object store.
 pub const DEFAULT_LOCAL_DIR: &str = "./data/objects";
 
+/// Part size of [`Objects::writer`]'s multipart uploads (S3 needs ≥ 5 MiB).
+pub const WRITE_PART_BYTES: usize = 8 << 20;
+
 /// A handle on the configured store.
 #[derive(Clone, Debug)]
 pub struct Objects {
@@ -126,6 +129,30 @@ impl Objects {
             .into_stream()
             .map(|r| r.map_err(StorageError::from))
             .boxed())
+    }
+
+    /// Reads an object as a byte stream (one GET; memory bounded by the
+    /// store's chunks, whatever the object's size).
+    pub async fn reader(
+        &self,
+        key: &str,
+    ) -> Result<impl tokio::io::AsyncRead + Send + Unpin + 'static, StorageError> {
+        let stream = self
+            .stream(key)
+            .await?
+            .map(|r| r.map_err(std::io::Error::other));
+        Ok(tokio_util::io::StreamReader::new(stream))
+    }
+
+    /// A writer that streams an object into the store: a multipart upload in
+    /// parts of [`WRITE_PART_BYTES`] (a single PUT when smaller). Finish it
+    /// with `shutdown()` (tokio's `AsyncWriteExt`), or `abort()` it.
+    pub fn writer(&self, key: &str) -> object_store::buffered::BufWriter {
+        object_store::buffered::BufWriter::with_capacity(
+            self.store.clone(),
+            Path::from(key),
+            WRITE_PART_BYTES,
+        )
     }
 
     /// Whether the store can hand out presigned URLs (S3).

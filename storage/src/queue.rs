@@ -65,6 +65,25 @@ pub struct VoiceTranslate {
     pub trace_id: String,
 }
 
+/// Queue of TMX import jobs (TMX file → new translation memory).
+pub const IMPORT_TMX: &str = "import-tmx";
+
+/// Queue of TMX export jobs (translation memory → TMX file).
+pub const EXPORT_TMX: &str = "export-tmx";
+
+/// How many times a TMX import or export job runs at most (first run included).
+pub const TMX_MAX_ATTEMPTS: i32 = 3;
+
+/// Payload of a TMX import or export job. The `translation_memory_jobs` row
+/// holds everything else.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TmxJob {
+    /// `translation_memory_jobs.id`.
+    pub job_id: uuid::Uuid,
+    /// The trace id of the request that enqueued the job.
+    pub trace_id: String,
+}
+
 /// A fresh job id (a ULID, as apalis-postgres uses).
 pub fn new_job_id() -> String {
     Ulid::generate().to_string()

@@ -13,6 +13,7 @@ use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
 use tolk_storage::quality;
 use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
+use tolk_storage::translation_memories as memories;
 use tolk_storage::usage::{self, UsageEvent};
 use tolk_storage::{glossaries, style_rules};
 use tolk_style::StyleRules;
@@ -135,7 +136,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         style: style(state, &doc).await?,
     };
     let sources = segments.clone();
-    let translated = translate_segments(state, &doc, &source_lang, segments, &custom).await?;
+    let translated = translate_with_memory(state, &doc, &source_lang, segments, &custom).await?;
 
     let evaluation = match quality::for_document(&state.db, &doc.id).await? {
         Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
@@ -318,6 +319,67 @@ async fn style(state: &WorkerState, doc: &Document) -> Result<Option<StyleRules>
         &l.configured_rules,
         &l.custom_instructions,
     )))
+}
+
+/// Segments without inline tags whose plain text has a good enough match in
+/// the document's translation memory take the memory's translation; the
+/// others are translated by the engines.
+async fn translate_with_memory(
+    state: &WorkerState,
+    doc: &Document,
+    source_lang: &str,
+    segments: Vec<String>,
+    custom: &Customizations,
+) -> Result<Vec<String>, JobError> {
+    let Some(memory) = memories::for_document(&state.db, &doc.id).await? else {
+        return translate_segments(state, doc, source_lang, segments, custom).await;
+    };
+    let mut hits: Vec<Option<String>> = Vec::with_capacity(segments.len());
+    for s in &segments {
+        let text = inline::plain_text(s);
+        let core = text.trim();
+        let hit = if s.contains('<') || core.is_empty() {
+            None
+        } else {
+            memories::lookup(
+                &state.db,
+                memory.memory_id,
+                &memory.target_language,
+                core,
+                memory.threshold,
+            )
+            .await?
+            .map(|m| {
+                let lead = &text[..text.len() - text.trim_start().len()];
+                let trail = &text[text.trim_end().len()..];
+                inline::escape(&format!("{lead}{}{trail}", m.target_text))
+            })
+        };
+        hits.push(hit);
+    }
+    let applied = hits.iter().filter(|h| h.is_some()).count();
+    tracing::info!(
+        segments = segments.len(),
+        applied,
+        "translation memory matches"
+    );
+    let pending: Vec<String> = segments
+        .into_iter()
+        .zip(&hits)
+        .filter(|(_, h)| h.is_none())
+        .map(|(s, _)| s)
+        .collect();
+    let mut engine = translate_segments(state, doc, source_lang, pending, custom)
+        .await?
+        .into_iter();
+    hits.into_iter()
+        .map(|h| match h {
+            Some(t) => Ok(t),
+            None => engine.next().ok_or_else(|| {
+                JobError::Transient("the engines returned fewer segments than sent".to_owned())
+            }),
+        })
+        .collect()
 }
 
 /// Translates all segments in chunks, a few chunks in flight, recording progress.

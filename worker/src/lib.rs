@@ -9,6 +9,8 @@ pub mod documents;
 mod job;
 pub mod quality;
 pub mod run;
+pub mod tmx_export;
+pub mod tmx_import;
 pub mod voice;
 pub mod wake;
 

@@ -9,7 +9,7 @@ use apalis_postgres::{Config, PostgresStorage};
 use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
-use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument, VoiceTranslate};
+use tolk_storage::queue::{self, EvaluateQuality, TmxJob, TranslateDocument, VoiceTranslate};
 
 use crate::wake::DrainedNotify;
 
@@ -120,6 +120,14 @@ pub async fn run(
     let quality_pool = pool.clone();
     let quality_config = config.clone();
     let quality_state = state.clone();
+    let import_name = unique_name(queue::IMPORT_TMX);
+    let import_pool = pool.clone();
+    let import_config = config.clone();
+    let import_state = state.clone();
+    let export_name = unique_name(queue::EXPORT_TMX);
+    let export_pool = pool.clone();
+    let export_config = config.clone();
+    let export_state = state.clone();
     let concurrency = config.concurrency();
     tracing::info!(worker = %name, concurrency, batch = ?config.batch_size, "worker starting");
     let shutdown_timeout = config.shutdown_timeout;
@@ -159,6 +167,30 @@ pub async fn run(
                 .catch_panic()
                 .concurrency(concurrency)
                 .build(crate::voice::translate_voice)
+        })
+        .register(move |_restarts| {
+            WorkerBuilder::new(import_name.clone())
+                .backend(backend::<TmxJob>(
+                    &import_pool,
+                    &import_config,
+                    queue::IMPORT_TMX,
+                ))
+                .data(import_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::tmx_import::import_tmx)
+        })
+        .register(move |_restarts| {
+            WorkerBuilder::new(export_name.clone())
+                .backend(backend::<TmxJob>(
+                    &export_pool,
+                    &export_config,
+                    queue::EXPORT_TMX,
+                ))
+                .data(export_state.clone())
+                .catch_panic()
+                .concurrency(concurrency)
+                .build(crate::tmx_export::export_tmx)
         })
         .shutdown_timeout(shutdown_timeout)
         .run_with_signal(async move {

@@ -44,14 +44,14 @@ struct Upload {
     glossary_ids: Vec<String>,
     /// `style_id`, if given.
     style_id: Option<String>,
+    /// `translation_memory_id`, if given.
+    translation_memory_id: Option<String>,
+    /// `translation_memory_threshold`, if given.
+    translation_memory_threshold: Option<String>,
 }
 
 /// Options this server cannot honour yet are refused rather than silently ignored.
-const NOT_SUPPORTED_YET: [&str; 3] = [
-    "translation_memory_id",
-    "translation_memory_threshold",
-    "input_conversion_options",
-];
+const NOT_SUPPORTED_YET: [&str; 1] = ["input_conversion_options"];
 
 async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, ApiError> {
     let mut up = Upload::default();
@@ -76,6 +76,12 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
             "source_lang" => up.source_lang = Some(value).filter(|v| !v.is_empty()),
             "output_format" => up.output_format = Some(value).filter(|v| !v.is_empty()),
             "formality" => up.formality = Some(value),
+            "translation_memory_id" => {
+                up.translation_memory_id = Some(value).filter(|v| !v.is_empty())
+            }
+            "translation_memory_threshold" => {
+                up.translation_memory_threshold = Some(value).filter(|v| !v.is_empty())
+            }
             "enable_beta_languages" | "auth_key" => {}
             "enable_quality_evaluation" => up.quality_evaluation = is_true(&value),
             "glossary_id" if !value.is_empty() && up.glossary_id.is_some() => {
@@ -198,6 +204,15 @@ async fn upload(
         &target_lang,
     )
     .await?;
+    let memory = document_memory(
+        &state,
+        key.organization_id,
+        &up.translation_memory_id,
+        &up.translation_memory_threshold,
+        up.source_lang.as_deref(),
+        &target_lang,
+    )
+    .await?;
     let style_id = match up.style_id.as_deref() {
         None => None,
         Some(id) => Some(
@@ -251,6 +266,9 @@ async fn upload(
     let stored = async {
         let mut tx = state.db.begin().await?;
         documents::insert(&mut tx, &doc).await?;
+        if let Some(m) = &memory {
+            tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;
+        }
         if let Some(e) = &evaluation {
             quality::insert(&mut tx, e).await?;
         }
@@ -338,6 +356,59 @@ async fn glossaries_of(
         }
     }
     Ok(out)
+}
+
+/// The translation memory of an upload: 400 for a bad id or threshold, 404
+/// for a memory that does not exist or does not cover the pair.
+async fn document_memory(
+    state: &AppState,
+    organization_id: uuid::Uuid,
+    id: &Option<String>,
+    threshold: &Option<String>,
+    source_lang: Option<&str>,
+    target_lang: &str,
+) -> Result<Option<tolk_storage::translation_memories::DocumentMemory>, ApiError> {
+    let threshold = match threshold {
+        None => None,
+        Some(t) => Some(
+            t.parse::<u8>()
+                .ok()
+                .filter(|v| *v <= 100)
+                .ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
+                    ))
+                })?,
+        ),
+    };
+    let Some(id) = id else {
+        if threshold.is_some() {
+            return Err(ApiError::BadRequest(
+                "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
+                    .to_owned(),
+            ));
+        }
+        return Ok(None);
+    };
+    if uuid::Uuid::parse_str(id).is_err() {
+        return Err(ApiError::BadRequest(format!(
+            "Value for 'translation_memory_id' is not a valid ID: '{id}'."
+        )));
+    }
+    let m = crate::routes::translation_memories::apply::resolve(
+        state,
+        organization_id,
+        id,
+        source_lang,
+        target_lang,
+        threshold,
+    )
+    .await?;
+    Ok(Some(tolk_storage::translation_memories::DocumentMemory {
+        memory_id: m.memory_id,
+        target_language: m.target,
+        threshold: m.threshold,
+    }))
 }
 
 /// Body of status and download requests.

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod quality;
 pub mod style_rules;
 pub mod translate;
+pub mod translation_memories;
 pub mod usage;
 pub mod voice;
 pub mod write;

@@ -28,6 +28,7 @@ use crate::glossary_cache;
 use crate::limits::Charge;
 use crate::routes::glossaries::{self, apply};
 use crate::routes::languages;
+use crate::routes::translation_memories::apply as tm_apply;
 use crate::{ApiError, AppState};
 
 /// Largest request body, in bytes (DeepL's limit).
@@ -239,9 +240,11 @@ struct Options {
     formality: Formality,
     custom_instructions: Vec<String>,
     /// Glossaries (applied, see `glossary_terms`), style rule lists
-    /// (`style_rules::load_for`) and translation memories (none exist yet:
-    /// 404) named by the request.
+    /// (`style_rules::load_for`) and translation memories (applied, see
+    /// `routes/translation_memories/apply.rs`) named by the request.
     lookups: Vec<Lookup>,
+    /// Minimum match score of the translation memory (0–100).
+    translation_memory_threshold: Option<u8>,
     /// Whether line breaks end sentences (`split_sentences=1` on plain text).
     split_lines: bool,
     /// Markup structure (with `tag_handling`).
@@ -424,13 +427,15 @@ fn options(p: &Params) -> Result<Options, ApiError> {
         lookups.push(Lookup::StyleRules(style));
     }
     let tm = p.string("translation_memory_id")?;
+    let mut translation_memory_threshold = None;
     if let Some(t) = p.string("translation_memory_threshold")? {
-        let ok = t.parse::<i64>().ok().filter(|v| (0..=100).contains(v));
+        let ok = t.parse::<u8>().ok().filter(|v| (0..=100).contains(v));
         if ok.is_none() {
             return Err(bad(format!(
                 "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
             )));
         }
+        translation_memory_threshold = ok;
         if tm.is_none() {
             return Err(bad(
                 "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
@@ -456,6 +461,7 @@ fn options(p: &Params) -> Result<Options, ApiError> {
         formality,
         custom_instructions,
         lookups,
+        translation_memory_threshold,
         split_lines,
         markup,
     })
@@ -648,9 +654,26 @@ async fn translate(
                 .await?;
                 style = Some(rules);
             }
-            Lookup::TranslationMemory(_) => return Err(lookup(l)),
+            Lookup::TranslationMemory(_) => {}
         }
     }
+    let memory = match opts.lookups.iter().find_map(|l| match l {
+        Lookup::TranslationMemory(id) => Some(id),
+        _ => None,
+    }) {
+        Some(id) => Some(
+            tm_apply::resolve(
+                &state,
+                key.organization_id,
+                id,
+                opts.source_lang.as_deref(),
+                &opts.target_lang,
+                opts.translation_memory_threshold,
+            )
+            .await?,
+        ),
+        None => None,
+    };
 
     let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
     let total: usize = billed.iter().sum();
@@ -674,6 +697,17 @@ async fn translate(
     } else {
         (None, opts.texts)
     };
+    // Segments the translation memory has a good match for skip the engine.
+    let hits = match &memory {
+        Some(m) => tm_apply::matches(&state, m, &engine_texts).await?,
+        None => vec![None; engine_texts.len()],
+    };
+    let engine_texts: Vec<String> = engine_texts
+        .into_iter()
+        .zip(&hits)
+        .filter(|(_, hit)| hit.is_none())
+        .map(|(t, _)| t)
+        .collect();
     // Glossary terms travel through the engine as ignored elements (see
     // routes/glossaries/apply.rs); plain text is sent as XML for that.
     let markup_in = opts.tag_handling.is_some();
@@ -692,31 +726,48 @@ async fn translate(
     };
     // Custom instructions of a style list may be meant for one source language.
     let source_base = opts.source_lang.as_deref().map(tolk_style::language::base);
-    let res = state
-        .translator
-        .translate(TranslateRequest {
-            source_lang: opts.source_lang.clone(),
-            target_lang: opts.target_lang.clone(),
-            texts: engine_texts,
-            tag_handling: if markup_in || !terms.is_empty() {
-                TagHandling::Xml
-            } else {
-                TagHandling::None
-            },
-            options: TranslateOptions {
-                formality: opts.formality,
-                context: opts.context.clone(),
-                custom_instructions: opts.custom_instructions.clone(),
-                model_type: opts.model_type.map(str::to_owned),
-                style_instructions: style
-                    .as_ref()
-                    .map(|s| s.instructions(source_base.as_deref()))
-                    .unwrap_or_default(),
-            },
-            markup,
-        })
-        .await
-        .map_err(languages::engine_error)?;
+    let res = if engine_texts.is_empty() {
+        // Every segment came from the memory.
+        tolk_engine::TranslateResponse {
+            texts: Vec::new(),
+            detected_source_lang: opts.source_lang.clone().map_or_else(
+                || {
+                    memory
+                        .as_ref()
+                        .map(|m| m.source_language.to_ascii_uppercase())
+                        .unwrap_or_default()
+                },
+                |s| s.to_ascii_uppercase(),
+            ),
+            route: Vec::new(),
+        }
+    } else {
+        state
+            .translator
+            .translate(TranslateRequest {
+                source_lang: opts.source_lang.clone(),
+                target_lang: opts.target_lang.clone(),
+                texts: engine_texts,
+                tag_handling: if markup_in || !terms.is_empty() {
+                    TagHandling::Xml
+                } else {
+                    TagHandling::None
+                },
+                options: TranslateOptions {
+                    formality: opts.formality,
+                    context: opts.context.clone(),
+                    custom_instructions: opts.custom_instructions.clone(),
+                    model_type: opts.model_type.map(str::to_owned),
+                    style_instructions: style
+                        .as_ref()
+                        .map(|s| s.instructions(source_base.as_deref()))
+                        .unwrap_or_default(),
+                },
+                markup,
+            })
+            .await
+            .map_err(languages::engine_error)?
+    };
     let detected_source_lang = res.detected_source_lang;
     let res_texts = if terms.is_empty() {
         res.texts
@@ -725,6 +776,19 @@ async fn translate(
             .iter()
             .map(|t| apply::release(t, markup_in))
             .collect()
+    };
+    let res_texts = if memory.is_some() {
+        let mut engine_out = res_texts.into_iter();
+        hits.into_iter()
+            .map(|hit| match hit {
+                Some(t) => Ok(t),
+                None => engine_out
+                    .next()
+                    .ok_or_else(|| engine_mismatch(billed.len(), 0)),
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        res_texts
     };
     let out = match layouts {
         Some(layouts) => join_lines(layouts, res_texts)?,
