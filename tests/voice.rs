@@ -552,11 +552,22 @@ async fn tts_streams_simplex_and_duplex() -> Result<()> {
     check_header(&got.frames[0], 22050);
     assert!(got.frames.len() > 4, "audio comes in several frames");
     let mut expected = Vec::new();
+    let mut bounds = Vec::new();
     for s in [a, b, c] {
         expected.extend(tts_pcm(&api, &key, 102, s).await?);
+        bounds.push(expected.len());
     }
-    assert_eq!(got.pcm().len(), expected.len());
-    assert!(got.pcm() == expected, "sentences arrive in order");
+    let pcm = got.pcm();
+    assert_eq!(pcm.len(), expected.len());
+    // On a mismatch, say where (byte offset, sentence ends, frame sizes): this
+    // failed once under a loaded machine and never reproduced.
+    let first_diff = pcm.iter().zip(&expected).position(|(x, y)| x != y);
+    assert!(
+        first_diff.is_none(),
+        "sentences arrive in order: first difference at byte {first_diff:?} of {}, sentences end at {bounds:?}, frame sizes {:?}",
+        pcm.len(),
+        got.frames.iter().map(Vec::len).collect::<Vec<_>>()
+    );
 
     // Resampled to sr=44100: header says so, twice the samples.
     let mut ws = connect(
