@@ -290,7 +290,7 @@ async fn current_user(
         .filter(|u| u.deleted_at.is_none() && u.authority_id == authority_id)
         .filter(|u| {
             u.logged_out_at
-                .is_none_or(|out| out.timestamp() <= session.iat)
+                .is_none_or(|out| session.signed_in_after(out))
         })
         .map(|u| (session, u)))
 }

@@ -120,6 +120,11 @@ pub struct Session {
     pub sid: String,
     /// When the user signed in (seconds).
     pub iat: i64,
+    /// When the user signed in (milliseconds; 0 in a cookie written before this
+    /// field existed). A sign-out is compared with this, not with `iat`: a
+    /// sign-out in the same second as the sign-in must still end the session.
+    #[serde(default)]
+    pub iat_ms: i64,
     /// When the session ends (seconds).
     pub exp: i64,
     /// How the user signed in (`internal`, later the strategy's provider).
@@ -131,13 +136,26 @@ impl Session {
     pub fn new(uid: &str, provider: &str, max_age_secs: i64) -> Self {
         let mut sid = [0u8; 16];
         rand::rng().fill_bytes(&mut sid);
-        let now = chrono::Utc::now().timestamp();
+        let now_ms = chrono::Utc::now().timestamp_millis();
+        let now = now_ms.div_euclid(1000);
         Self {
             uid: uid.to_owned(),
             sid: hex::encode(sid),
             iat: now,
+            iat_ms: now_ms,
             exp: now + max_age_secs,
             provider: provider.to_owned(),
+        }
+    }
+
+    /// Whether the user signed in after `t` (a sign-out): only such a session
+    /// is still valid. Without `iat_ms`, a sign-out in the session's second
+    /// ends it.
+    pub fn signed_in_after(&self, t: chrono::DateTime<chrono::Utc>) -> bool {
+        if self.iat_ms > 0 {
+            t.timestamp_millis() < self.iat_ms
+        } else {
+            t.timestamp() < self.iat
         }
     }
 }
@@ -146,6 +164,21 @@ impl Session {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+
+    #[test]
+    fn a_sign_out_in_the_same_second_ends_the_session() {
+        let s = Session::new("u", "internal", 60);
+        let at = |ms: i64| chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
+        assert!(!s.signed_in_after(at(s.iat_ms)));
+        assert!(!s.signed_in_after(at(s.iat_ms + 1)));
+        assert!(s.signed_in_after(at(s.iat_ms - 1)));
+        let old = Session {
+            iat_ms: 0,
+            ..s.clone()
+        };
+        assert!(!old.signed_in_after(at(s.iat * 1000 + 999)));
+        assert!(old.signed_in_after(at(s.iat * 1000 - 1)));
+    }
 
     fn key() -> SessionKey {
         SessionKey::from_secret(Some("0123456789abcdef0123456789abcdef")).expect("key")
