@@ -12,33 +12,7 @@ use axum::routing::post;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Api, World, python};
-
-async fn call(
-    api: &Api,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<&Value>,
-) -> Result<(u16, Value)> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
-    if let Some(b) = body {
-        req = req.json(b);
-    }
-    let res = req.send().await?;
-    let code = res.status().as_u16();
-    let text = res.text().await?;
-    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
-}
-
-fn error(code: u16, body: &Value, want: u16, needle: &str) {
-    assert_eq!(code, want, "{body}");
-    let m = body["message"].as_str().unwrap_or_default();
-    assert!(m.contains(needle), "message {m:?} lacks {needle:?}");
-}
+use crate::support::{Api, World, call, error, python};
 
 const MAKE_DOCX: &str = r#"
 import sys, docx

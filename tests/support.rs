@@ -375,3 +375,32 @@ pub async fn python(script: &str, args: &[&Path]) -> Result<String> {
     }
     Ok(String::from_utf8(out.stdout)?)
 }
+
+/// Sends a JSON (or no) body with a developer key; returns (status, body as JSON
+/// or Null).
+pub async fn call(
+    api: &Api,
+    key: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<(u16, Value)> {
+    let mut req = api
+        .http
+        .request(method, api.url(path))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let res = req.send().await?;
+    let code = res.status().as_u16();
+    let text = res.text().await?;
+    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+/// Asserts a JSON error with status `want` and a message containing `needle`.
+pub fn error(code: u16, body: &Value, want: u16, needle: &str) {
+    assert_eq!(code, want, "{body}");
+    let m = body["message"].as_str().unwrap_or_default();
+    assert!(m.contains(needle), "message {m:?} lacks {needle:?}");
+}

@@ -10,28 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tolk_formats::tmx::{Entry, Header, TmxReader, Unit};
 
-use crate::support::{Api, World, python};
-
-/// Sends a JSON (or no) body; returns (status, body as JSON or Null).
-async fn call(
-    api: &Api,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<&Value>,
-) -> Result<(u16, Value)> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
-    if let Some(b) = body {
-        req = req.json(b);
-    }
-    let res = req.send().await?;
-    let code = res.status().as_u16();
-    let text = res.text().await?;
-    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
-}
+use crate::support::{Api, World, call, python};
 
 /// Creates an import job and uploads `tmx` to its signed URL; returns the job id.
 async fn import(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<String> {
