@@ -240,6 +240,13 @@ struct TolkSetting {
     /// apalis' two redundant indexes (`lidx`, `unique_job_id`), which the platform's
     /// migration 20261121000004 drops.
     apalis_dup_indexes: bool,
+    /// apalis' `lock_tasks` (a `Running` update when a handler starts); the
+    /// platform's `WorkerConfig::lock_tasks`.
+    lock_tasks: bool,
+    /// sqlx's default pool: a ping round trip on every checkout, where the
+    /// platform's pool (`tolk_storage::db::connect`) pings only connections idle
+    /// for `PING_IF_IDLE_FOR`.
+    ping_always: bool,
 }
 
 impl TolkSetting {
@@ -262,6 +269,8 @@ impl TolkSetting {
             apalis_trigger: false,
             // Migration 20261121000004 drops them.
             apalis_dup_indexes: false,
+            lock_tasks: platform_worker().lock_tasks,
+            ping_always: false,
         }
     }
 
@@ -298,6 +307,10 @@ impl TolkSetting {
                 "trigger" => s.apalis_trigger = true,
                 "notrigger" => s.apalis_trigger = false,
                 "dupidx" => s.apalis_dup_indexes = true,
+                "lock" => s.lock_tasks = true,
+                "nolock" => s.lock_tasks = false,
+                "ping" => s.ping_always = true,
+                "noping" => s.ping_always = false,
                 p if p.starts_with("prune") => {
                     s.prune = Prune::Every {
                         tick: Duration::from_millis(num("prune")?),
@@ -361,6 +374,12 @@ impl TolkSetting {
         if self.apalis_dup_indexes {
             s.push_str(", apalis' 2 redundant indexes");
         }
+        if self.lock_tasks {
+            s.push_str(", lock_tasks (a Running update per job)");
+        }
+        if self.ping_always {
+            s.push_str(", a ping on every pool checkout (sqlx default)");
+        }
         if self.pool != PLATFORM_POOL {
             let _ = write!(s, ", pool {}", self.pool);
         }
@@ -391,11 +410,15 @@ fn tolk_settings(quick: bool) -> Vec<TolkSetting> {
     // A second `tolk worker` process.
     let w2 = step(&c200, "+w2", &|s| s.workers = 2);
     // DATABASE_URL over the Unix socket (no TCP, no TLS).
-    let tuned = step(&w2, TUNED, &|s| s.transport = Transport::Unix);
+    let unix = step(&w2, "+unix", &|s| s.transport = Transport::Unix);
+    // Eight `tolk worker` processes: apalis runs a worker's fetch, its acks and
+    // its heartbeat one after another, so each worker is one serial pipeline of
+    // round trips; more workers keep PostgreSQL busy in between.
+    let tuned = step(&unix, TUNED, &|s| s.workers = 8);
     if quick {
         vec![platform, tuned]
     } else {
-        vec![platform, c200, w2, tuned]
+        vec![platform, c200, w2, unix, tuned]
     }
 }
 
@@ -559,6 +582,7 @@ impl Workers {
         let wcfg = tolk_worker::WorkerConfig {
             concurrency: s.concurrency,
             batch_size: Some(s.batch),
+            lock_tasks: s.lock_tasks,
             ..platform_worker()
         };
         let cfg = wcfg.apalis_config(QUEUE);
@@ -832,6 +856,25 @@ impl Bench {
         }
     }
 
+    /// A pool of setting `s`: the platform's, or sqlx's default (`ping_always`).
+    async fn pool_of(&self, s: &TolkSetting, size: u32) -> anyhow::Result<PgPool> {
+        if !s.ping_always {
+            return self.pool(s.transport, size).await;
+        }
+        let opts = tolk_storage::db::DatabaseSettings {
+            database_url: Some(self.url(s.transport).to_owned()),
+            ..Default::default()
+        }
+        .connect_options()
+        .context("parsing the bench URL")?;
+        PgPoolOptions::new()
+            .max_connections(size)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(opts)
+            .await
+            .context("connecting to the bench database")
+    }
+
     async fn pool(&self, t: Transport, size: u32) -> anyhow::Result<PgPool> {
         // As the platform reads DATABASE_URL.
         let opts = tolk_storage::db::DatabaseSettings {
@@ -1070,9 +1113,9 @@ fn burn_timeout(n: usize) -> Duration {
 
 async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::Result<Burn> {
     b.reset_tolk(s).await?;
-    let pool = b.pool(s.transport, s.pool).await?;
-    let producer = b.pool(s.transport, 2).await?;
-    let pruner_pool = b.pool(s.transport, 1).await?;
+    let pool = b.pool_of(s, s.pool).await?;
+    let producer = b.pool_of(s, 2).await?;
+    let pruner_pool = b.pool_of(s, 1).await?;
     let probe = Probe::new(0);
     let timeout = burn_timeout(n);
 
@@ -1179,9 +1222,9 @@ async fn tolk_openloop(
     rate: u32,
 ) -> anyhow::Result<LatencyRow> {
     b.reset_tolk(s).await?;
-    let pool = b.pool(s.transport, s.pool).await?;
+    let pool = b.pool_of(s, s.pool).await?;
     // The API process has its own pool of the platform's size.
-    let api = b.pool(s.transport, PLATFORM_POOL).await?;
+    let api = b.pool_of(s, PLATFORM_POOL).await?;
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pool, &probe);
     let result = async {
@@ -1259,8 +1302,8 @@ where
 /// The sequential test (Graphile's latencyTest method).
 async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result<LatencyRow> {
     b.reset_tolk(s).await?;
-    let pool = b.pool(s.transport, s.pool).await?;
-    let api = b.pool(s.transport, PLATFORM_POOL).await?;
+    let pool = b.pool_of(s, s.pool).await?;
+    let api = b.pool_of(s, PLATFORM_POOL).await?;
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pool, &probe);
     let result = async {

@@ -30,6 +30,13 @@ pub struct WorkerConfig {
     pub poll_interval: Duration,
     /// How long a shutdown waits for running jobs.
     pub shutdown_timeout: Duration,
+    /// apalis' `lock_tasks`: an extra UPDATE per job (`Queued` → `Running`) when
+    /// its handler starts. Off by default: the fetch already locks the row to this
+    /// worker (`Queued`, `lock_by`), which is all that recovery reads (apalis'
+    /// orphan re-enqueue, the scheduler's dead-worker sweep and shutdown's
+    /// release all take `Queued` and `Running` alike), so the update only costs a
+    /// row version and its index entries (`tolk-bench queue`, docs/benchmarks.md).
+    pub lock_tasks: bool,
 }
 
 impl Default for WorkerConfig {
@@ -41,6 +48,7 @@ impl Default for WorkerConfig {
             missed_heartbeats: 3,
             poll_interval: Duration::from_secs(1),
             shutdown_timeout: Duration::from_secs(30),
+            lock_tasks: false,
         }
     }
 }
@@ -58,6 +66,7 @@ impl WorkerConfig {
             .batch_size(self.batch_size.unwrap_or(self.concurrency).max(1))
             .heartbeat_interval(self.heartbeat)
             .missed_heartbeats(self.missed_heartbeats)
+            .lock_tasks(self.lock_tasks)
     }
 }
 
