@@ -84,12 +84,13 @@ pub fn is_local_host(host: &str) -> bool {
 /// A pooled connection idle for at least this long is pinged before it is
 /// handed out; one used more recently is handed out as it is.
 ///
-/// sqlx's default (`test_before_acquire`) pings on every checkout: a round trip
-/// to PostgreSQL before every query or transaction of the platform, which
-/// `tolk-bench analytics` measured as most of what metering added to a short
-/// `/v2/translate`. HikariCP skips its validation the same way for connections
-/// used within the last 500 ms. A connection that breaks within the window fails
-/// its next query, and sqlx then drops it from the pool.
+/// sqlx's default (`test_before_acquire`) pings on every checkout: one more
+/// round trip to PostgreSQL before every query or transaction of the platform
+/// (a ledger append, a queue fetch or ack). HikariCP skips its validation the
+/// same way for connections used within the last 500 ms. A connection that breaks
+/// within the window fails its next query, and sqlx then drops it from the pool.
+/// `tolk-bench queue` (toggle `ping`) showed no difference beyond its noise on
+/// 2 cores, where PostgreSQL's CPU, not round trips, bounds the queue.
 pub const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
 
 /// Opens a pool with at most `max_connections` connections.

@@ -35,7 +35,9 @@ pub struct WorkerConfig {
     /// worker (`Queued`, `lock_by`), which is all that recovery reads (apalis'
     /// orphan re-enqueue, the scheduler's dead-worker sweep and shutdown's
     /// release all take `Queued` and `Running` alike), so the update only costs a
-    /// row version and its index entries (`tolk-bench queue`, docs/benchmarks.md).
+    /// row version and its index entries. `tolk-bench queue` (toggle `lock`)
+    /// measured the difference within its noise for no-op jobs, whose Running
+    /// update often folds into the ack's batch anyway.
     pub lock_tasks: bool,
 }
 
