@@ -861,29 +861,26 @@ impl Bench {
         if !s.ping_always {
             return self.pool(s.transport, size).await;
         }
-        let opts = tolk_storage::db::DatabaseSettings {
-            database_url: Some(self.url(s.transport).to_owned()),
-            ..Default::default()
-        }
-        .connect_options()
-        .context("parsing the bench URL")?;
         PgPoolOptions::new()
             .max_connections(size)
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(opts)
+            .connect_with(self.connect_options(s.transport)?)
             .await
             .context("connecting to the bench database")
     }
 
-    async fn pool(&self, t: Transport, size: u32) -> anyhow::Result<PgPool> {
-        // As the platform reads DATABASE_URL.
-        let opts = tolk_storage::db::DatabaseSettings {
+    /// The options of transport `t`, as the platform reads DATABASE_URL.
+    fn connect_options(&self, t: Transport) -> anyhow::Result<PgConnectOptions> {
+        tolk_storage::db::DatabaseSettings {
             database_url: Some(self.url(t).to_owned()),
             ..Default::default()
         }
         .connect_options()
-        .context("parsing the bench URL")?;
-        tolk_storage::db::connect(opts, size)
+        .context("parsing the bench URL")
+    }
+
+    async fn pool(&self, t: Transport, size: u32) -> anyhow::Result<PgPool> {
+        tolk_storage::db::connect(self.connect_options(t)?, size)
             .await
             .context("connecting to the bench database")
     }
