@@ -376,6 +376,19 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
     // The other keys still work.
     let (code, _) = get(&c, &developer, "/v2/usage").await?;
     assert_eq!(code, 200);
+    // The ledger names keys without a foreign key (migration 20261123000001):
+    // the database itself refuses to delete a key or an organization.
+    let db = world.db().await?;
+    for statement in [
+        "DELETE FROM api_keys WHERE key_id = $1",
+        "DELETE FROM organizations WHERE id = (SELECT organization_id FROM api_keys WHERE key_id = $1)",
+    ] {
+        let refused = sqlx::query(statement).bind(&key_id).execute(&db).await;
+        let e = refused.err().context("a key or organization was deleted")?;
+        assert!(e.to_string().contains("never deleted"), "{e}");
+    }
+    let (code, _) = get(&c, &admin, "/v2/admin/developer-keys").await?;
+    assert_eq!(code, 200);
     Ok(())
 }
 

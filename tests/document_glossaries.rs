@@ -4,15 +4,14 @@
 //! so the output shows exactly what Tolk did around the engine). Wherever a
 //! source term is in the input, its target term must be in the output.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use axum::routing::post;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Api, World, call, error, python};
+use crate::support::{Api, Seen, World, call, echo_upstream, error, python};
 
 const MAKE_DOCX: &str = r#"
 import sys, docx
@@ -307,72 +306,17 @@ async fn document_glossaries_through_apertium() -> Result<()> {
     Ok(())
 }
 
-type Seen = Arc<Mutex<Vec<Value>>>;
-
-/// Echoing stand-ins for a DeepL-wire (`/v2/translate`) and an
-/// OpenAI-compatible (`/v1/chat/completions`) upstream.
-async fn echo_stand_in(seen: Seen) -> Result<String> {
-    async fn deepl(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        axum::Json(body): axum::Json<Value>,
-    ) -> axum::Json<Value> {
-        if let Ok(mut s) = seen.lock() {
-            s.push(body.clone());
-        }
-        let texts: Vec<Value> = body["text"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|t| json!({"detected_source_language": "EN", "text": t}))
-            .collect();
-        axum::Json(json!({ "translations": texts }))
-    }
-    async fn chat(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        axum::Json(body): axum::Json<Value>,
-    ) -> axum::Json<Value> {
-        if let Ok(mut s) = seen.lock() {
-            s.push(body.clone());
-        }
-        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
-        axum::Json(
-            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
-        )
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let router = axum::Router::new()
-        .route("/v2/translate", post(deepl))
-        .route("/v1/chat/completions", post(chat))
-        .with_state(seen);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    Ok(format!("http://{addr}"))
-}
-
 /// `/v2/translate` and documents through the DeepL-wire and the
 /// OpenAI-compatible upstreams: the engine never sees the source term, and
 /// the target term is in the output wherever the source term was.
 #[tokio::test]
 async fn glossaries_through_upstream_engines() -> Result<()> {
     let seen: Seen = Arc::default();
-    let url = echo_stand_in(seen.clone()).await?;
+    let url = echo_upstream(seen.clone()).await?;
     for engine in ["deepl", "openai"] {
         let mut world = World::new(&format!("docgloss_{engine}")).await?;
         let key = world.create_key("g", false).await?;
-        for (k, v) in [
-            ("TOLK_ENGINES", engine.to_owned()),
-            ("TOLK_DEEPL_URL", url.clone()),
-            ("TOLK_DEEPL_KEY", "k".to_owned()),
-            ("TOLK_DEEPL_PAIRS", "EN:DE".to_owned()),
-            ("TOLK_OPENAI_URL", format!("{url}/v1")),
-            ("TOLK_OPENAI_MODEL", "m".to_owned()),
-            ("TOLK_OPENAI_PAIRS", "EN:DE".to_owned()),
-        ] {
-            world.extra_env.push((k.to_owned(), v));
-        }
+        world.use_echo_upstream(engine, &url, "EN:DE");
         let api = world.start_api().await?;
         world.start_worker(engine)?;
         let (code, g) = call(

@@ -3,15 +3,14 @@
 //! `/v2/translate` and document output, and the rules handed to the
 //! OpenAI-compatible and DeepL-wire upstreams (stand-in HTTP servers).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use axum::routing::post;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Api, World, call, error};
+use crate::support::{Api, Seen, World, call, echo_upstream, error};
 
 #[tokio::test]
 async fn style_rules_crud_and_errors() -> Result<()> {
@@ -543,72 +542,16 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     Ok(())
 }
 
-type Seen = Arc<Mutex<Vec<Value>>>;
-
-/// Serves a stand-in on a free port: DeepL wire (`/v2/translate`, echoes the
-/// texts) and OpenAI chat completions (`/v1/chat/completions`, echoes the
-/// user message); records every request body.
-async fn stand_in(seen: Seen) -> Result<String> {
-    async fn deepl(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        axum::Json(body): axum::Json<Value>,
-    ) -> axum::Json<Value> {
-        if let Ok(mut s) = seen.lock() {
-            s.push(body.clone());
-        }
-        let texts: Vec<Value> = body["text"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|t| json!({"detected_source_language": "EN", "text": t}))
-            .collect();
-        axum::Json(json!({ "translations": texts }))
-    }
-    async fn chat(
-        axum::extract::State(seen): axum::extract::State<Seen>,
-        axum::Json(body): axum::Json<Value>,
-    ) -> axum::Json<Value> {
-        if let Ok(mut s) = seen.lock() {
-            s.push(body.clone());
-        }
-        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
-        axum::Json(
-            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": user}}]}),
-        )
-    }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let router = axum::Router::new()
-        .route("/v2/translate", post(deepl))
-        .route("/v1/chat/completions", post(chat))
-        .with_state(seen);
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, router).await;
-    });
-    Ok(format!("http://{addr}"))
-}
-
 /// The list reaches the OpenAI-compatible upstream's prompt and the DeepL-wire
 /// upstream's custom instructions; the deterministic rules apply after both.
 #[tokio::test]
 async fn style_rules_reach_upstream_engines() -> Result<()> {
     let seen: Seen = Arc::default();
-    let url = stand_in(seen.clone()).await?;
+    let url = echo_upstream(seen.clone()).await?;
     for engine in ["openai", "deepl"] {
         let mut world = World::new(&format!("style_{engine}")).await?;
         let key = world.create_key("s", false).await?;
-        for (k, v) in [
-            ("TOLK_ENGINES", engine.to_owned()),
-            ("TOLK_DEEPL_URL", url.clone()),
-            ("TOLK_DEEPL_KEY", "k".to_owned()),
-            ("TOLK_DEEPL_PAIRS", "EN:FR".to_owned()),
-            ("TOLK_OPENAI_URL", format!("{url}/v1")),
-            ("TOLK_OPENAI_MODEL", "m".to_owned()),
-            ("TOLK_OPENAI_PAIRS", "EN:FR".to_owned()),
-        ] {
-            world.extra_env.push((k.to_owned(), v));
-        }
+        world.use_echo_upstream(engine, &url, "EN:FR");
         let api = world.start_api().await?;
         let (code, l) = call(
             &api,

@@ -89,6 +89,22 @@ impl World {
         cmd
     }
 
+    /// Points this world's processes at the echo upstream at `url`
+    /// ([`echo_upstream`]) as `engine` (`deepl` or `openai`) for `pair` (`EN:DE`).
+    pub fn use_echo_upstream(&mut self, engine: &str, url: &str, pair: &str) {
+        for (k, v) in [
+            ("TOLK_ENGINES", engine.to_owned()),
+            ("TOLK_DEEPL_URL", url.to_owned()),
+            ("TOLK_DEEPL_KEY", "k".to_owned()),
+            ("TOLK_DEEPL_PAIRS", pair.to_owned()),
+            ("TOLK_OPENAI_URL", format!("{url}/v1")),
+            ("TOLK_OPENAI_MODEL", "m".to_owned()),
+            ("TOLK_OPENAI_PAIRS", pair.to_owned()),
+        ] {
+            self.extra_env.push((k.to_owned(), v));
+        }
+    }
+
     /// Creates an API key and returns it.
     pub async fn create_key(&self, label: &str, admin: bool) -> Result<String> {
         let mut args = vec!["admin", "create-key", "--label", label];
@@ -403,4 +419,53 @@ pub fn error(code: u16, body: &Value, want: u16, needle: &str) {
     assert_eq!(code, want, "{body}");
     let m = body["message"].as_str().unwrap_or_default();
     assert!(m.contains(needle), "message {m:?} lacks {needle:?}");
+}
+
+/// The request bodies an [`echo_upstream`] received.
+pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+
+/// Serves a stand-in upstream on a free port and returns its base URL: DeepL
+/// wire (`/v2/translate`, echoes the texts) and OpenAI chat completions
+/// (`/v1/chat/completions`, echoes the user message), so a test sees exactly
+/// what Tolk did around the engine. Records every request body in `seen`.
+pub async fn echo_upstream(seen: Seen) -> Result<String> {
+    use axum::extract::State;
+    async fn deepl(
+        State(seen): State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let texts: Vec<Value> = body["text"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|t| serde_json::json!({"detected_source_language": "EN", "text": t}))
+            .collect();
+        axum::Json(serde_json::json!({ "translations": texts }))
+    }
+    async fn chat(
+        State(seen): State<Seen>,
+        axum::Json(body): axum::Json<Value>,
+    ) -> axum::Json<Value> {
+        if let Ok(mut s) = seen.lock() {
+            s.push(body.clone());
+        }
+        let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+        axum::Json(serde_json::json!({"choices": [
+            {"index": 0, "message": {"role": "assistant", "content": user}}
+        ]}))
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let router = axum::Router::new()
+        .route("/v2/translate", axum::routing::post(deepl))
+        .route("/v1/chat/completions", axum::routing::post(chat))
+        .with_state(seen);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(format!("http://{addr}"))
 }

@@ -12,6 +12,10 @@
 //               them all first and then starts the worker pool, "e2e" starts the
 //               pool and then adds. Time until every handler ran and the jobs
 //               table is empty (Graphile deletes a job when it completes).
+//               With "processes" > 1 the pool runs in that many child Node
+//               processes (forked as "burnChild"), each with the full settings,
+//               as separate `graphile-worker` processes would; they report their
+//               finished jobs over IPC every 10 ms.
 //   serve       runs the worker pool for the latency tests: after a warm-up it
 //               prints "ready"; the Rust bench then adds jobs itself (the same
 //               producer code and pool as for Tolk: `select graphile_worker.add_job`
@@ -22,6 +26,7 @@
 
 const { run, makeWorkerUtils, Logger } = require("graphile-worker");
 const { performance } = require("node:perf_hooks");
+const { fork } = require("node:child_process");
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -110,16 +115,92 @@ async function addInChunks(utils, total, chunk, makeSpec) {
   }
 }
 
+// A child of a multi-process burn: loads, waits for "go", then runs one worker
+// pool until told to stop, reporting how many jobs it finished.
+async function burnChild(spec) {
+  let pending = 0;
+  const taskList = {
+    noop: async () => {
+      pending += 1;
+    },
+  };
+  const go = deferred();
+  const stop = deferred();
+  process.on("message", (m) => {
+    if (m && m.go) go.resolve();
+    if (m && m.stop) stop.resolve();
+  });
+  process.send({ loaded: true });
+  await go.promise;
+  const runner = await startRunner(spec, taskList);
+  const flush = setInterval(() => {
+    if (pending > 0) {
+      process.send({ done: pending });
+      pending = 0;
+    }
+  }, 10);
+  process.send({ ready: true });
+  await stop.promise;
+  clearInterval(flush);
+  await runner.stop();
+  // The IPC channel would keep this process alive.
+  process.disconnect();
+}
+
+// Forks `spec.processes` child pools and waits until each has loaded; `go()`
+// starts their pools and resolves once all listen. `onDone(k)` gets their
+// finished-job counts; `stop()` stops them and waits for their exit.
+async function forkChildren(spec, onDone) {
+  const children = [];
+  for (let i = 0; i < spec.processes; i++) {
+    const child = fork(__filename, [JSON.stringify({ ...spec, test: "burnChild" })], {
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+    });
+    const loaded = deferred();
+    const ready = deferred();
+    const exited = deferred();
+    child.on("message", (m) => {
+      if (m.loaded) loaded.resolve();
+      if (m.ready) ready.resolve();
+      if (m.done) onDone(m.done);
+    });
+    child.on("exit", (code) => {
+      const e = new Error(`burn child exited with ${code}`);
+      loaded.reject(e);
+      ready.reject(e);
+      exited.resolve();
+    });
+    children.push({ child, loaded, ready, exited });
+  }
+  await Promise.all(children.map((c) => c.loaded.promise));
+  return {
+    go: async () => {
+      for (const { child } of children) child.send({ go: true });
+      await Promise.all(children.map((c) => c.ready.promise));
+      return {
+        stop: async () => {
+          for (const { child } of children) child.send({ stop: true });
+          await Promise.all(children.map((c) => c.exited.promise));
+        },
+      };
+    },
+  };
+}
+
 async function burn(spec, utils) {
   const n = spec.jobs;
   let done = 0;
   const all = deferred();
-  const taskList = {
-    noop: async () => {
-      done += 1;
-      if (done === n) all.resolve();
-    },
+  const count = (k) => {
+    done += k;
+    if (done >= n) all.resolve();
   };
+  const taskList = {
+    noop: async () => count(1),
+  };
+  // Child processes load before the clock starts; their pools start at `start()`.
+  const children = spec.processes > 1 ? await forkChildren(spec, count) : null;
+  const start = () => (children ? children.go() : startRunner(spec, taskList));
   const makeSpec = () => ({ identifier: "noop", payload: {} });
   let runner;
   let t0;
@@ -132,10 +213,10 @@ async function burn(spec, utils) {
     // same for Tolk's and the raw table).
     await utils.withPgClient((client) => client.query(`analyze ${spec.schema}._private_jobs`));
     t0 = performance.now();
-    runner = await startRunner(spec, taskList);
+    runner = await start();
   } else {
     // As for Tolk: let the pool start and LISTEN before the clock starts.
-    runner = await startRunner(spec, taskList);
+    runner = await start();
     await sleep(300);
     t0 = performance.now();
     const ti = performance.now();
@@ -156,11 +237,20 @@ async function burn(spec, utils) {
   if (finished) {
     await waitEmpty(utils, spec.schema, spec.timeoutMs);
   } else {
-    jobs = done;
+    jobs = Math.min(done, n);
   }
   const seconds = (performance.now() - t0) / 1000;
   await runner.stop();
-  return { test: "burn", mode: spec.mode, preset: spec.preset, jobs, capped: !finished, seconds, insertSeconds };
+  return {
+    test: "burn",
+    mode: spec.mode,
+    preset: spec.preset,
+    processes: spec.processes,
+    jobs,
+    capped: !finished,
+    seconds,
+    insertSeconds,
+  };
 }
 
 // Wall clock in µs (the Rust producer stamps SystemTime µs into each payload).
@@ -213,6 +303,11 @@ async function main() {
   const raw = process.argv[2];
   if (!raw) throw new Error("usage: node graphile.js '<json spec>'");
   const spec = JSON.parse(raw);
+  spec.processes = spec.processes || 1;
+  if (spec.test === "burnChild") {
+    await burnChild(spec);
+    return;
+  }
   const utils = await makeWorkerUtils({
     connectionString: spec.connectionString,
     schema: spec.schema,

@@ -133,6 +133,10 @@ pub struct QueueArgs {
     /// Graphile Worker concurrency (burn-downs and latency; its published perf setting).
     #[arg(long, default_value_t = 24)]
     graphile_concurrency: usize,
+    /// Also run Graphile's batching preset in this many Node processes at once
+    /// (each with the full concurrency and pool), e.g. `--graphile-processes 2,4`.
+    #[arg(long, value_delimiter = ',')]
+    graphile_processes: Vec<usize>,
     /// Consumers of the raw SKIP LOCKED loop.
     #[arg(long, default_value_t = 2)]
     raw_consumers: usize,
@@ -247,6 +251,9 @@ struct TolkSetting {
     /// platform's pool (`tolk_storage::db::connect`) pings only connections idle
     /// for `PING_IF_IDLE_FOR`.
     ping_always: bool,
+    /// All workers on one pool of `pool` connections, instead of a pool each (what
+    /// separate `tolk worker` processes have).
+    shared_pool: bool,
 }
 
 impl TolkSetting {
@@ -271,6 +278,7 @@ impl TolkSetting {
             apalis_dup_indexes: false,
             lock_tasks: platform_worker().lock_tasks,
             ping_always: false,
+            shared_pool: false,
         }
     }
 
@@ -311,6 +319,8 @@ impl TolkSetting {
                 "nolock" => s.lock_tasks = false,
                 "ping" => s.ping_always = true,
                 "noping" => s.ping_always = false,
+                "shared" => s.shared_pool = true,
+                "ownpools" => s.shared_pool = false,
                 p if p.starts_with("prune") => {
                     s.prune = Prune::Every {
                         tick: Duration::from_millis(num("prune")?),
@@ -382,6 +392,9 @@ impl TolkSetting {
         }
         if self.pool != PLATFORM_POOL {
             let _ = write!(s, ", pool {}", self.pool);
+        }
+        if self.shared_pool && self.workers > 1 {
+            s.push_str(", one pool shared by all workers");
         }
         s
     }
@@ -578,7 +591,7 @@ macro_rules! register_worker {
 impl Workers {
     /// Starts the workers of `s` on `pool`, configured as `worker/src/run.rs` does
     /// (each worker stands for one `tolk worker` process).
-    fn start(s: &TolkSetting, pool: &PgPool, probe: &Arc<Probe>) -> Self {
+    fn start(s: &TolkSetting, pools: &WorkerPools, probe: &Arc<Probe>) -> Self {
         let wcfg = tolk_worker::WorkerConfig {
             concurrency: s.concurrency,
             batch_size: Some(s.batch),
@@ -588,8 +601,8 @@ impl Workers {
         let cfg = wcfg.apalis_config(QUEUE);
         let poll = wcfg.poll_interval;
         let mut monitor = Monitor::new();
-        for _ in 0..s.workers {
-            let pool = pool.clone();
+        for i in 0..s.workers {
+            let pool = pools.of(i).clone();
             let cfg = cfg.clone();
             let wcfg = wcfg.clone();
             monitor = match s.wake {
@@ -648,6 +661,32 @@ impl Workers {
                 self.handle.abort();
                 Err(anyhow!("apalis monitor did not stop within 40 s"))
             }
+        }
+    }
+}
+
+/// The connection pools of a setting's workers: one each (as separate `tolk
+/// worker` processes have), or one for all ([`TolkSetting::shared_pool`]).
+struct WorkerPools(Vec<PgPool>);
+
+impl WorkerPools {
+    async fn open(b: &Bench, s: &TolkSetting) -> anyhow::Result<Self> {
+        let n = if s.shared_pool { 1 } else { s.workers };
+        let mut pools = Vec::with_capacity(n);
+        for _ in 0..n {
+            pools.push(b.pool_of(s, s.pool).await?);
+        }
+        Ok(Self(pools))
+    }
+
+    /// The pool of worker `i`.
+    fn of(&self, i: usize) -> &PgPool {
+        &self.0[i % self.0.len()]
+    }
+
+    async fn close(self) {
+        for pool in self.0 {
+            pool.close().await;
         }
     }
 }
@@ -1110,7 +1149,7 @@ fn burn_timeout(n: usize) -> Duration {
 
 async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::Result<Burn> {
     b.reset_tolk(s).await?;
-    let pool = b.pool_of(s, s.pool).await?;
+    let pools = WorkerPools::open(b, s).await?;
     let producer = b.pool_of(s, 2).await?;
     let pruner_pool = b.pool_of(s, 1).await?;
     let probe = Probe::new(0);
@@ -1129,7 +1168,7 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
                     Some(start_pruner(pruner_pool.clone(), tick, keep_done))
                 }
             };
-            workers = Workers::start(s, &pool, &probe);
+            workers = Workers::start(s, &pools, &probe);
         }
         Mode::EndToEnd => {
             pruner = match s.prune {
@@ -1138,7 +1177,7 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
                     Some(start_pruner(pruner_pool.clone(), tick, keep_done))
                 }
             };
-            workers = Workers::start(s, &pool, &probe);
+            workers = Workers::start(s, &pools, &probe);
             // Let the workers register and LISTEN before the clock starts.
             tokio::time::sleep(Duration::from_millis(300)).await;
             t0 = Instant::now();
@@ -1163,7 +1202,7 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
     waited?;
     stopped?;
     let noise = b.noise.take();
-    pool.close().await;
+    pools.close().await;
     producer.close().await;
     pruner_pool.close().await;
     Ok(Burn {
@@ -1219,11 +1258,11 @@ async fn tolk_openloop(
     rate: u32,
 ) -> anyhow::Result<LatencyRow> {
     b.reset_tolk(s).await?;
-    let pool = b.pool_of(s, s.pool).await?;
+    let pools = WorkerPools::open(b, s).await?;
     // The API process has its own pool of the platform's size.
     let api = b.pool_of(s, PLATFORM_POOL).await?;
     let probe = Probe::new(n);
-    let workers = Workers::start(s, &pool, &probe);
+    let workers = Workers::start(s, &pools, &probe);
     let result = async {
         warm_up(&api, &probe, !s.apalis_trigger).await?;
         b.noise.take();
@@ -1248,7 +1287,7 @@ async fn tolk_openloop(
     let stopped = workers.stop().await;
     let row = result?;
     stopped?;
-    pool.close().await;
+    pools.close().await;
     api.close().await;
     Ok(row)
 }
@@ -1299,10 +1338,10 @@ where
 /// The sequential test (Graphile's latencyTest method).
 async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result<LatencyRow> {
     b.reset_tolk(s).await?;
-    let pool = b.pool_of(s, s.pool).await?;
+    let pools = WorkerPools::open(b, s).await?;
     let api = b.pool_of(s, PLATFORM_POOL).await?;
     let probe = Probe::new(n);
-    let workers = Workers::start(s, &pool, &probe);
+    let workers = Workers::start(s, &pools, &probe);
     let result = async {
         warm_up(&api, &probe, !s.apalis_trigger).await?;
         b.noise.take();
@@ -1320,7 +1359,7 @@ async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result
     let stopped = workers.stop().await;
     let row = result?;
     stopped?;
-    pool.close().await;
+    pools.close().await;
     api.close().await;
     Ok(row)
 }
@@ -1486,6 +1525,8 @@ struct GraphileSpec<'a> {
     warmup: usize,
     timeout_ms: u64,
     cap_ms: u64,
+    /// Node processes running the pool (burn only).
+    processes: usize,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1605,12 +1646,21 @@ impl GraphileCfg<'_> {
             warmup: WARMUP,
             timeout_ms: 600_000,
             cap_ms: 600_000,
+            processes: 1,
         }
     }
 
-    async fn burn(&self, b: &Bench, preset: &str, n: usize, mode: Mode) -> anyhow::Result<Burn> {
+    async fn burn(
+        &self,
+        b: &Bench,
+        preset: &str,
+        processes: usize,
+        n: usize,
+        mode: Mode,
+    ) -> anyhow::Result<Burn> {
         b.checkpoint().await?;
         let mut spec = self.spec("burn", preset, self.concurrency);
+        spec.processes = processes;
         spec.jobs = n;
         spec.chunk = b.chunk;
         spec.mode = if mode == Mode::Processing {
@@ -2076,27 +2126,45 @@ async fn run_in(
         concurrency: args.graphile_concurrency,
     };
     if !args.skip_graphile {
-        for (preset, detail) in [
+        let mut runs = vec![
             (
+                "default".to_owned(),
                 "default",
+                1,
                 "defaults (no local queue, no batched completion)",
             ),
             (
+                "batched".to_owned(),
                 "batched",
+                1,
                 "batching preset: localQueue.size 500, complete/failJobBatchDelay 0",
             ),
-        ] {
-            let p = graphile.burn(&b, preset, n, Mode::Processing).await?;
-            print_burn("Graphile", preset, Mode::Processing, n, &p);
-            let e = graphile.burn(&b, preset, n, Mode::EndToEnd).await?;
-            print_burn("Graphile", preset, Mode::EndToEnd, n, &e);
+        ];
+        for &p in args.graphile_processes.iter().filter(|&&p| p > 1) {
+            runs.push((
+                format!("batched×{p}"),
+                "batched",
+                p,
+                "batching preset: localQueue.size 500, complete/failJobBatchDelay 0",
+            ));
+        }
+        for (key, preset, processes, detail) in runs {
+            let p = graphile
+                .burn(&b, preset, processes, n, Mode::Processing)
+                .await?;
+            print_burn("Graphile", &key, Mode::Processing, n, &p);
+            let e = graphile
+                .burn(&b, preset, processes, n, Mode::EndToEnd)
+                .await?;
+            print_burn("Graphile", &key, Mode::EndToEnd, n, &e);
             rows.push(ThroughputRow {
                 system: "Graphile".into(),
-                key: preset.into(),
+                key,
                 detail: format!(
-                    "{detail}; concurrency {}, pool {}, 1 Node process",
+                    "{detail}; concurrency {}, pool {}, {processes} Node process{}",
                     args.graphile_concurrency,
-                    args.graphile_concurrency + 1
+                    args.graphile_concurrency + 1,
+                    if processes == 1 { "" } else { "es" }
                 ),
                 processing: Some(p),
                 e2e: Some(e),
