@@ -175,3 +175,37 @@ async fn killed_worker_mid_job_loses_nothing() -> Result<()> {
     }
     Ok(())
 }
+
+/// `apalis.jobs.lock_by` has no foreign key (migration 20261123000002): a job
+/// locked under a name with no worker row (its row deleted, or never written)
+/// is released by the scheduler's sweep and runs.
+#[tokio::test]
+async fn a_job_locked_by_a_vanished_worker_is_released() -> Result<()> {
+    let mut world = World::new("ghost").await?;
+    let key = world.create_key("ghost", false).await?;
+    let api = world.start_api().await?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "ghost.txt",
+            b"The dog sleeps.".to_vec(),
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let db = world.db().await?;
+    let locked = sqlx::query(
+        "UPDATE apalis.jobs SET status = 'Queued', lock_by = 'ghost-worker', lock_at = now()
+         WHERE id = (SELECT job_id FROM documents WHERE id = $1) AND status = 'Pending'",
+    )
+    .bind(&id)
+    .execute(&db)
+    .await?;
+    assert_eq!(locked.rows_affected(), 1, "the job was pending, now locked");
+    world.start_worker("alive")?;
+    world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler")?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (_, _, bytes) = api.download(&key, &id, &dk).await?;
+    assert!(String::from_utf8(bytes)?.contains("perro"));
+    Ok(())
+}

@@ -254,6 +254,9 @@ struct TolkSetting {
     /// All workers on one pool of `pool` connections, instead of a pool each (what
     /// separate `tolk worker` processes have).
     shared_pool: bool,
+    /// apalis' foreign key from `jobs.lock_by` to `workers.id` (its trigger locks
+    /// the worker row for every job a fetch takes).
+    lock_fk: bool,
 }
 
 impl TolkSetting {
@@ -279,6 +282,8 @@ impl TolkSetting {
             lock_tasks: platform_worker().lock_tasks,
             ping_always: false,
             shared_pool: false,
+            // Migration 20261123000002 drops it.
+            lock_fk: false,
         }
     }
 
@@ -321,6 +326,8 @@ impl TolkSetting {
                 "noping" => s.ping_always = false,
                 "shared" => s.shared_pool = true,
                 "ownpools" => s.shared_pool = false,
+                "lockfk" => s.lock_fk = true,
+                "nolockfk" => s.lock_fk = false,
                 p if p.starts_with("prune") => {
                     s.prune = Prune::Every {
                         tick: Duration::from_millis(num("prune")?),
@@ -392,6 +399,9 @@ impl TolkSetting {
         }
         if self.pool != PLATFORM_POOL {
             let _ = write!(s, ", pool {}", self.pool);
+        }
+        if !self.lock_fk {
+            s.push_str(", no foreign key jobs.lock_by → workers");
         }
         if self.shared_pool && self.workers > 1 {
             s.push_str(", one pool shared by all workers");
@@ -955,6 +965,20 @@ impl Bench {
             .execute(&self.obs)
             .await
             .context("setting apalis' redundant indexes")?;
+        let sql = if s.lock_fk {
+            "DO $$ BEGIN
+                 IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'fk_worker_lock_by') THEN
+                     ALTER TABLE apalis.jobs ADD CONSTRAINT fk_worker_lock_by
+                         FOREIGN KEY (lock_by) REFERENCES apalis.workers (id);
+                 END IF;
+             END $$;"
+        } else {
+            "ALTER TABLE apalis.jobs DROP CONSTRAINT IF EXISTS fk_worker_lock_by;"
+        };
+        sqlx::raw_sql(sql)
+            .execute(&self.obs)
+            .await
+            .context("setting apalis' lock_by foreign key")?;
         self.checkpoint().await
     }
 

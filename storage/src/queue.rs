@@ -174,8 +174,10 @@ pub fn backoff(attempt: u32) -> Duration {
 }
 
 /// Puts back to `Pending` every job still `Queued`/`Running` under a worker that has
-/// not been seen for `dead_after` (a killed process). Returns how many rows moved.
-/// Worker names are unique per process start, so a dead name never comes back.
+/// not been seen for `dead_after` (a killed process), or under a name with no
+/// worker row at all (`jobs.lock_by` has no foreign key: migration
+/// 20261123000002). Returns how many rows moved. Worker names are unique per
+/// process start, so a dead name never comes back.
 pub async fn release_dead_workers(
     pool: &PgPool,
     dead_after: Duration,
@@ -184,8 +186,9 @@ pub async fn release_dead_workers(
     let res = sqlx::query!(
         r#"WITH stale AS (
                SELECT j.id FROM apalis.jobs j
-               JOIN apalis.workers w ON w.id = j.lock_by
-               WHERE j.status IN ('Queued', 'Running') AND now() - w.last_seen >= $1
+               LEFT JOIN apalis.workers w ON w.id = j.lock_by
+               WHERE j.status IN ('Queued', 'Running') AND j.lock_by IS NOT NULL
+                 AND (w.id IS NULL OR now() - w.last_seen >= $1)
                FOR UPDATE OF j SKIP LOCKED)
            UPDATE apalis.jobs j
            SET status = 'Pending', lock_by = NULL, lock_at = NULL, done_at = NULL,
