@@ -303,7 +303,7 @@ fn write_minutes(out: &mut Vec<u8>, v: f64) {
     out.push(b'.');
     let frac = (c % 100) as u8;
     out.push(b'0' + frac / 10);
-    if frac % 10 != 0 {
+    if !frac.is_multiple_of(10) {
         out.push(b'0' + frac % 10);
     }
 }
@@ -562,7 +562,7 @@ mod tests {
 
     #[test]
     fn minutes_encode_as_serde_does() {
-        let mut check = |ms: i64| {
+        let check = |ms: i64| {
             let v = minutes(ms);
             let mut ours = Vec::new();
             write_minutes(&mut ours, v);
