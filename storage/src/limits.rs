@@ -228,17 +228,28 @@ pub async fn settle(
                 usage::record_relaxed(&mut conn, event).await
             }
         }
+        // One statement (its own transaction): one round trip instead of four
+        // (BEGIN, INSERT, DELETE, COMMIT) after the request's work.
         Some(id) => {
-            let mut tx = pool.begin().await?;
-            if durable {
-                usage::record(&mut tx, event).await?;
-            } else {
-                usage::record_relaxed(&mut tx, event).await?;
-            }
-            sqlx::query!("DELETE FROM usage_holds WHERE id = $1", id)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
+            sqlx::query!(
+                r#"WITH released AS (DELETE FROM usage_holds WHERE id = $7)
+                   INSERT INTO usage_events
+                       (organization_id, api_key_id, kind, amount, custom_tag, document_id)
+                   SELECT $1, $2, $3, $4, $5, $6
+                   FROM (SELECT CASE WHEN $8 THEN ''
+                                ELSE set_config('synchronous_commit', 'off', true) END) AS relaxed
+                   ON CONFLICT (document_id, kind) WHERE document_id IS NOT NULL DO NOTHING"#,
+                event.organization_id,
+                event.api_key_id,
+                event.kind,
+                event.amount,
+                event.custom_tag,
+                event.document_id,
+                id,
+                durable
+            )
+            .execute(pool)
+            .await?;
             Ok(())
         }
     }
