@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::support::{Api, World};
+use crate::support::{Api, World, send};
 
 /// Sends a request with the key; returns (status, headers, JSON body).
 async fn call(
@@ -18,14 +18,7 @@ async fn call(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, reqwest::header::HeaderMap, Value)> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
-    if let Some(b) = body {
-        req = req.json(b);
-    }
-    let res = req.send().await?;
+    let res = send(api, key, method, path, body).await?;
     let code = res.status().as_u16();
     let headers = res.headers().clone();
     Ok((code, headers, res.json().await.unwrap_or(Value::Null)))

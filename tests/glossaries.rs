@@ -5,7 +5,7 @@ use anyhow::Result;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Api, World};
+use crate::support::{Api, World, send};
 
 /// Sends a JSON (or no) body; returns (status, body as JSON or Null, raw text).
 async fn call(
@@ -15,14 +15,7 @@ async fn call(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, Value, String)> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
-    if let Some(b) = body {
-        req = req.json(b);
-    }
-    let res = req.send().await?;
+    let res = send(api, key, method, path, body).await?;
     let code = res.status().as_u16();
     let text = res.text().await?;
     Ok((

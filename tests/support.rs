@@ -392,6 +392,24 @@ pub async fn python(script: &str, args: &[&Path]) -> Result<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
+/// Sends `method path` with a developer key and a JSON (or no) body.
+pub async fn send(
+    api: &Api,
+    key: &str,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> Result<reqwest::Response> {
+    let mut req = api
+        .http
+        .request(method, api.url(path))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    Ok(req.send().await?)
+}
+
 /// Sends a JSON (or no) body with a developer key; returns (status, body as JSON
 /// or Null).
 pub async fn call(
@@ -401,14 +419,7 @@ pub async fn call(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, Value)> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
-    if let Some(b) = body {
-        req = req.json(b);
-    }
-    let res = req.send().await?;
+    let res = send(api, key, method, path, body).await?;
     let code = res.status().as_u16();
     let text = res.text().await?;
     Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))

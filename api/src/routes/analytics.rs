@@ -287,9 +287,10 @@ fn write_figures(out: &mut Vec<u8>, f: Figures) {
 fn write_minutes(out: &mut Vec<u8>, v: f64) {
     let hundredths = (v * 100.0).round();
     if !v.is_finite() || hundredths.abs() >= 1e13 || hundredths / 100.0 != v {
-        match v.is_finite() {
-            true => out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes()),
-            false => out.extend_from_slice(b"null"),
+        if v.is_finite() {
+            out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+        } else {
+            out.extend_from_slice(b"null");
         }
         return;
     }
