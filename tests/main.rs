@@ -14,6 +14,7 @@ mod documents;
 mod engines;
 mod glossaries;
 mod quality;
+mod queue_wake;
 mod recovery;
 mod s3;
 mod style_rules;

@@ -188,8 +188,12 @@ enum Wake {
     /// apalis' `.with_pubsub()` plus the interval poll (loses wake-ups; see
     /// `tolk_worker::wake`).
     ApalisPubsub,
-    /// The platform's: `tolk_worker::run::backend` (`DrainedNotify` + interval poll).
-    Drained,
+    /// The platform's: `tolk_worker::run::backend` (a `WakeHub` per process that
+    /// wakes one worker per job, in turn, + interval poll).
+    Turn,
+    /// The same hubs, but every notification wakes every worker (no `k` in the
+    /// payload), as the platform did before the hub: the thundering herd.
+    Herd,
     /// Interval poll only, no LISTEN.
     Interval,
 }
@@ -271,7 +275,7 @@ impl TolkSetting {
                 tick: platform_scheduler().prune_tick,
                 keep_done: platform_scheduler().keep_done_jobs,
             },
-            wake: Wake::Drained,
+            wake: Wake::Turn,
             pool: PLATFORM_POOL,
             // The platform's migration 20261121000002 sets it.
             fetch_fix: true,
@@ -312,7 +316,8 @@ impl TolkSetting {
                 "tcp" => s.transport = Transport::NoTls,
                 "unix" => s.transport = Transport::Unix,
                 "pubsub" => s.wake = Wake::ApalisPubsub,
-                "drained" => s.wake = Wake::Drained,
+                "turn" => s.wake = Wake::Turn,
+                "herd" => s.wake = Wake::Herd,
                 "interval" => s.wake = Wake::Interval,
                 "noprune" => s.prune = Prune::Off,
                 "fix" => s.fetch_fix = true,
@@ -370,7 +375,9 @@ impl TolkSetting {
             self.transport.label(),
             match self.wake {
                 Wake::ApalisPubsub => "with_pubsub + 1 s poll",
-                Wake::Drained => "drained LISTEN + 20 ms second look + 1 s poll (platform)",
+                Wake::Turn =>
+                    "one LISTEN per process, one worker woken per job in turn + 1 s poll (platform)",
+                Wake::Herd => "one LISTEN per process, every worker woken per job + 1 s poll",
                 Wake::Interval => "1 s poll only (no LISTEN)",
             },
             match self.prune {
@@ -580,6 +587,8 @@ async fn noop(job: BenchJob, probe: Data<Arc<Probe>>) -> Result<(), BoxDynError>
 struct Workers {
     stop: Option<oneshot::Sender<()>>,
     handle: JoinHandle<Result<(), MonitorError>>,
+    /// One per pool, as each `tolk worker` process has one.
+    hubs: Vec<tolk_worker::wake::WakeHub>,
 }
 
 macro_rules! register_worker {
@@ -610,15 +619,18 @@ impl Workers {
         };
         let cfg = wcfg.apalis_config(QUEUE);
         let poll = wcfg.poll_interval;
+        let hubs: Vec<_> = pools.0.iter().map(|p| wcfg.wake_hub(p)).collect();
         let mut monitor = Monitor::new();
         for i in 0..s.workers {
             let pool = pools.of(i).clone();
+            let hub = hubs[i % hubs.len()].clone();
             let cfg = cfg.clone();
             let wcfg = wcfg.clone();
+            let name = tolk_worker::run::unique_name(QUEUE);
             monitor = match s.wake {
                 Wake::ApalisPubsub => register_worker!(
                     monitor,
-                    tolk_worker::run::unique_name(QUEUE),
+                    name,
                     probe.clone(),
                     s.concurrency,
                     PostgresStorage::<BenchJob>::new(&pool)
@@ -626,16 +638,16 @@ impl Workers {
                         .with_pubsub()
                         .poll_with_interval(poll)
                 ),
-                Wake::Drained => register_worker!(
+                Wake::Turn | Wake::Herd => register_worker!(
                     monitor,
-                    tolk_worker::run::unique_name(QUEUE),
+                    name.clone(),
                     probe.clone(),
                     s.concurrency,
-                    tolk_worker::run::backend::<BenchJob>(&pool, &wcfg, QUEUE)
+                    tolk_worker::run::backend::<BenchJob>(&pool, &wcfg, &hub, QUEUE, &name)
                 ),
                 Wake::Interval => register_worker!(
                     monitor,
-                    tolk_worker::run::unique_name(QUEUE),
+                    name,
                     probe.clone(),
                     s.concurrency,
                     PostgresStorage::<BenchJob>::new(&pool)
@@ -656,6 +668,7 @@ impl Workers {
         Self {
             stop: Some(tx),
             handle,
+            hubs,
         }
     }
 
@@ -663,6 +676,8 @@ impl Workers {
         if let Some(tx) = self.stop.take() {
             let _ = tx.send(());
         }
+        // Their LISTEN connections go back to the pools once the lanes are gone too.
+        self.hubs.clear();
         match tokio::time::timeout(Duration::from_secs(40), &mut self.handle).await {
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(e))) => Err(anyhow!("apalis monitor: {e}")),
@@ -1134,7 +1149,12 @@ struct LatencyRow {
 
 /// Inserts `n` jobs in chunks through apalis-postgres' own bulk insert (the SQL of
 /// `push_bulk`), with ids and max_attempts as `tolk_storage::queue::enqueue` sets them.
-async fn insert_tolk(pool: &PgPool, n: usize, chunk: usize, notify: bool) -> anyhow::Result<f64> {
+async fn insert_tolk(
+    pool: &PgPool,
+    n: usize,
+    chunk: usize,
+    notify: AfterCommit,
+) -> anyhow::Result<f64> {
     let t = Instant::now();
     let mut conn = pool
         .acquire()
@@ -1157,11 +1177,7 @@ async fn insert_tolk(pool: &PgPool, n: usize, chunk: usize, notify: bool) -> any
         apalis_postgres::queries::push_tasks(&mut *conn, QUEUE, tasks)
             .await
             .context("bulk insert into apalis.jobs")?;
-        if notify {
-            tq::notify_enqueued(pool, QUEUE)
-                .await
-                .context("notify_enqueued")?;
-        }
+        notify.send(pool).await?;
         left -= k;
     }
     Ok(t.elapsed().as_secs_f64())
@@ -1182,7 +1198,7 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
     let (t0, insert_secs, workers, pruner);
     match mode {
         Mode::Processing => {
-            insert_secs = insert_tolk(&producer, n, b.chunk, !s.apalis_trigger).await?;
+            insert_secs = insert_tolk(&producer, n, b.chunk, AfterCommit::of(s)).await?;
             b.analyze("apalis.jobs").await?;
             b.checkpoint().await?;
             t0 = Instant::now();
@@ -1205,7 +1221,7 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
             // Let the workers register and LISTEN before the clock starts.
             tokio::time::sleep(Duration::from_millis(300)).await;
             t0 = Instant::now();
-            insert_secs = insert_tolk(&producer, n, b.chunk, !s.apalis_trigger).await?;
+            insert_secs = insert_tolk(&producer, n, b.chunk, AfterCommit::of(s)).await?;
         }
     }
     let (waited, capped) = if probe.wait_done_capped(n, b.cap).await {
@@ -1239,9 +1255,8 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
 }
 
 /// Enqueues one job as the API does: its own transaction, `tolk_storage::queue::enqueue`.
-/// With `notify`, wakes the workers after the commit as the API does
-/// (`notify_enqueued`); without, apalis' trigger notified inside the transaction.
-async fn enqueue_one(pool: &PgPool, seq: i64, notify: bool) -> anyhow::Result<f64> {
+/// Then wakes the workers as `notify` says.
+async fn enqueue_one(pool: &PgPool, seq: i64, notify: AfterCommit) -> anyhow::Result<f64> {
     let job = BenchJob::new(seq);
     let started = job.enqueued_us;
     let mut tx = pool.begin().await.context("BEGIN")?;
@@ -1256,15 +1271,54 @@ async fn enqueue_one(pool: &PgPool, seq: i64, notify: bool) -> anyhow::Result<f6
     .await
     .context("enqueue")?;
     tx.commit().await.context("COMMIT")?;
-    if notify {
-        tq::notify_enqueued(pool, QUEUE)
-            .await
-            .context("notify_enqueued")?;
-    }
+    notify.send(pool).await?;
     Ok((now_us() - started) as f64 / 1000.0)
 }
 
-async fn warm_up(pool: &PgPool, probe: &Probe, notify: bool) -> anyhow::Result<()> {
+/// What an enqueuer sends after its commit.
+#[derive(Debug, Clone, Copy)]
+enum AfterCommit {
+    /// Nothing: apalis' trigger notified inside the transaction.
+    Nothing,
+    /// The platform's `notify_enqueued` (one worker's turn).
+    Turn,
+    /// A notification without `k`: every worker wakes ([`Wake::Herd`]).
+    Everyone,
+}
+
+impl AfterCommit {
+    fn of(s: &TolkSetting) -> Self {
+        if s.apalis_trigger {
+            Self::Nothing
+        } else if s.wake == Wake::Herd {
+            Self::Everyone
+        } else {
+            Self::Turn
+        }
+    }
+
+    async fn send(self, pool: &PgPool) -> anyhow::Result<()> {
+        match self {
+            Self::Nothing => {}
+            Self::Turn => tq::notify_enqueued(pool, QUEUE)
+                .await
+                .context("notify_enqueued")?,
+            Self::Everyone => {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                    "BEGIN; SET LOCAL synchronous_commit = off; \
+                     SELECT pg_notify('{}', '{{\"job_type\":\"{QUEUE}\"}}'); COMMIT;",
+                    tq::INSERT_CHANNEL
+                )))
+                .execute(pool)
+                .await
+                .context("NOTIFY")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn warm_up(pool: &PgPool, probe: &Probe, notify: AfterCommit) -> anyhow::Result<()> {
     for _ in 0..WARMUP {
         enqueue_one(pool, -1, notify).await?;
     }
@@ -1288,11 +1342,11 @@ async fn tolk_openloop(
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pools, &probe);
     let result = async {
-        warm_up(&api, &probe, !s.apalis_trigger).await?;
+        warm_up(&api, &probe, AfterCommit::of(s)).await?;
         b.noise.take();
         let (enq, offer_secs) = open_loop(n, rate, |i| {
             let api = api.clone();
-            let notify = !s.apalis_trigger;
+            let notify = AfterCommit::of(s);
             async move { enqueue_one(&api, i, notify).await }
         })
         .await?;
@@ -1367,9 +1421,9 @@ async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pools, &probe);
     let result = async {
-        warm_up(&api, &probe, !s.apalis_trigger).await?;
+        warm_up(&api, &probe, AfterCommit::of(s)).await?;
         b.noise.take();
-        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i, !s.apalis_trigger)).await?;
+        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i, AfterCommit::of(s))).await?;
         Ok::<_, anyhow::Error>(probe.row(
             "Tolk",
             "sequential",

@@ -116,8 +116,11 @@ pub async fn enqueue<T: Serialize>(
 /// names the queue in `job_type`).
 pub const INSERT_CHANNEL: &str = "apalis::job::insert";
 
-/// Wakes idle workers of `queue`: a NOTIFY in a transaction of its own, sent after
-/// the enqueueing transaction committed.
+/// Wakes an idle worker of `queue`: a NOTIFY in a transaction of its own, sent after
+/// the enqueueing transaction committed. The payload carries a number `k` (a
+/// per-process counter): the worker processes' wake hubs (`tolk_worker::wake`)
+/// wake only the live worker at index `k mod n`, so consecutive jobs go to the
+/// workers in turn instead of every job waking every worker.
 ///
 /// PostgreSQL serializes every committing transaction that notifies (a database-wide
 /// lock held through the commit's WAL flush), so the NOTIFY that apalis' insert
@@ -138,14 +141,49 @@ pub async fn notify_enqueued(pool: &PgPool, queue: &str) -> Result<(), StorageEr
             "queue name {queue:?} is not [A-Za-z0-9_-]+"
         )));
     }
+    let k = next_wake_number();
     let sql = format!(
         "BEGIN; SET LOCAL synchronous_commit = off; \
-         SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\"}}'); COMMIT;"
+         SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}'); COMMIT;"
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// The `k` of the next notification: a counter starting at a random point, so
+/// one API process's jobs go to the workers in turn and several API processes
+/// do not all start with the same worker.
+fn next_wake_number() -> u64 {
+    static NEXT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
+    NEXT.get_or_init(|| std::sync::atomic::AtomicU64::new(u64::from(rand::random::<u32>())))
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The workers of `queues` seen within `within` (apalis' `workers` rows, which
+/// every worker's heartbeat refreshes), by queue, sorted by name: every process
+/// reads the same list, which is how the wake hubs agree on whose turn it is.
+pub async fn live_workers(
+    pool: &PgPool,
+    queues: &[String],
+    within: Duration,
+) -> Result<std::collections::HashMap<String, Vec<String>>, StorageError> {
+    let within = interval(within);
+    let rows = sqlx::query!(
+        r#"SELECT worker_type, id FROM apalis.workers
+           WHERE worker_type = ANY($1) AND last_seen > now() - $2::interval
+           ORDER BY worker_type, id"#,
+        queues,
+        within
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut live = std::collections::HashMap::<String, Vec<String>>::new();
+    for r in rows {
+        live.entry(r.worker_type).or_default().push(r.id);
+    }
+    Ok(live)
 }
 
 /// Moves a job's next run time `delay` into the future; called by a handler just

@@ -11,7 +11,7 @@ use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 use tolk_storage::queue::{self, EvaluateQuality, TmxJob, TranslateDocument, VoiceTranslate};
 
-use crate::wake::DrainedNotify;
+use crate::wake::{LaneWake, WakeHub};
 
 /// Settings of a worker process.
 #[derive(Debug, Clone)]
@@ -72,17 +72,37 @@ impl WorkerConfig {
     }
 }
 
-/// The queue backend every Tolk worker runs: apalis-postgres, woken by
-/// [`DrainedNotify`] on inserts and by an interval poll (delayed jobs, retries).
+/// The queue backend every Tolk worker runs: apalis-postgres, woken by its
+/// process's [`WakeHub`] when it is this worker's turn for a new job, and by an
+/// interval poll (delayed jobs, retries).
 pub type QueueBackend<T> =
-    PollWith<PollWith<PostgresStorage<T>, StreamStrategy<DrainedNotify>>, IntervalStrategy>;
+    PollWith<PollWith<PostgresStorage<T>, StreamStrategy<LaneWake>>, IntervalStrategy>;
 
-/// Builds the backend of `queue` for jobs of type `T`.
-pub fn backend<T>(pool: &PgPool, config: &WorkerConfig, queue: &str) -> QueueBackend<T> {
+/// Builds the backend of the worker named `name` on `queue` for jobs of type `T`.
+pub fn backend<T>(
+    pool: &PgPool,
+    config: &WorkerConfig,
+    hub: &WakeHub,
+    queue: &str,
+    name: &str,
+) -> QueueBackend<T> {
     PostgresStorage::<T>::new(pool)
         .with_config(config.apalis_config(queue))
-        .poll_with_stream(DrainedNotify::new(pool.clone(), queue))
+        .poll_with_stream(hub.lane(queue, name))
         .poll_with_interval(config.poll_interval)
+}
+
+impl WorkerConfig {
+    /// How recently a worker must have sent a heartbeat to count as alive.
+    pub fn live_within(&self) -> Duration {
+        self.heartbeat
+            .saturating_mul(u32::try_from(self.missed_heartbeats).unwrap_or(u32::MAX))
+    }
+
+    /// The wake hub of a process running workers with these settings on `pool`.
+    pub fn wake_hub(&self, pool: &PgPool) -> WakeHub {
+        WakeHub::start(pool.clone(), self.live_within())
+    }
 }
 
 /// What the handlers reach.
@@ -114,6 +134,23 @@ pub fn unique_name(queue: &str) -> String {
     )
 }
 
+/// Registers on `$monitor` the worker of `$queue` (job type `$job`, handler
+/// `$handler`), named once per process start and woken by `$hub`.
+macro_rules! register {
+    ($monitor:expr, $config:expr, $state:expr, $hub:expr, $job:ty, $queue:expr, $handler:path) => {{
+        let name = unique_name($queue);
+        let (config, state, hub) = ($config.clone(), $state.clone(), $hub.clone());
+        $monitor.register(move |_restarts| {
+            WorkerBuilder::new(name.clone())
+                .backend(backend::<$job>(&state.db, &config, &hub, $queue, &name))
+                .data(state.clone())
+                .catch_panic()
+                .concurrency(config.concurrency())
+                .build($handler)
+        })
+    }};
+}
+
 /// Runs the workers of every queue until `shutdown` resolves; running jobs then
 /// finish (up to `shutdown_timeout`), fetched but unstarted ones go back to the queue.
 pub async fn run(
@@ -121,89 +158,60 @@ pub async fn run(
     state: WorkerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), MonitorError> {
-    let pool = state.db.clone();
-    let voice_pool = state.db.clone();
-    let voice_state = state.clone();
-    let voice_config = config.clone();
-    let voice_name = unique_name(queue::VOICE_TRANSLATE);
-    let name = unique_name(queue::TRANSLATE_DOCUMENT);
-    let quality_name = unique_name(queue::EVALUATE_QUALITY);
-    let quality_pool = pool.clone();
-    let quality_config = config.clone();
-    let quality_state = state.clone();
-    let import_name = unique_name(queue::IMPORT_TMX);
-    let import_pool = pool.clone();
-    let import_config = config.clone();
-    let import_state = state.clone();
-    let export_name = unique_name(queue::EXPORT_TMX);
-    let export_pool = pool.clone();
-    let export_config = config.clone();
-    let export_state = state.clone();
-    let concurrency = config.concurrency();
-    tracing::info!(worker = %name, concurrency, batch = ?config.batch_size, "worker starting");
-    let shutdown_timeout = config.shutdown_timeout;
-    Monitor::new()
-        .register(move |_restarts| {
-            WorkerBuilder::new(name.clone())
-                .backend(backend::<TranslateDocument>(
-                    &pool,
-                    &config,
-                    queue::TRANSLATE_DOCUMENT,
-                ))
-                .data(state.clone())
-                .catch_panic()
-                .concurrency(concurrency)
-                .build(crate::documents::translate_document)
-        })
-        .register(move |_restarts| {
-            WorkerBuilder::new(quality_name.clone())
-                .backend(backend::<EvaluateQuality>(
-                    &quality_pool,
-                    &quality_config,
-                    queue::EVALUATE_QUALITY,
-                ))
-                .data(quality_state.clone())
-                .catch_panic()
-                .concurrency(concurrency)
-                .build(crate::quality::evaluate_quality)
-        })
-        .register(move |_restarts| {
-            WorkerBuilder::new(voice_name.clone())
-                .backend(backend::<VoiceTranslate>(
-                    &voice_pool,
-                    &voice_config,
-                    queue::VOICE_TRANSLATE,
-                ))
-                .data(voice_state.clone())
-                .catch_panic()
-                .concurrency(concurrency)
-                .build(crate::voice::translate_voice)
-        })
-        .register(move |_restarts| {
-            WorkerBuilder::new(import_name.clone())
-                .backend(backend::<TmxJob>(
-                    &import_pool,
-                    &import_config,
-                    queue::IMPORT_TMX,
-                ))
-                .data(import_state.clone())
-                .catch_panic()
-                .concurrency(concurrency)
-                .build(crate::tmx_import::import_tmx)
-        })
-        .register(move |_restarts| {
-            WorkerBuilder::new(export_name.clone())
-                .backend(backend::<TmxJob>(
-                    &export_pool,
-                    &export_config,
-                    queue::EXPORT_TMX,
-                ))
-                .data(export_state.clone())
-                .catch_panic()
-                .concurrency(concurrency)
-                .build(crate::tmx_export::export_tmx)
-        })
-        .shutdown_timeout(shutdown_timeout)
+    let hub = config.wake_hub(&state.db);
+    tracing::info!(
+        concurrency = config.concurrency(),
+        batch = ?config.batch_size,
+        "worker starting"
+    );
+    let monitor = Monitor::new();
+    let monitor = register!(
+        monitor,
+        config,
+        state,
+        hub,
+        TranslateDocument,
+        queue::TRANSLATE_DOCUMENT,
+        crate::documents::translate_document
+    );
+    let monitor = register!(
+        monitor,
+        config,
+        state,
+        hub,
+        EvaluateQuality,
+        queue::EVALUATE_QUALITY,
+        crate::quality::evaluate_quality
+    );
+    let monitor = register!(
+        monitor,
+        config,
+        state,
+        hub,
+        VoiceTranslate,
+        queue::VOICE_TRANSLATE,
+        crate::voice::translate_voice
+    );
+    let monitor = register!(
+        monitor,
+        config,
+        state,
+        hub,
+        TmxJob,
+        queue::IMPORT_TMX,
+        crate::tmx_import::import_tmx
+    );
+    let monitor = register!(
+        monitor,
+        config,
+        state,
+        hub,
+        TmxJob,
+        queue::EXPORT_TMX,
+        crate::tmx_export::export_tmx
+    );
+    monitor
+        .shutdown_timeout(config.shutdown_timeout)
         .run_with_signal(async move {
             shutdown.await;
             Ok(())

@@ -1,0 +1,132 @@
+//! The worker processes' wake hubs (`tolk_worker::wake`) on a real PostgreSQL:
+//! a notification wakes exactly one worker, the workers of all processes in
+//! turn, and one meant for a worker that has no lane (another process, or a
+//! dead one) still reaches a local worker.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail, ensure};
+use futures::{FutureExt, StreamExt};
+use tolk_storage::queue;
+use tolk_worker::wake::{LaneWake, WakeHub};
+
+use crate::support::World;
+
+const QUEUE: &str = "wake-test";
+
+/// A live worker row, as apalis' registration writes it.
+async fn register(db: &sqlx::PgPool, name: &str) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO apalis.workers (id, worker_type, storage_name, layers, last_seen)
+         VALUES ($1, $2, 'PgStorage', '', now())",
+    )
+    .bind(name)
+    .bind(QUEUE)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Index of the first lane to yield within `within`, if any.
+async fn first_woken(lanes: &mut [LaneWake], within: Duration) -> Option<usize> {
+    let next = futures::future::select_all(lanes.iter_mut().map(|l| l.next().boxed()));
+    match tokio::time::timeout(within, next).await {
+        Ok((Some(()), i, _)) => Some(i),
+        _ => None,
+    }
+}
+
+/// Lanes that have a wake-up ready now.
+fn ready(lanes: &mut [LaneWake]) -> Vec<usize> {
+    (0..lanes.len())
+        .filter(|&i| lanes[i].next().now_or_never().flatten().is_some())
+        .collect()
+}
+
+/// Sends notifications until one gets through (the hubs LISTEN on connections
+/// of their own, opened in the background), then clears every lane.
+async fn wait_listening(db: &sqlx::PgPool, lanes: &mut [LaneWake]) -> Result<()> {
+    for _ in 0..100 {
+        queue::notify_enqueued(db, QUEUE).await?;
+        if first_woken(lanes, Duration::from_millis(100))
+            .await
+            .is_some()
+        {
+            ready(lanes);
+            return Ok(());
+        }
+    }
+    bail!("no notification reached a lane")
+}
+
+#[tokio::test]
+async fn each_notification_wakes_one_worker_of_all_processes_in_turn() -> Result<()> {
+    let world = World::new("wake_turn").await?;
+    let db = world.db().await?;
+    // Process p runs workers a and c, process r runs b; no extra looks.
+    let never = Duration::from_secs(3600);
+    let p = WakeHub::start_with(db.clone(), Duration::from_secs(60), never);
+    let r = WakeHub::start_with(db.clone(), Duration::from_secs(60), never);
+    let mut lanes = vec![
+        p.lane(QUEUE, "w-a"),
+        r.lane(QUEUE, "w-b"),
+        p.lane(QUEUE, "w-c"),
+    ];
+    for name in ["w-a", "w-b", "w-c"] {
+        register(&db, name).await?;
+    }
+    p.refresh().await?;
+    r.refresh().await?;
+    wait_listening(&db, &mut lanes).await?;
+
+    let mut woken = [0usize; 3];
+    let mut order = Vec::new();
+    for n in 0..12 {
+        queue::notify_enqueued(&db, QUEUE).await?;
+        let i = first_woken(&mut lanes, Duration::from_secs(10))
+            .await
+            .with_context(|| format!("notification {n} woke no worker"))?;
+        let also = ready(&mut lanes);
+        ensure!(
+            also.is_empty(),
+            "notification {n} woke lane {i} and also {also:?}"
+        );
+        woken[i] += 1;
+        order.push(i);
+    }
+    // One process's notifications count up, so the three workers take turns
+    // (other tests of this process notify too and may shift the count).
+    ensure!(
+        woken.iter().all(|&w| w >= 2),
+        "wake-ups per worker {woken:?}, order {order:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Result<()> {
+    let world = World::new("wake_look").await?;
+    let db = world.db().await?;
+    let look = Duration::from_millis(50);
+    let hub = WakeHub::start_with(db.clone(), Duration::from_secs(60), look);
+    let mut lanes = vec![hub.lane(QUEUE, "w-a")];
+    // w-z is alive by its heartbeat but runs nowhere (its process just died):
+    // every other notification is meant for it.
+    register(&db, "w-a").await?;
+    register(&db, "w-z").await?;
+    hub.refresh().await?;
+    wait_listening(&db, &mut lanes).await?;
+    for n in 0..6 {
+        // Let the last extra look pass, so only this notification can wake the lane.
+        tokio::time::sleep(look * 4).await;
+        ready(&mut lanes);
+        queue::notify_enqueued(&db, QUEUE).await?;
+        ensure!(
+            first_woken(&mut lanes, Duration::from_secs(10))
+                .await
+                .is_some(),
+            "notification {n} never woke the local worker"
+        );
+    }
+    Ok(())
+}
