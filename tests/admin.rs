@@ -1052,3 +1052,75 @@ async fn rate_limits_are_shared_through_redis_or_kept_per_process() -> Result<()
     assert_eq!(code, 200);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_large_key_and_day_report_streams_whole_and_in_order() -> Result<()> {
+    // 40 keys × 120 days: about 1.3 MB of JSON, many more chunks than the API
+    // encodes ahead of the client, half of them read from the rollup and the
+    // rest merged from the ledger's tail.
+    let mut world = World::new("analytics_large").await?;
+    let admin = world.create_key("admin", true).await?;
+    let api = world.start_api().await?;
+    let db = world.db().await?;
+    let (org,): (uuid::Uuid,) =
+        sqlx::query_as("SELECT organization_id FROM api_keys WHERE label = 'admin'")
+            .fetch_one(&db)
+            .await?;
+    let today = chrono::Utc::now().date_naive();
+    let start = today - chrono::Days::new(119);
+    let insert = "INSERT INTO usage_events (organization_id, api_key_id, kind, amount, created_at)
+         SELECT $1, lpad(to_hex(k), 12, '0'), 'text_translation_characters', k * 1000 + d + $2,
+                ($3::date - d + time '12:00') AT TIME ZONE 'UTC'
+         FROM generate_series(0, 39) k, generate_series(0, 119) d";
+    sqlx::query(insert)
+        .bind(org)
+        .bind(1_i64)
+        .bind(today)
+        .execute(&db)
+        .await?;
+    roll_up_everything(&mut world).await?;
+    // The same again, left in the tail: every group is rollup + tail.
+    sqlx::query(insert)
+        .bind(org)
+        .bind(1_i64)
+        .bind(today)
+        .execute(&db)
+        .await?;
+
+    let path =
+        format!("/v2/admin/analytics?start_date={start}&end_date={today}&group_by=key_and_day");
+    let (code, body) = get(&api, &admin, &path).await?;
+    assert_eq!(code, 200, "{body}");
+    let items = body["usage_report"]["key_and_day_usages"]
+        .as_array()
+        .context("key_and_day_usages")?;
+    assert_eq!(items.len(), 40 * 120);
+    let mut total = 0;
+    for (i, item) in items.iter().enumerate() {
+        let (k, n) = (i / 120, i % 120);
+        // Days ascend within a key: the n-th item is `start + n`, i.e. d = 119 - n.
+        let d = 119 - n as i64;
+        let key = format!("{k:012x}");
+        assert_eq!(
+            item["api_key"],
+            format!("{}****{}", &key[..4], &key[8..]),
+            "item {i}"
+        );
+        assert_eq!(
+            item["usage_date"],
+            format!("{}T00:00:00Z", start + chrono::Days::new(n as u64)),
+            "item {i}"
+        );
+        let want = 2 * (k as i64 * 1000 + d + 1);
+        assert_eq!(
+            item["usage"]["text_translation_characters"], want,
+            "item {i}"
+        );
+        total += want;
+    }
+    assert_eq!(
+        body["usage_report"]["total_usage"]["total_characters"],
+        total
+    );
+    Ok(())
+}

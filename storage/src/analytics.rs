@@ -59,6 +59,17 @@ pub struct Group<'a> {
     pub figures: Figures,
 }
 
+/// Where [`usage_report`] sends its groups.
+pub trait GroupSink: Send {
+    /// The next group, in key then day order.
+    fn group(&mut self, g: Group<'_>);
+
+    /// Awaited after each rollup row (one key's month, at most 31 groups): a sink
+    /// that passes the encoded report on waits here for its reader, so a large
+    /// report streams at the reader's pace instead of piling up in memory.
+    fn flush(&mut self) -> impl std::future::Future<Output = ()> + Send;
+}
+
 /// One item of a custom-tag report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagUsage {
@@ -106,14 +117,14 @@ fn drain_before(
     pending: &mut Pending,
     key: &str,
     day: Option<NaiveDate>,
-    on_group: &mut impl FnMut(Group<'_>),
+    sink: &mut impl GroupSink,
 ) -> Option<Figures> {
     while let Some(entry) = pending.first_entry() {
         let (k, d) = entry.key();
         match (k.as_str(), *d).cmp(&(key, day)) {
             std::cmp::Ordering::Less => {
                 let ((k, d), f) = entry.remove_entry();
-                on_group(Group {
+                sink.group(Group {
                     api_key_id: &k,
                     day: d,
                     figures: f,
@@ -127,16 +138,11 @@ fn drain_before(
 }
 
 /// Emits the per-key group of `key` (its rollup figures `f` plus its tail).
-fn emit_key(
-    pending: &mut Pending,
-    key: &str,
-    mut f: Figures,
-    on_group: &mut impl FnMut(Group<'_>),
-) {
-    if let Some(extra) = drain_before(pending, key, None, on_group) {
+fn emit_key(pending: &mut Pending, key: &str, mut f: Figures, sink: &mut impl GroupSink) {
+    if let Some(extra) = drain_before(pending, key, None, sink) {
         f += extra;
     }
-    on_group(Group {
+    sink.group(Group {
         api_key_id: key,
         day: None,
         figures: f,
@@ -165,16 +171,16 @@ fn figures(t: i64, d: i64, i: i64, stt: i64, sts: i64) -> Figures {
 }
 
 /// The usage of `organization_id` from day `start` through day `end` (UTC, both
-/// included): calls `on_group` for every group (none with [`Grouping::None`]) in
-/// key then day order, as rows arrive from PostgreSQL (so a large report is
-/// encoded while the database still reads it), and returns the total.
+/// included): gives `sink` every group (none with [`Grouping::None`]) in key then
+/// day order, as rows arrive from PostgreSQL (so a large report is encoded while
+/// the database still reads it), and returns the total.
 pub async fn usage_report(
     pool: &PgPool,
     organization_id: Uuid,
     start: NaiveDate,
     end: NaiveDate,
     grouping: Grouping,
-    mut on_group: impl FnMut(Group<'_>) + Send,
+    sink: &mut impl GroupSink,
 ) -> Result<Figures, StorageError> {
     let (from, until) = bounds(start, end);
     let mut tx = pool.begin().await?;
@@ -237,7 +243,7 @@ pub async fn usage_report(
             && key_sum.as_ref().is_some_and(|(k, _)| *k != r.api_key_id)
             && let Some((k, f)) = key_sum.take()
         {
-            emit_key(&mut pending, &k, f, &mut on_group);
+            emit_key(&mut pending, &k, f, sink);
         }
         for (dom, packed) in r.days.iter().zip(r.figures.chunks_exact(40)) {
             let Some(day) = r.month.with_day(u32::from(*dom)) else {
@@ -258,11 +264,11 @@ pub async fn usage_report(
                 Grouping::KeyAndDay => {
                     if !pending.is_empty()
                         && let Some(extra) =
-                            drain_before(&mut pending, &r.api_key_id, Some(day), &mut on_group)
+                            drain_before(&mut pending, &r.api_key_id, Some(day), sink)
                     {
                         f += extra;
                     }
-                    on_group(Group {
+                    sink.group(Group {
                         api_key_id: &r.api_key_id,
                         day: Some(day),
                         figures: f,
@@ -270,15 +276,16 @@ pub async fn usage_report(
                 }
             }
         }
+        sink.flush().await;
     }
     drop(rows);
     if let Some((k, f)) = key_sum.take() {
-        emit_key(&mut pending, &k, f, &mut on_group);
+        emit_key(&mut pending, &k, f, sink);
     }
     // Groups only the tail has, after the last rollup group (key ids are
     // lowercase hex, so byte order is the database's order too).
     for ((k, d), f) in std::mem::take(&mut pending) {
-        on_group(Group {
+        sink.group(Group {
             api_key_id: &k,
             day: d,
             figures: f,
@@ -389,13 +396,19 @@ mod tests {
         pending.insert(("a".to_owned(), d(1)), figures(1, 0, 0, 0, 0));
         pending.insert(("b".to_owned(), d(2)), figures(2, 0, 0, 0, 0));
         pending.insert(("c".to_owned(), d(1)), figures(4, 0, 0, 0, 0));
-        let mut seen = Vec::new();
-        let mut emit = |g: Group<'_>| seen.push((g.api_key_id.to_owned(), g.day));
+        struct Seen(Vec<(String, Option<NaiveDate>)>);
+        impl GroupSink for Seen {
+            fn group(&mut self, g: Group<'_>) {
+                self.0.push((g.api_key_id.to_owned(), g.day));
+            }
+            async fn flush(&mut self) {}
+        }
+        let mut seen = Seen(Vec::new());
         // Rollup row ("b", 2): "a" is emitted before it, ("b", 2) merged into it.
-        let merged = drain_before(&mut pending, "b", d(2), &mut emit);
+        let merged = drain_before(&mut pending, "b", d(2), &mut seen);
         assert_eq!(merged, Some(figures(2, 0, 0, 0, 0)));
-        assert_eq!(drain_before(&mut pending, "b", d(3), &mut emit), None);
-        assert_eq!(seen, [("a".to_owned(), d(1))]);
+        assert_eq!(drain_before(&mut pending, "b", d(3), &mut seen), None);
+        assert_eq!(seen.0, [("a".to_owned(), d(1))]);
         assert_eq!(pending.len(), 1);
     }
 

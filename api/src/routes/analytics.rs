@@ -19,7 +19,7 @@ use chrono::{Datelike, NaiveDate};
 use futures::StreamExt;
 use serde::{Serialize, Serializer};
 use tokio::sync::{mpsc, oneshot};
-use tolk_storage::analytics::{self, Figures, Group, Grouping};
+use tolk_storage::analytics::{self, Figures, Group, GroupSink, Grouping};
 
 use crate::auth::AdminKey;
 use crate::{ApiError, AppState};
@@ -196,11 +196,14 @@ struct ReportWriter<'a> {
     last_key: String,
     prefix: Vec<u8>,
     first: bool,
-    /// Where full chunks go (the response body).
-    chunks: mpsc::UnboundedSender<Result<Bytes, std::io::Error>>,
+    /// Full chunks not handed on yet.
+    full: Vec<Bytes>,
+    /// Where full chunks go (the response body), at most [`CHUNKS_AHEAD`] ahead
+    /// of the client.
+    chunks: mpsc::Sender<Result<Bytes, std::io::Error>>,
 }
 
-impl ReportWriter<'_> {
+impl GroupSink for ReportWriter<'_> {
     fn group(&mut self, g: Group<'_>) {
         if self.first {
             self.first = false;
@@ -227,14 +230,25 @@ impl ReportWriter<'_> {
         self.out.push(b'}');
         if self.out.len() >= CHUNK {
             let chunk = std::mem::replace(&mut self.out, Vec::with_capacity(CHUNK + 1024));
+            self.full.push(Bytes::from(chunk));
+        }
+    }
+
+    async fn flush(&mut self) {
+        for chunk in self.full.drain(..) {
             // The receiver gone means the client went away: the rest is dropped.
-            let _ = self.chunks.send(Ok(Bytes::from(chunk)));
+            let _ = self.chunks.send(Ok(chunk)).await;
         }
     }
 }
 
 /// Bytes of report encoded before they are handed to the response body.
 const CHUNK: usize = 64 * 1024;
+
+/// Chunks encoded ahead of the client. Without a bound, the encoder (faster than
+/// the socket) held most of a year's `key_and_day` report (about 100 MB) in
+/// memory at once, every page of it freshly faulted in.
+const CHUNKS_AHEAD: usize = 4;
 
 /// `"usage_date":"YYYY-MM-DDT00:00:00Z",`
 fn write_usage_date(out: &mut Vec<u8>, day: NaiveDate) {
@@ -329,7 +343,7 @@ async fn usage_report(
     } else {
         analytics::key_labels(&state.db, admin.organization_id).await?
     };
-    let (chunks, mut rx) = mpsc::unbounded_channel();
+    let (chunks, mut rx) = mpsc::channel(CHUNKS_AHEAD);
     let (done_tx, done_rx) = oneshot::channel::<Result<(), ApiError>>();
     let db = state.db.clone();
     let organization_id = admin.organization_id;
@@ -340,6 +354,7 @@ async fn usage_report(
             last_key: String::new(),
             prefix: Vec::new(),
             first: true,
+            full: Vec::new(),
             chunks: chunks.clone(),
         };
         w.out.extend_from_slice(b"{\"usage_report\":{");
@@ -353,17 +368,21 @@ async fn usage_report(
                 .extend_from_slice(b"\"group_by\":\"key_and_day\",\"key_and_day_usages\":["),
         }
         let total =
-            analytics::usage_report(&db, organization_id, start, end, grouping, |g| w.group(g))
-                .await;
+            analytics::usage_report(&db, organization_id, start, end, grouping, &mut w).await;
         let total = match total {
             Ok(total) => total,
             Err(e) => {
                 tracing::error!(error = %e, "usage report failed");
-                let _ = chunks.send(Err(std::io::Error::other("usage report failed")));
+                // Chunks not handed on are dropped: the client sees a status
+                // (nothing sent yet) or a truncated body, never a wrong report.
+                let _ = chunks
+                    .send(Err(std::io::Error::other("usage report failed")))
+                    .await;
                 let _ = done_tx.send(Err(e.into()));
                 return;
             }
         };
+        w.flush().await;
         let mut out = w.out;
         if grouping != Grouping::None {
             out.extend_from_slice(b"],");
@@ -376,7 +395,7 @@ async fn usage_report(
             Midnight(start, false),
             Midnight(end, false)
         );
-        let _ = chunks.send(Ok(Bytes::from(out)));
+        let _ = chunks.send(Ok(Bytes::from(out))).await;
         let _ = done_tx.send(Ok(()));
     });
     // Wait for the first chunk (or the end): an early failure is still a status.
