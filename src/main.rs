@@ -468,6 +468,7 @@ async fn serve_api(
         "per-key rate limit"
     );
     let state = tolk_api::AppState {
+        enqueuer: tolk_storage::enqueuer::Enqueuer::start(&s.db),
         db: s.db,
         objects: s.objects,
         translator: s.translator,

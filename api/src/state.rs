@@ -37,6 +37,9 @@ pub struct AppState {
     /// Glossary terms of recent `/v2/translate` requests, checked against the
     /// glossaries' versions per request (`TOLK_GLOSSARY_CACHE_MB`).
     pub glossary_cache: Arc<crate::glossary_cache::GlossaryCache>,
+    /// Enqueue transactions, the wake-up NOTIFYs and the wait for durability
+    /// (`tolk_storage::enqueuer`).
+    pub enqueuer: tolk_storage::enqueuer::Enqueuer,
     /// Verifies `Authorization: Bearer` tokens of the auth service (`None`: only
     /// API keys are accepted).
     pub bearer: Option<tolk_auth::tokens::Verifier>,

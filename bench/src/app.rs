@@ -17,6 +17,7 @@ pub fn api_state(
     max_upload_bytes: usize,
 ) -> AppState {
     AppState {
+        enqueuer: tolk_storage::enqueuer::Enqueuer::start(&db),
         db,
         objects,
         translator,

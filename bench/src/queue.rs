@@ -49,6 +49,7 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
+use tolk_storage::enqueuer::Enqueuer;
 use tolk_storage::queue as tq;
 
 /// The platform's queue: the bench runs the document queue's name and payload shape.
@@ -140,12 +141,13 @@ pub struct QueueArgs {
     /// Consumers of the raw SKIP LOCKED loop.
     #[arg(long, default_value_t = 2)]
     raw_consumers: usize,
-    /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,fix,prune1000,drained`
+    /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,fix,prune1000,herd`
     /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS |
-    /// noprune; fix | nofix; pubsub | drained | interval; poolN). Repeatable.
+    /// noprune; fix | nofix; pubsub | turn | herd | interval; poolN). Repeatable.
     #[arg(long = "try", value_name = "KEY=SPEC")]
     tries: Vec<String>,
-    /// Only these Tolk settings (comma-separated keys, e.g. `platform,tuned`); all by default.
+    /// Only these Tolk settings (comma-separated keys, e.g. `platform,tuned`); all by
+    /// default. The latency tests run the platform's, `+unix`, `tuned` and these.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Skip Graphile Worker (no Node needed).
@@ -255,6 +257,17 @@ struct TolkSetting {
     /// platform's pool (`tolk_storage::db::connect`) pings only connections idle
     /// for `PING_IF_IDLE_FOR`.
     ping_always: bool,
+    /// The workers' queue connections commit without waiting for the WAL flush
+    /// (`synchronous_commit = off`): fetches, acks and heartbeats.
+    queue_async_commit: bool,
+    /// The API sends its NOTIFYs from a task of its own
+    /// (`tolk_storage::notifier::Notifier`, the platform's) instead of awaiting
+    /// `queue::notify_enqueued` on a pooled connection in the request.
+    notifier: bool,
+    /// The API's enqueue commits without waiting for the WAL flush and waits for
+    /// it afterwards (`Enqueuer::begin` / `committed`, the platform's), instead
+    /// of committing with the flush.
+    visible_first: bool,
     /// All workers on one pool of `pool` connections, instead of a pool each (what
     /// separate `tolk worker` processes have).
     shared_pool: bool,
@@ -285,6 +298,10 @@ impl TolkSetting {
             apalis_dup_indexes: false,
             lock_tasks: platform_worker().lock_tasks,
             ping_always: false,
+            // The platform's worker queue pool (`WorkerConfig::queue_pool`).
+            queue_async_commit: true,
+            notifier: true,
+            visible_first: true,
             shared_pool: false,
             // Migration 20261123000002 drops it.
             lock_fk: false,
@@ -329,6 +346,12 @@ impl TolkSetting {
                 "nolock" => s.lock_tasks = false,
                 "ping" => s.ping_always = true,
                 "noping" => s.ping_always = false,
+                "async" => s.queue_async_commit = true,
+                "notifier" => s.notifier = true,
+                "directnotify" => s.notifier = false,
+                "visiblefirst" => s.visible_first = true,
+                "durablefirst" => s.visible_first = false,
+                "sync" => s.queue_async_commit = false,
                 "shared" => s.shared_pool = true,
                 "ownpools" => s.shared_pool = false,
                 "lockfk" => s.lock_fk = true,
@@ -401,6 +424,15 @@ impl TolkSetting {
         if self.lock_tasks {
             s.push_str(", lock_tasks (a Running update per job)");
         }
+        if !self.notifier {
+            s.push_str(", NOTIFY awaited in the enqueue call");
+        }
+        if !self.queue_async_commit {
+            s.push_str(", workers' queue commits wait for the WAL flush");
+        }
+        if !self.visible_first {
+            s.push_str(", enqueue commits wait for the WAL flush");
+        }
         if self.ping_always {
             s.push_str(", a ping on every pool checkout (sqlx default)");
         }
@@ -419,6 +451,10 @@ impl TolkSetting {
 
 /// Key of the last setting of the chain: every change that helped.
 const TUNED: &str = "tuned";
+
+/// Key of the chain's two-process setting (2 `tolk worker` processes, Unix
+/// socket): enough for 1,000 jobs/s, so the latency tests run it too.
+const TWO_PROCESSES: &str = "+unix";
 
 /// The settings tried, in order. The first is the platform's configuration; the last
 /// ([`TUNED`]) has every change that helped.
@@ -440,7 +476,7 @@ fn tolk_settings(quick: bool) -> Vec<TolkSetting> {
     // A second `tolk worker` process.
     let w2 = step(&c200, "+w2", &|s| s.workers = 2);
     // DATABASE_URL over the Unix socket (no TCP, no TLS).
-    let unix = step(&w2, "+unix", &|s| s.transport = Transport::Unix);
+    let unix = step(&w2, TWO_PROCESSES, &|s| s.transport = Transport::Unix);
     // Eight `tolk worker` processes: apalis runs a worker's fetch, its acks and
     // its heartbeat one after another, so each worker is one serial pipeline of
     // round trips; more workers keep PostgreSQL busy in between.
@@ -699,7 +735,16 @@ impl WorkerPools {
         let n = if s.shared_pool { 1 } else { s.workers };
         let mut pools = Vec::with_capacity(n);
         for _ in 0..n {
-            pools.push(b.pool_of(s, s.pool).await?);
+            pools.push(if s.queue_async_commit {
+                tolk_storage::db::connect(
+                    b.connect_options(s.transport)?
+                        .options([("synchronous_commit", "off")]),
+                    s.pool,
+                )
+                .await?
+            } else {
+                b.pool_of(s, s.pool).await?
+            });
         }
         Ok(Self(pools))
     }
@@ -1256,10 +1301,17 @@ async fn tolk_burn(b: &Bench, s: &TolkSetting, n: usize, mode: Mode) -> anyhow::
 
 /// Enqueues one job as the API does: its own transaction, `tolk_storage::queue::enqueue`.
 /// Then wakes the workers as `notify` says.
-async fn enqueue_one(pool: &PgPool, seq: i64, notify: AfterCommit) -> anyhow::Result<f64> {
+async fn enqueue_one(pool: &PgPool, seq: i64, notify: &AfterCommit) -> anyhow::Result<f64> {
     let job = BenchJob::new(seq);
     let started = job.enqueued_us;
-    let mut tx = pool.begin().await.context("BEGIN")?;
+    let mut tx = match notify {
+        AfterCommit::Api {
+            enqueuer,
+            visible_first: true,
+        } => enqueuer.begin(pool).await,
+        _ => pool.begin().await.map_err(Into::into),
+    }
+    .context("BEGIN")?;
     tq::enqueue(
         &mut tx,
         QUEUE,
@@ -1276,8 +1328,14 @@ async fn enqueue_one(pool: &PgPool, seq: i64, notify: AfterCommit) -> anyhow::Re
 }
 
 /// What an enqueuer sends after its commit.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 enum AfterCommit {
+    /// The platform's: the API process's `Enqueuer` (NOTIFY task, and with
+    /// `visible_first` the commit without the flush, then the wait for it).
+    Api {
+        enqueuer: Enqueuer,
+        visible_first: bool,
+    },
     /// Nothing: apalis' trigger notified inside the transaction.
     Nothing,
     /// The platform's `notify_enqueued` (one worker's turn).
@@ -1297,9 +1355,26 @@ impl AfterCommit {
         }
     }
 
-    async fn send(self, pool: &PgPool) -> anyhow::Result<()> {
+    /// [`AfterCommit::of`], with the API process's `Notifier` on `pool` where
+    /// the setting uses one (call it on the API's runtime).
+    fn for_api(s: &TolkSetting, pool: &PgPool) -> Self {
+        match Self::of(s) {
+            Self::Turn if s.notifier => Self::Api {
+                enqueuer: Enqueuer::start(pool),
+                visible_first: s.visible_first,
+            },
+            other => other,
+        }
+    }
+
+    async fn send(&self, pool: &PgPool) -> anyhow::Result<()> {
         match self {
             Self::Nothing => {}
+            Self::Api {
+                enqueuer,
+                visible_first: true,
+            } => enqueuer.committed(QUEUE).await?,
+            Self::Api { enqueuer, .. } => enqueuer.notifier().wake(QUEUE),
             Self::Turn => tq::notify_enqueued(pool, QUEUE)
                 .await
                 .context("notify_enqueued")?,
@@ -1318,7 +1393,7 @@ impl AfterCommit {
     }
 }
 
-async fn warm_up(pool: &PgPool, probe: &Probe, notify: AfterCommit) -> anyhow::Result<()> {
+async fn warm_up(pool: &PgPool, probe: &Probe, notify: &AfterCommit) -> anyhow::Result<()> {
     for _ in 0..WARMUP {
         enqueue_one(pool, -1, notify).await?;
     }
@@ -1337,37 +1412,80 @@ async fn tolk_openloop(
 ) -> anyhow::Result<LatencyRow> {
     b.reset_tolk(s).await?;
     let pools = WorkerPools::open(b, s).await?;
-    // The API process has its own pool of the platform's size.
-    let api = b.pool_of(s, PLATFORM_POOL).await?;
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pools, &probe);
-    let result = async {
-        warm_up(&api, &probe, AfterCommit::of(s)).await?;
-        b.noise.take();
-        let (enq, offer_secs) = open_loop(n, rate, |i| {
+    // The API is a process of its own: its own runtime on its own thread and its
+    // own pool of the platform's size, so its enqueues are not polled behind the
+    // workers' tasks on the bench's runtime.
+    let api_options = b.connect_options(s.transport)?;
+    let ping_always = s.ping_always;
+    let setting = s.clone();
+    let api_probe = probe.clone();
+    b.noise.take();
+    let result = in_own_process(move || async move {
+        let api = if ping_always {
+            PgPoolOptions::new()
+                .max_connections(PLATFORM_POOL)
+                .connect_with(api_options)
+                .await?
+        } else {
+            tolk_storage::db::connect(api_options, PLATFORM_POOL).await?
+        };
+        let notify = AfterCommit::for_api(&setting, &api);
+        warm_up(&api, &api_probe, &notify).await?;
+        let r = open_loop(n, rate, |i| {
             let api = api.clone();
-            let notify = AfterCommit::of(s);
-            async move { enqueue_one(&api, i, notify).await }
+            let notify = notify.clone();
+            async move { enqueue_one(&api, i, &notify).await }
         })
-        .await?;
-        // A setting slower than the offered rate falls behind: wait at most the cap.
-        probe.wait_done_capped(WARMUP + n, b.cap).await;
-        Ok::<_, anyhow::Error>(probe.row(
-            "Tolk",
-            "open loop",
-            format!("{} ({})", s.key, s.describe()),
-            enq,
-            Some(n as f64 / offer_secs),
-            b.noise.take(),
-        ))
-    }
+        .await;
+        api.close().await;
+        r
+    })
     .await;
+    let result = match result {
+        Ok((enq, offer_secs)) => {
+            // A setting slower than the offered rate falls behind: wait at most the cap.
+            probe.wait_done_capped(WARMUP + n, b.cap).await;
+            Ok(probe.row(
+                "Tolk",
+                "open loop",
+                format!("{} ({})", s.key, s.describe()),
+                enq,
+                Some(n as f64 / offer_secs),
+                b.noise.take(),
+            ))
+        }
+        Err(e) => Err(e),
+    };
     let stopped = workers.stop().await;
     let row = result?;
     stopped?;
     pools.close().await;
-    api.close().await;
     Ok(row)
+}
+
+/// Runs `f` on a thread of its own with a single-threaded runtime of its own,
+/// as a separate process would (the API beside the worker processes).
+async fn in_own_process<T, F, Fut>(f: F) -> anyhow::Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    let (tx, rx) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("bench-api".into())
+        .spawn(move || {
+            let r = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("API runtime")
+                .and_then(|rt| rt.block_on(f()));
+            let _ = tx.send(r);
+        })
+        .context("API thread")?;
+    rx.await.context("API thread ended")?
 }
 
 /// Enqueues `n` jobs at `rate` per second, each as its own task, without waiting for
@@ -1421,9 +1539,10 @@ async fn tolk_sequential(b: &Bench, s: &TolkSetting, n: usize) -> anyhow::Result
     let probe = Probe::new(n);
     let workers = Workers::start(s, &pools, &probe);
     let result = async {
-        warm_up(&api, &probe, AfterCommit::of(s)).await?;
+        let notify = AfterCommit::for_api(s, &api);
+        warm_up(&api, &probe, &notify).await?;
         b.noise.take();
-        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i, AfterCommit::of(s))).await?;
+        let enq = sequential_with(&probe, n, |i| enqueue_one(&api, i, &notify)).await?;
         Ok::<_, anyhow::Error>(probe.row(
             "Tolk",
             "sequential",
@@ -2254,7 +2373,12 @@ async fn run_in(
         println!("\n== 2. Latency (enqueue → handler start) ==");
         let lat_settings: Vec<&TolkSetting> = settings
             .iter()
-            .filter(|s| s.is_platform() || s.key == TUNED)
+            .filter(|s| {
+                s.is_platform()
+                    || s.key == TWO_PROCESSES
+                    || s.key == TUNED
+                    || args.only.contains(&s.key)
+            })
             .collect();
         for s in &lat_settings {
             let r = tolk_openloop(&b, s, lat_n, args.rate).await?;

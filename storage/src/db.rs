@@ -98,7 +98,27 @@ pub async fn connect(
     options: PgConnectOptions,
     max_connections: u32,
 ) -> Result<PgPool, StorageError> {
-    Ok(PgPoolOptions::new()
+    Ok(pool_options(max_connections).connect_with(options).await?)
+}
+
+/// A pool on `db`'s database, of its size, whose transactions commit without
+/// waiting for the WAL flush (`synchronous_commit = off`), connecting when first
+/// used. The workers' queue bookkeeping (apalis' fetches, acks and heartbeats)
+/// runs on it: a fetch that waited for a flush kept a job from starting while
+/// the disk was slow (`tolk-bench queue`), and what such a commit can lose —
+/// only in a crash of PostgreSQL itself, about the last 0.6 s — is a lock or an
+/// acknowledgement: the job runs again, and every handler skips work its own
+/// (durable) writes recorded as finished. A handler's first durable commit also
+/// flushes the WAL up to it, fetch included.
+pub fn relaxed_pool(db: &PgPool) -> PgPool {
+    let options = (*db.connect_options())
+        .clone()
+        .options([("synchronous_commit", "off")]);
+    pool_options(db.options().get_max_connections()).connect_lazy_with(options)
+}
+
+fn pool_options(max_connections: u32) -> PgPoolOptions {
+    PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(Duration::from_secs(10))
         .test_before_acquire(false)
@@ -110,8 +130,6 @@ pub async fn connect(
                 Ok(true)
             })
         })
-        .connect_with(options)
-        .await?)
 }
 
 /// Runs every pending migration: the queue's (schema `apalis`) and the application's.

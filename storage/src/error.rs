@@ -21,6 +21,10 @@ pub enum StorageError {
     /// A queue argument (job id, queue name) is malformed.
     #[error("queue argument: {0}")]
     QueueArgument(String),
+    /// Waiting for committed work to become durable failed (the WAL flush
+    /// could not be confirmed).
+    #[error("durability: {0}")]
+    Durability(String),
     /// A job payload could not be (de)serialized.
     #[error("job payload: {0}")]
     Payload(#[from] serde_json::Error),

@@ -8,6 +8,7 @@ pub mod analytics;
 pub mod auth;
 pub mod db;
 pub mod documents;
+pub mod enqueuer;
 pub mod error;
 pub mod glossaries;
 pub mod keys;

@@ -132,15 +132,7 @@ pub const INSERT_CHANNEL: &str = "apalis::job::insert";
 pub async fn notify_enqueued(pool: &PgPool, queue: &str) -> Result<(), StorageError> {
     // Simple-query protocol (one round trip), so the payload is a literal: queue
     // names are our constants; refuse anything that would need quoting.
-    if queue.is_empty()
-        || !queue
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(StorageError::QueueArgument(format!(
-            "queue name {queue:?} is not [A-Za-z0-9_-]+"
-        )));
-    }
+    valid_queue_name(queue)?;
     let k = next_wake_number();
     let sql = format!(
         "BEGIN; SET LOCAL synchronous_commit = off; \
@@ -152,10 +144,25 @@ pub async fn notify_enqueued(pool: &PgPool, queue: &str) -> Result<(), StorageEr
     Ok(())
 }
 
+/// Refuses a queue name that would need quoting in a NOTIFY payload literal
+/// (queue names are our constants: `[A-Za-z0-9_-]+`).
+pub(crate) fn valid_queue_name(queue: &str) -> Result<(), StorageError> {
+    if queue.is_empty()
+        || !queue
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(StorageError::QueueArgument(format!(
+            "queue name {queue:?} is not [A-Za-z0-9_-]+"
+        )));
+    }
+    Ok(())
+}
+
 /// The `k` of the next notification: a counter starting at a random point, so
 /// one API process's jobs go to the workers in turn and several API processes
 /// do not all start with the same worker.
-fn next_wake_number() -> u64 {
+pub(crate) fn next_wake_number() -> u64 {
     static NEXT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
     NEXT.get_or_init(|| std::sync::atomic::AtomicU64::new(u64::from(rand::random::<u32>())))
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)

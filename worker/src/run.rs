@@ -135,14 +135,20 @@ pub fn unique_name(queue: &str) -> String {
 }
 
 /// Registers on `$monitor` the worker of `$queue` (job type `$job`, handler
-/// `$handler`), named once per process start and woken by `$hub`.
+/// `$handler`), named once per process start, woken by `$hub`, its queue
+/// bookkeeping on `$queue_db`.
 macro_rules! register {
-    ($monitor:expr, $config:expr, $state:expr, $hub:expr, $job:ty, $queue:expr, $handler:path) => {{
+    ($monitor:expr, $config:expr, $state:expr, $hub:expr, $queue_db:expr, $job:ty, $queue:expr, $handler:path) => {{
         let name = unique_name($queue);
-        let (config, state, hub) = ($config.clone(), $state.clone(), $hub.clone());
+        let (config, state, hub, queue_db) = (
+            $config.clone(),
+            $state.clone(),
+            $hub.clone(),
+            $queue_db.clone(),
+        );
         $monitor.register(move |_restarts| {
             WorkerBuilder::new(name.clone())
-                .backend(backend::<$job>(&state.db, &config, &hub, $queue, &name))
+                .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
                 .data(state.clone())
                 .catch_panic()
                 .concurrency(config.concurrency())
@@ -158,7 +164,10 @@ pub async fn run(
     state: WorkerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), MonitorError> {
-    let hub = config.wake_hub(&state.db);
+    // apalis' bookkeeping commits without waiting for the WAL flush; the
+    // handlers' own writes (`state.db`) stay durable.
+    let queue_db = tolk_storage::db::relaxed_pool(&state.db);
+    let hub = config.wake_hub(&queue_db);
     tracing::info!(
         concurrency = config.concurrency(),
         batch = ?config.batch_size,
@@ -170,6 +179,7 @@ pub async fn run(
         config,
         state,
         hub,
+        queue_db,
         TranslateDocument,
         queue::TRANSLATE_DOCUMENT,
         crate::documents::translate_document
@@ -179,6 +189,7 @@ pub async fn run(
         config,
         state,
         hub,
+        queue_db,
         EvaluateQuality,
         queue::EVALUATE_QUALITY,
         crate::quality::evaluate_quality
@@ -188,6 +199,7 @@ pub async fn run(
         config,
         state,
         hub,
+        queue_db,
         VoiceTranslate,
         queue::VOICE_TRANSLATE,
         crate::voice::translate_voice
@@ -197,6 +209,7 @@ pub async fn run(
         config,
         state,
         hub,
+        queue_db,
         TmxJob,
         queue::IMPORT_TMX,
         crate::tmx_import::import_tmx
@@ -206,6 +219,7 @@ pub async fn run(
         config,
         state,
         hub,
+        queue_db,
         TmxJob,
         queue::EXPORT_TMX,
         crate::tmx_export::export_tmx

@@ -264,7 +264,7 @@ async fn upload(
         trace_id,
     };
     let stored = async {
-        let mut tx = state.db.begin().await?;
+        let mut tx = state.enqueuer.begin(&state.db).await?;
         documents::insert(&mut tx, &doc).await?;
         if let Some(m) = &memory {
             tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;
@@ -291,10 +291,8 @@ async fn upload(
         }
         return Err(e.into());
     }
-    if let Err(e) = queue::notify_enqueued(&state.db, queue::TRANSLATE_DOCUMENT).await {
-        // The job is committed; a worker's interval poll finds it.
-        tracing::warn!(error = %e, "could not notify workers of a new job");
-    }
+    // Visible (a worker may be translating it already); answer once durable.
+    state.enqueuer.committed(queue::TRANSLATE_DOCUMENT).await?;
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
     Ok(Json(UploadResponse {
         document_id: id,

@@ -212,7 +212,7 @@ async fn submit(
         evaluation_id: id,
         trace_id,
     };
-    let mut tx = state.db.begin().await?;
+    let mut tx = state.enqueuer.begin(&state.db).await?;
     quality::insert(&mut tx, &row).await?;
     queue::enqueue(
         &mut tx,
@@ -224,9 +224,7 @@ async fn submit(
     )
     .await?;
     tx.commit().await?;
-    if let Err(e) = queue::notify_enqueued(&state.db, queue::EVALUATE_QUALITY).await {
-        tracing::warn!(error = %e, "could not notify workers of a new job");
-    }
+    state.enqueuer.committed(queue::EVALUATE_QUALITY).await?;
     tracing::info!(evaluation_id = %id, job_id = %job_id, segments = sub.segment_count, "quality evaluation queued");
     Ok(retry_after(
         (

@@ -269,7 +269,7 @@ async fn upload(
         return Err(e);
     }
     let queue_job = queue::new_job_id();
-    let mut tx = state.db.begin().await?;
+    let mut tx = state.enqueuer.begin(&state.db).await?;
     if !jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
         return Err(bad(
             "The file of this import was already uploaded, or the upload period is over.",
@@ -288,10 +288,7 @@ async fn upload(
     )
     .await?;
     tx.commit().await?;
-    if let Err(e) = queue::notify_enqueued(&state.db, queue::IMPORT_TMX).await {
-        // The job is committed; a worker's interval poll finds it.
-        tracing::warn!(error = %e, "could not notify workers of a new TMX import");
-    }
+    state.enqueuer.committed(queue::IMPORT_TMX).await?;
     Ok(StatusCode::OK.into_response())
 }
 
@@ -321,7 +318,7 @@ async fn create_export(
         expires_at: None,
         queue_job_id: Some(queue_job.clone()),
     };
-    let mut tx = state.db.begin().await?;
+    let mut tx = state.enqueuer.begin(&state.db).await?;
     jobs::insert(&mut tx, &job).await?;
     queue::enqueue(
         &mut tx,
@@ -333,9 +330,7 @@ async fn create_export(
     )
     .await?;
     tx.commit().await?;
-    if let Err(e) = queue::notify_enqueued(&state.db, queue::EXPORT_TMX).await {
-        tracing::warn!(error = %e, "could not notify workers of a new TMX export");
-    }
+    state.enqueuer.committed(queue::EXPORT_TMX).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"job_id": job_id, "parameters": {"translation_memory_id": memory.id}})),

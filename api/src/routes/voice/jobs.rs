@@ -377,7 +377,7 @@ async fn start_job(
     trace_id: String,
 ) -> Result<bool, ApiError> {
     let queue_job = queue::new_job_id();
-    let mut tx = state.db.begin().await?;
+    let mut tx = state.enqueuer.begin(&state.db).await?;
     if !voice_jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
         return Ok(false);
     }
@@ -394,10 +394,7 @@ async fn start_job(
     )
     .await?;
     tx.commit().await?;
-    if let Err(e) = queue::notify_enqueued(&state.db, queue::VOICE_TRANSLATE).await {
-        // The job is committed; a worker's interval poll finds it.
-        tracing::warn!(error = %e, "could not notify workers of a new voice job");
-    }
+    state.enqueuer.committed(queue::VOICE_TRANSLATE).await?;
     Ok(true)
 }
 

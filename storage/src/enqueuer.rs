@@ -1,0 +1,299 @@
+//! An API process's side of the queue: enqueue transactions whose jobs are
+//! visible the moment they commit, the wake-up NOTIFYs sent off the request path,
+//! and the wait until the jobs are durable before the client is answered.
+//!
+//! A commit that waits for its WAL flush becomes visible only after the flush,
+//! and on a busy disk a flush now and then takes tens or hundreds of
+//! milliseconds. [`Enqueuer::begin`] commits without waiting
+//! (`synchronous_commit = off`), so a worker can start the job at once;
+//! [`Enqueuer::committed`] then wakes a worker and waits for a [`Barrier`]: a
+//! transaction that commits *with* the flush, on a connection of its own, and
+//! since the WAL is flushed in order, everything this process committed before
+//! it is durable too. The client is answered only after that, so an
+//! acknowledged job is as durable as before; a job a worker starts before the
+//! flush is durable no later than that worker's first write (its own commits
+//! flush the WAL up to them).
+//!
+//! Every NOTIFY takes a database-wide lock while its transaction commits, so
+//! concurrent notifiers queue behind each other; sent from the request on a
+//! pooled connection, that wait held pool connections. The [`Notifier`] sends
+//! them from one task, and jobs enqueued while one is in flight share the next.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
+use tokio::sync::{Notify, watch};
+
+use crate::StorageError;
+use crate::queue::{INSERT_CHANNEL, next_wake_number, valid_queue_name};
+
+/// The queue plumbing of an API process; see the module documentation. Cheap to
+/// clone.
+#[derive(Clone)]
+pub struct Enqueuer {
+    notifier: Notifier,
+    barrier: Barrier,
+}
+
+impl Enqueuer {
+    /// Starts the NOTIFY and durability tasks, each on a connection of its own
+    /// to `pool`'s database. Needs a Tokio runtime.
+    pub fn start(pool: &PgPool) -> Self {
+        Self {
+            notifier: Notifier::start(pool),
+            barrier: Barrier::start(pool),
+        }
+    }
+
+    /// Begins an enqueueing transaction on `pool`: it commits without waiting
+    /// for the WAL flush, so its jobs are visible at once. Call
+    /// [`Enqueuer::committed`] after the commit, before answering.
+    pub async fn begin(
+        &self,
+        pool: &PgPool,
+    ) -> Result<Transaction<'static, Postgres>, StorageError> {
+        Ok(pool
+            .begin_with("BEGIN; SET LOCAL synchronous_commit = off")
+            .await?)
+    }
+
+    /// After a transaction from [`Enqueuer::begin`] committed a job of `queue`:
+    /// wakes a worker of `queue`, then returns once the job is durable.
+    pub async fn committed(&self, queue: &str) -> Result<(), StorageError> {
+        self.notifier.wake(queue);
+        self.barrier.wait().await
+    }
+
+    /// The NOTIFY sender alone.
+    pub fn notifier(&self) -> &Notifier {
+        &self.notifier
+    }
+}
+
+/// Sends `NOTIFY`s for jobs enqueued by this process. Cheap to clone; the task
+/// ends when the last clone is dropped.
+#[derive(Clone)]
+pub struct Notifier {
+    handle: Arc<Handle>,
+}
+
+struct Handle {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    /// Queues with a job enqueued since the last NOTIFY was sent.
+    pending: Mutex<BTreeSet<String>>,
+    signal: Notify,
+    closed: AtomicBool,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.signal.notify_one();
+    }
+}
+
+impl Notifier {
+    /// Starts the sending task, which connects to `pool`'s database on a
+    /// connection of its own (not one of the pool's). Needs a Tokio runtime.
+    pub fn start(pool: &PgPool) -> Self {
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(BTreeSet::new()),
+            signal: Notify::new(),
+            closed: AtomicBool::new(false),
+        });
+        tokio::spawn(run(shared.clone(), pool.clone()));
+        Self {
+            handle: Arc::new(Handle { shared }),
+        }
+    }
+
+    /// Wakes a worker of `queue` soon (call it after the enqueueing transaction
+    /// committed). Never waits; a NOTIFY that fails is logged, and the job is
+    /// then found by the workers' interval poll.
+    pub fn wake(&self, queue: &str) {
+        if let Err(e) = valid_queue_name(queue) {
+            tracing::error!(error = %e, "not notifying");
+            return;
+        }
+        let shared = &self.handle.shared;
+        {
+            let mut pending = shared
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if !pending.contains(queue) {
+                pending.insert(queue.to_owned());
+            }
+        }
+        shared.signal.notify_one();
+    }
+}
+
+async fn run(shared: Arc<Shared>, pool: PgPool) {
+    let mut conn: Option<PgConnection> = None;
+    loop {
+        shared.signal.notified().await;
+        let queues = std::mem::take(
+            &mut *shared
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        if !queues.is_empty()
+            && let Err(e) = send(&mut conn, &pool, &queues).await
+        {
+            tracing::warn!(error = %e, "NOTIFY failed; the workers' interval poll will find the jobs");
+            conn = None;
+        }
+        if shared.closed.load(Ordering::Acquire) {
+            if let Some(c) = conn.take() {
+                let _ = c.close().await;
+            }
+            return;
+        }
+    }
+}
+
+/// One transaction that notifies each queue once, committed without waiting
+/// for the WAL flush (a lost notification only delays a job to the next poll).
+async fn send(
+    conn: &mut Option<PgConnection>,
+    pool: &PgPool,
+    queues: &BTreeSet<String>,
+) -> Result<(), StorageError> {
+    let mut sql = String::from("BEGIN; SET LOCAL synchronous_commit = off;");
+    for queue in queues {
+        let k = next_wake_number();
+        sql.push_str(&format!(
+            " SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
+        ));
+    }
+    sql.push_str(" COMMIT;");
+    let c = match conn {
+        Some(c) => c,
+        None => conn.insert(PgConnection::connect_with(&pool.connect_options()).await?),
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Waits until everything this process committed so far is durable; waiters
+/// that arrive while one round runs share the next. Cheap to clone; the task
+/// ends when the last clone is dropped.
+#[derive(Clone)]
+pub struct Barrier {
+    handle: Arc<BarrierHandle>,
+}
+
+struct BarrierHandle {
+    shared: Arc<BarrierShared>,
+}
+
+struct BarrierShared {
+    /// Rounds started so far.
+    started: Mutex<u64>,
+    /// The last round finished, and its error if it failed.
+    done: watch::Sender<(u64, Option<String>)>,
+    signal: Notify,
+    closed: AtomicBool,
+}
+
+impl Drop for BarrierHandle {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.shared.signal.notify_one();
+    }
+}
+
+impl Barrier {
+    /// Starts the task, which connects to `pool`'s database on a connection of
+    /// its own. Needs a Tokio runtime.
+    pub fn start(pool: &PgPool) -> Self {
+        let shared = Arc::new(BarrierShared {
+            started: Mutex::new(0),
+            done: watch::channel((0, None)).0,
+            signal: Notify::new(),
+            closed: AtomicBool::new(false),
+        });
+        tokio::spawn(run_barrier(shared.clone(), pool.clone()));
+        Self {
+            handle: Arc::new(BarrierHandle { shared }),
+        }
+    }
+
+    /// Returns once every transaction this process committed before the call
+    /// is durable (the WAL flushed past its commit).
+    pub async fn wait(&self) -> Result<(), StorageError> {
+        let shared = &self.handle.shared;
+        let mut done = shared.done.subscribe();
+        // A round already running may have begun before our commit: wait for
+        // the next one.
+        let need = *shared
+            .started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            + 1;
+        shared.signal.notify_one();
+        let failed = done
+            .wait_for(|(round, _)| *round >= need)
+            .await
+            .map_err(|_| StorageError::Durability("the durability task stopped".to_owned()))?
+            .1
+            .clone();
+        match failed {
+            None => Ok(()),
+            Some(e) => Err(StorageError::Durability(e)),
+        }
+    }
+}
+
+async fn run_barrier(shared: Arc<BarrierShared>, pool: PgPool) {
+    let mut conn: Option<PgConnection> = None;
+    loop {
+        shared.signal.notified().await;
+        if shared.closed.load(Ordering::Acquire) {
+            if let Some(c) = conn.take() {
+                let _ = c.close().await;
+            }
+            return;
+        }
+        let round = {
+            let mut started = shared
+                .started
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *started += 1;
+            *started
+        };
+        let failed = match flush(&mut conn, &pool).await {
+            Ok(()) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "waiting for the WAL flush failed");
+                conn = None;
+                Some(e.to_string())
+            }
+        };
+        shared.done.send_replace((round, failed));
+    }
+}
+
+/// A transaction that gets a transaction id (so it writes a commit record) and
+/// commits with `synchronous_commit = on`: it returns once the WAL is flushed
+/// up to its commit, which follows every earlier commit.
+async fn flush(conn: &mut Option<PgConnection>, pool: &PgPool) -> Result<(), StorageError> {
+    let c = match conn {
+        Some(c) => c,
+        None => conn.insert(PgConnection::connect_with(&pool.connect_options()).await?),
+    };
+    sqlx::raw_sql("SET synchronous_commit = on; SELECT pg_current_xact_id();")
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
