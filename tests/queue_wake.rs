@@ -1,7 +1,8 @@
 //! The worker processes' wake hubs (`tolk_worker::wake`) on a real PostgreSQL:
 //! a notification wakes exactly one worker, the workers of all processes in
 //! turn, and one meant for a worker that has no lane (another process, or a
-//! dead one) still reaches a local worker.
+//! dead one) still reaches a local worker. Also which commits skip the WAL
+//! flush (`tolk_storage::enqueuer`, `db::relaxed_pool`) and which do not.
 
 use std::time::Duration;
 
@@ -128,5 +129,36 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
             "notification {n} never woke the local worker"
         );
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Result<()> {
+    let world = World::new("wake_sync").await?;
+    let db = world.db().await?;
+    let show = |pool: sqlx::PgPool| async move {
+        let (v,): (String,) = sqlx::query_as("SHOW synchronous_commit")
+            .fetch_one(&pool)
+            .await?;
+        Ok::<_, anyhow::Error>(v)
+    };
+    // Handlers' writes: durable. The workers' apalis pool: not.
+    ensure!(show(db.clone()).await? == "on");
+    let relaxed = tolk_storage::db::relaxed_pool(&db);
+    ensure!(show(relaxed.clone()).await? == "off");
+    // An enqueue transaction skips the flush, and only that transaction.
+    let enqueuer = tolk_storage::enqueuer::Enqueuer::start(&db);
+    let mut tx = enqueuer.begin(&db).await?;
+    let (inside,): (String,) = sqlx::query_as("SHOW synchronous_commit")
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    ensure!(inside == "off", "inside the enqueue: {inside}");
+    // Many waiters at once all get through the shared barrier.
+    let waits = (0..50).map(|_| enqueuer.committed(QUEUE));
+    for r in futures::future::join_all(waits).await {
+        r?;
+    }
+    ensure!(show(db).await? == "on");
     Ok(())
 }
