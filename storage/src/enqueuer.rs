@@ -20,6 +20,7 @@
 //! them from one task, and jobs enqueued while one is in flight share the next.
 
 use std::collections::BTreeSet;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -72,43 +73,109 @@ impl Enqueuer {
     }
 }
 
-/// Sends `NOTIFY`s for jobs enqueued by this process. Cheap to clone; the task
-/// ends when the last clone is dropped.
-#[derive(Clone)]
-pub struct Notifier {
-    handle: Arc<Handle>,
+/// What one of this module's background tasks does each time it is woken, on a
+/// connection of its own.
+trait Round: Send + Sync + 'static {
+    /// One round; `conn` is connected on first use and after a failure.
+    fn run(&self, conn: &mut Conn) -> impl Future<Output = ()> + Send;
 }
 
-struct Handle {
-    shared: Arc<Shared>,
+/// A task's connection: opened when first needed, dropped after a failure.
+struct Conn {
+    pool: PgPool,
+    conn: Option<PgConnection>,
 }
 
-struct Shared {
-    /// Queues with a job enqueued since the last NOTIFY was sent.
-    pending: Mutex<BTreeSet<String>>,
+impl Conn {
+    /// Runs `sql` (simple-query protocol); on failure the connection is dropped
+    /// and the next call reconnects.
+    async fn execute(&mut self, sql: String) -> Result<(), StorageError> {
+        let conn = match &mut self.conn {
+            Some(c) => c,
+            None => self
+                .conn
+                .insert(PgConnection::connect_with(&self.pool.connect_options()).await?),
+        };
+        let r = sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&mut *conn)
+            .await;
+        if r.is_err() {
+            self.conn = None;
+        }
+        r.map(|_| ()).map_err(Into::into)
+    }
+}
+
+/// The handle side of a background task: wakes it; the task ends when the
+/// last clone of the handle is dropped.
+struct Task<R> {
+    shared: Arc<Shared<R>>,
+}
+
+struct Shared<R> {
+    round: R,
     signal: Notify,
     closed: AtomicBool,
 }
 
-impl Drop for Handle {
+impl<R: Round> Task<R> {
+    fn start(round: R, pool: &PgPool) -> Arc<Self> {
+        let shared = Arc::new(Shared {
+            round,
+            signal: Notify::new(),
+            closed: AtomicBool::new(false),
+        });
+        tokio::spawn(drive(shared.clone(), pool.clone()));
+        Arc::new(Self { shared })
+    }
+
+    /// Runs a round soon: now if the task is idle, else right after the
+    /// current one (any number of calls meanwhile make one round).
+    fn wake(&self) {
+        self.shared.signal.notify_one();
+    }
+
+    fn round(&self) -> &R {
+        &self.shared.round
+    }
+}
+
+impl<R> Drop for Task<R> {
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Release);
         self.shared.signal.notify_one();
     }
 }
 
+async fn drive<R: Round>(shared: Arc<Shared<R>>, pool: PgPool) {
+    let mut conn = Conn { pool, conn: None };
+    loop {
+        shared.signal.notified().await;
+        if shared.closed.load(Ordering::Acquire) {
+            if let Some(c) = conn.conn.take() {
+                let _ = c.close().await;
+            }
+            return;
+        }
+        shared.round.run(&mut conn).await;
+    }
+}
+
+/// Sends `NOTIFY`s for jobs enqueued by this process. Cheap to clone.
+#[derive(Clone)]
+pub struct Notifier {
+    task: Arc<Task<Pending>>,
+}
+
+/// Queues with a job enqueued since the last NOTIFY was sent.
+struct Pending(Mutex<BTreeSet<String>>);
+
 impl Notifier {
     /// Starts the sending task, which connects to `pool`'s database on a
     /// connection of its own (not one of the pool's). Needs a Tokio runtime.
     pub fn start(pool: &PgPool) -> Self {
-        let shared = Arc::new(Shared {
-            pending: Mutex::new(BTreeSet::new()),
-            signal: Notify::new(),
-            closed: AtomicBool::new(false),
-        });
-        tokio::spawn(run(shared.clone(), pool.clone()));
         Self {
-            handle: Arc::new(Handle { shared }),
+            task: Task::start(Pending(Mutex::new(BTreeSet::new())), pool),
         }
     }
 
@@ -120,127 +187,75 @@ impl Notifier {
             tracing::error!(error = %e, "not notifying");
             return;
         }
-        let shared = &self.handle.shared;
         {
-            let mut pending = shared
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut pending = lock(&self.task.round().0);
             if !pending.contains(queue) {
                 pending.insert(queue.to_owned());
             }
         }
-        shared.signal.notify_one();
+        self.task.wake();
     }
 }
 
-async fn run(shared: Arc<Shared>, pool: PgPool) {
-    let mut conn: Option<PgConnection> = None;
-    loop {
-        shared.signal.notified().await;
-        let queues = std::mem::take(
-            &mut *shared
-                .pending
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-        if !queues.is_empty()
-            && let Err(e) = send(&mut conn, &pool, &queues).await
-        {
-            tracing::warn!(error = %e, "NOTIFY failed; the workers' interval poll will find the jobs");
-            conn = None;
-        }
-        if shared.closed.load(Ordering::Acquire) {
-            if let Some(c) = conn.take() {
-                let _ = c.close().await;
-            }
+impl Round for Pending {
+    /// One transaction that notifies each pending queue once, committed without
+    /// waiting for the WAL flush (a lost notification only delays a job to the
+    /// next poll).
+    async fn run(&self, conn: &mut Conn) {
+        let queues = std::mem::take(&mut *lock(&self.0));
+        if queues.is_empty() {
             return;
         }
+        let mut sql = String::from("BEGIN; SET LOCAL synchronous_commit = off;");
+        for queue in &queues {
+            let k = next_wake_number();
+            sql.push_str(&format!(
+                " SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
+            ));
+        }
+        sql.push_str(" COMMIT;");
+        if let Err(e) = conn.execute(sql).await {
+            tracing::warn!(error = %e, "NOTIFY failed; the workers' interval poll will find the jobs");
+        }
     }
-}
-
-/// One transaction that notifies each queue once, committed without waiting
-/// for the WAL flush (a lost notification only delays a job to the next poll).
-async fn send(
-    conn: &mut Option<PgConnection>,
-    pool: &PgPool,
-    queues: &BTreeSet<String>,
-) -> Result<(), StorageError> {
-    let mut sql = String::from("BEGIN; SET LOCAL synchronous_commit = off;");
-    for queue in queues {
-        let k = next_wake_number();
-        sql.push_str(&format!(
-            " SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
-        ));
-    }
-    sql.push_str(" COMMIT;");
-    let c = match conn {
-        Some(c) => c,
-        None => conn.insert(PgConnection::connect_with(&pool.connect_options()).await?),
-    };
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&mut *c)
-        .await?;
-    Ok(())
 }
 
 /// Waits until everything this process committed so far is durable; waiters
-/// that arrive while one round runs share the next. Cheap to clone; the task
-/// ends when the last clone is dropped.
+/// that arrive while one round runs share the next. Cheap to clone.
 #[derive(Clone)]
 pub struct Barrier {
-    handle: Arc<BarrierHandle>,
+    task: Arc<Task<Rounds>>,
 }
 
-struct BarrierHandle {
-    shared: Arc<BarrierShared>,
-}
-
-struct BarrierShared {
+struct Rounds {
     /// Rounds started so far.
     started: Mutex<u64>,
     /// The last round finished, and its error if it failed.
     done: watch::Sender<(u64, Option<String>)>,
-    signal: Notify,
-    closed: AtomicBool,
-}
-
-impl Drop for BarrierHandle {
-    fn drop(&mut self) {
-        self.shared.closed.store(true, Ordering::Release);
-        self.shared.signal.notify_one();
-    }
 }
 
 impl Barrier {
     /// Starts the task, which connects to `pool`'s database on a connection of
     /// its own. Needs a Tokio runtime.
     pub fn start(pool: &PgPool) -> Self {
-        let shared = Arc::new(BarrierShared {
+        let rounds = Rounds {
             started: Mutex::new(0),
             done: watch::channel((0, None)).0,
-            signal: Notify::new(),
-            closed: AtomicBool::new(false),
-        });
-        tokio::spawn(run_barrier(shared.clone(), pool.clone()));
+        };
         Self {
-            handle: Arc::new(BarrierHandle { shared }),
+            task: Task::start(rounds, pool),
         }
     }
 
     /// Returns once every transaction this process committed before the call
     /// is durable (the WAL flushed past its commit).
     pub async fn wait(&self) -> Result<(), StorageError> {
-        let shared = &self.handle.shared;
-        let mut done = shared.done.subscribe();
+        let rounds = self.task.round();
+        let mut done = rounds.done.subscribe();
         // A round already running may have begun before our commit: wait for
         // the next one.
-        let need = *shared
-            .started
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            + 1;
-        shared.signal.notify_one();
+        let need = *lock(&rounds.started) + 1;
+        self.task.wake();
         let failed = done
             .wait_for(|(round, _)| *round >= need)
             .await
@@ -254,46 +269,28 @@ impl Barrier {
     }
 }
 
-async fn run_barrier(shared: Arc<BarrierShared>, pool: PgPool) {
-    let mut conn: Option<PgConnection> = None;
-    loop {
-        shared.signal.notified().await;
-        if shared.closed.load(Ordering::Acquire) {
-            if let Some(c) = conn.take() {
-                let _ = c.close().await;
-            }
-            return;
-        }
+impl Round for Rounds {
+    /// A transaction that gets a transaction id (so it writes a commit record)
+    /// and commits with `synchronous_commit = on`: it returns once the WAL is
+    /// flushed up to its commit, which follows every earlier commit.
+    async fn run(&self, conn: &mut Conn) {
         let round = {
-            let mut started = shared
-                .started
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let mut started = lock(&self.started);
             *started += 1;
             *started
         };
-        let failed = match flush(&mut conn, &pool).await {
+        let sql = "SET synchronous_commit = on; SELECT pg_current_xact_id();".to_owned();
+        let failed = match conn.execute(sql).await {
             Ok(()) => None,
             Err(e) => {
                 tracing::warn!(error = %e, "waiting for the WAL flush failed");
-                conn = None;
                 Some(e.to_string())
             }
         };
-        shared.done.send_replace((round, failed));
+        self.done.send_replace((round, failed));
     }
 }
 
-/// A transaction that gets a transaction id (so it writes a commit record) and
-/// commits with `synchronous_commit = on`: it returns once the WAL is flushed
-/// up to its commit, which follows every earlier commit.
-async fn flush(conn: &mut Option<PgConnection>, pool: &PgPool) -> Result<(), StorageError> {
-    let c = match conn {
-        Some(c) => c,
-        None => conn.insert(PgConnection::connect_with(&pool.connect_options()).await?),
-    };
-    sqlx::raw_sql("SET synchronous_commit = on; SELECT pg_current_xact_id();")
-        .execute(&mut *c)
-        .await?;
-    Ok(())
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
