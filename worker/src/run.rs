@@ -134,26 +134,28 @@ pub fn unique_name(queue: &str) -> String {
     )
 }
 
-/// Registers on `$monitor` the worker of `$queue` (job type `$job`, handler
-/// `$handler`), named once per process start, woken by `$hub`, its queue
-/// bookkeeping on `$queue_db`.
-macro_rules! register {
-    ($monitor:expr, $config:expr, $state:expr, $hub:expr, $queue_db:expr, $job:ty, $queue:expr, $handler:path) => {{
-        let name = unique_name($queue);
-        let (config, state, hub, queue_db) = (
-            $config.clone(),
-            $state.clone(),
-            $hub.clone(),
-            $queue_db.clone(),
-        );
-        $monitor.register(move |_restarts| {
-            WorkerBuilder::new(name.clone())
-                .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
-                .data(state.clone())
-                .catch_panic()
-                .concurrency(config.concurrency())
-                .build($handler)
-        })
+/// A `Monitor` with one worker per `$job, $queue, $handler`: each named once
+/// per process start, woken by `$hub`, its queue bookkeeping on `$queue_db`,
+/// its handler given `$state`.
+macro_rules! workers {
+    ($config:expr, $state:expr, $hub:expr, $queue_db:expr; $($job:ty, $queue:expr, $handler:path;)+) => {{
+        let monitor = Monitor::new();
+        $(
+            let monitor = {
+                let name = unique_name($queue);
+                let (config, state, hub, queue_db) =
+                    ($config.clone(), $state.clone(), $hub.clone(), $queue_db.clone());
+                monitor.register(move |_restarts| {
+                    WorkerBuilder::new(name.clone())
+                        .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
+                        .data(state.clone())
+                        .catch_panic()
+                        .concurrency(config.concurrency())
+                        .build($handler)
+                })
+            };
+        )+
+        monitor
     }};
 }
 
@@ -173,56 +175,12 @@ pub async fn run(
         batch = ?config.batch_size,
         "worker starting"
     );
-    let monitor = Monitor::new();
-    let monitor = register!(
-        monitor,
-        config,
-        state,
-        hub,
-        queue_db,
-        TranslateDocument,
-        queue::TRANSLATE_DOCUMENT,
-        crate::documents::translate_document
-    );
-    let monitor = register!(
-        monitor,
-        config,
-        state,
-        hub,
-        queue_db,
-        EvaluateQuality,
-        queue::EVALUATE_QUALITY,
-        crate::quality::evaluate_quality
-    );
-    let monitor = register!(
-        monitor,
-        config,
-        state,
-        hub,
-        queue_db,
-        VoiceTranslate,
-        queue::VOICE_TRANSLATE,
-        crate::voice::translate_voice
-    );
-    let monitor = register!(
-        monitor,
-        config,
-        state,
-        hub,
-        queue_db,
-        TmxJob,
-        queue::IMPORT_TMX,
-        crate::tmx_import::import_tmx
-    );
-    let monitor = register!(
-        monitor,
-        config,
-        state,
-        hub,
-        queue_db,
-        TmxJob,
-        queue::EXPORT_TMX,
-        crate::tmx_export::export_tmx
+    let monitor = workers!(config, state, hub, queue_db;
+        TranslateDocument, queue::TRANSLATE_DOCUMENT, crate::documents::translate_document;
+        EvaluateQuality, queue::EVALUATE_QUALITY, crate::quality::evaluate_quality;
+        VoiceTranslate, queue::VOICE_TRANSLATE, crate::voice::translate_voice;
+        TmxJob, queue::IMPORT_TMX, crate::tmx_import::import_tmx;
+        TmxJob, queue::EXPORT_TMX, crate::tmx_export::export_tmx;
     );
     monitor
         .shutdown_timeout(config.shutdown_timeout)
