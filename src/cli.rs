@@ -243,6 +243,11 @@ pub struct WorkerArgs {
     /// documents; raise both for many short jobs.
     #[arg(long = "batch-size", env = "TOLK_WORKER_BATCH")]
     pub batch_size: Option<usize>,
+    /// Workers per queue in this process ("lanes", each with the concurrency
+    /// above), sharing its connections: for many short jobs, 2–4 lanes in one
+    /// process beat more processes.
+    #[arg(long, env = "TOLK_WORKER_LANES", default_value_t = 1)]
+    pub lanes: usize,
     /// Heartbeat period in seconds; a worker missing 3 is dead and its jobs run again elsewhere.
     #[arg(long, env = "TOLK_WORKER_HEARTBEAT_SECS", default_value_t = 5)]
     pub heartbeat_secs: u64,

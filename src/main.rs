@@ -503,6 +503,7 @@ async fn run_worker(
 ) -> anyhow::Result<()> {
     let config = tolk_worker::WorkerConfig {
         concurrency: args.concurrency.max(1),
+        lanes: args.lanes.max(1),
         batch_size: args.batch_size.map(|b| b.max(1)),
         heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
         ..Default::default()

@@ -162,3 +162,54 @@ async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Resul
     ensure!(show(db).await? == "on");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_worker_process_runs_its_lanes_in_turn() -> Result<()> {
+    let mut world = World::new("wake_lanes").await?;
+    let key = world.create_key("lanes", false).await?;
+    let api = world.start_api().await?;
+    world.spawn(
+        &["worker", "--concurrency", "1", "--lanes", "2"],
+        "worker-lanes",
+    )?;
+    let db = world.db().await?;
+    // Both lanes registered, and the hub has read them (it does every second).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let (n,): (i64,) =
+            sqlx::query_as("SELECT count(*) FROM apalis.workers WHERE worker_type = $1")
+                .bind(queue::TRANSLATE_DOCUMENT)
+                .fetch_one(&db)
+                .await?;
+        if n == 2 {
+            break;
+        }
+        ensure!(n < 2, "{n} document workers for 2 lanes");
+        if std::time::Instant::now() > deadline {
+            bail!("lanes not registered: {}", world.log("worker-lanes"));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    for i in 0..4 {
+        let (id, dk) = api
+            .upload_ok(
+                &key,
+                &format!("lane{i}.txt"),
+                b"The dog sleeps in the house.".to_vec(),
+                &[("target_lang", "ES"), ("source_lang", "EN")],
+            )
+            .await?;
+        let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+        ensure!(st.status == "done", "{}", st.body);
+    }
+    // One after another, the documents went to the two lanes in turn.
+    let (lanes,): (i64,) = sqlx::query_as(
+        "SELECT count(DISTINCT lock_by) FROM apalis.jobs WHERE job_type = $1 AND status = 'Done'",
+    )
+    .bind(queue::TRANSLATE_DOCUMENT)
+    .fetch_one(&db)
+    .await?;
+    ensure!(lanes == 2, "documents ran on {lanes} lane(s)");
+    Ok(())
+}
