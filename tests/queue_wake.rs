@@ -148,7 +148,7 @@ async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Resul
     ensure!(show(relaxed.clone()).await? == "off");
     // An enqueue transaction skips the flush, and only that transaction.
     let enqueuer = tolk_storage::enqueuer::Enqueuer::start(&db);
-    let mut tx = enqueuer.begin(&db).await?;
+    let mut tx = enqueuer.begin().await?;
     let (inside,): (String,) = sqlx::query_as("SHOW synchronous_commit")
         .fetch_one(&mut *tx)
         .await?;

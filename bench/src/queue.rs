@@ -1308,7 +1308,7 @@ async fn enqueue_one(pool: &PgPool, seq: i64, notify: &AfterCommit) -> anyhow::R
         AfterCommit::Api {
             enqueuer,
             visible_first: true,
-        } => enqueuer.begin(pool).await,
+        } => enqueuer.begin().await,
         _ => pool.begin().await.map_err(Into::into),
     }
     .context("BEGIN")?;

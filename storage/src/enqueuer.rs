@@ -28,34 +28,35 @@ use sqlx::{Connection, PgConnection, PgPool, Postgres, Transaction};
 use tokio::sync::{Notify, watch};
 
 use crate::StorageError;
-use crate::queue::{INSERT_CHANNEL, next_wake_number, valid_queue_name};
+use crate::queue::{notify_statement, valid_queue_name};
 
 /// The queue plumbing of an API process; see the module documentation. Cheap to
 /// clone.
 #[derive(Clone)]
 pub struct Enqueuer {
+    pool: PgPool,
     notifier: Notifier,
     barrier: Barrier,
 }
 
 impl Enqueuer {
     /// Starts the NOTIFY and durability tasks, each on a connection of its own
-    /// to `pool`'s database. Needs a Tokio runtime.
+    /// to `pool`'s database; enqueue transactions run on `pool` itself (the
+    /// barrier covers only commits of the same server). Needs a Tokio runtime.
     pub fn start(pool: &PgPool) -> Self {
         Self {
+            pool: pool.clone(),
             notifier: Notifier::start(pool),
             barrier: Barrier::start(pool),
         }
     }
 
-    /// Begins an enqueueing transaction on `pool`: it commits without waiting
-    /// for the WAL flush, so its jobs are visible at once. Call
-    /// [`Enqueuer::committed`] after the commit, before answering.
-    pub async fn begin(
-        &self,
-        pool: &PgPool,
-    ) -> Result<Transaction<'static, Postgres>, StorageError> {
-        Ok(pool
+    /// Begins an enqueueing transaction: it commits without waiting for the WAL
+    /// flush, so its jobs are visible at once. Call [`Enqueuer::committed`]
+    /// after the commit, before answering.
+    pub async fn begin(&self) -> Result<Transaction<'static, Postgres>, StorageError> {
+        Ok(self
+            .pool
             .begin_with("BEGIN; SET LOCAL synchronous_commit = off")
             .await?)
     }
@@ -207,11 +208,10 @@ impl Round for Pending {
             return;
         }
         let mut sql = String::from("BEGIN; SET LOCAL synchronous_commit = off;");
-        for queue in &queues {
-            let k = next_wake_number();
-            sql.push_str(&format!(
-                " SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
-            ));
+        // `wake` let only valid names in.
+        for statement in queues.iter().filter_map(|q| notify_statement(q).ok()) {
+            sql.push(' ');
+            sql.push_str(&statement);
         }
         sql.push_str(" COMMIT;");
         if let Err(e) = conn.execute(sql).await {

@@ -130,18 +130,26 @@ pub const INSERT_CHANNEL: &str = "apalis::job::insert";
 /// `synchronous_commit = off`, so it holds the lock without waiting for a flush.
 /// Losing the notification in a crash only delays the job to the next poll.
 pub async fn notify_enqueued(pool: &PgPool, queue: &str) -> Result<(), StorageError> {
-    // Simple-query protocol (one round trip), so the payload is a literal: queue
-    // names are our constants; refuse anything that would need quoting.
-    valid_queue_name(queue)?;
-    let k = next_wake_number();
     let sql = format!(
-        "BEGIN; SET LOCAL synchronous_commit = off; \
-         SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}'); COMMIT;"
+        "BEGIN; SET LOCAL synchronous_commit = off; {} COMMIT;",
+        notify_statement(queue)?
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// `SELECT pg_notify(…);` waking a worker of `queue`, with the next `k`. Sent
+/// with the simple-query protocol (one round trip), so the payload is a
+/// literal: queue names are our constants; anything that would need quoting is
+/// refused.
+pub(crate) fn notify_statement(queue: &str) -> Result<String, StorageError> {
+    valid_queue_name(queue)?;
+    let k = next_wake_number();
+    Ok(format!(
+        "SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
+    ))
 }
 
 /// Refuses a queue name that would need quoting in a NOTIFY payload literal
@@ -162,7 +170,7 @@ pub(crate) fn valid_queue_name(queue: &str) -> Result<(), StorageError> {
 /// The `k` of the next notification: a counter starting at a random point, so
 /// one API process's jobs go to the workers in turn and several API processes
 /// do not all start with the same worker.
-pub(crate) fn next_wake_number() -> u64 {
+fn next_wake_number() -> u64 {
     static NEXT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
     NEXT.get_or_init(|| std::sync::atomic::AtomicU64::new(u64::from(rand::random::<u32>())))
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed)

@@ -264,7 +264,7 @@ async fn upload(
         trace_id,
     };
     let stored = async {
-        let mut tx = state.enqueuer.begin(&state.db).await?;
+        let mut tx = state.enqueuer.begin().await?;
         documents::insert(&mut tx, &doc).await?;
         if let Some(m) = &memory {
             tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;

@@ -212,7 +212,7 @@ async fn submit(
         evaluation_id: id,
         trace_id,
     };
-    let mut tx = state.enqueuer.begin(&state.db).await?;
+    let mut tx = state.enqueuer.begin().await?;
     quality::insert(&mut tx, &row).await?;
     queue::enqueue(
         &mut tx,

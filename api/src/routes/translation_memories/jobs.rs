@@ -269,7 +269,7 @@ async fn upload(
         return Err(e);
     }
     let queue_job = queue::new_job_id();
-    let mut tx = state.enqueuer.begin(&state.db).await?;
+    let mut tx = state.enqueuer.begin().await?;
     if !jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
         return Err(bad(
             "The file of this import was already uploaded, or the upload period is over.",
@@ -318,7 +318,7 @@ async fn create_export(
         expires_at: None,
         queue_job_id: Some(queue_job.clone()),
     };
-    let mut tx = state.enqueuer.begin(&state.db).await?;
+    let mut tx = state.enqueuer.begin().await?;
     jobs::insert(&mut tx, &job).await?;
     queue::enqueue(
         &mut tx,

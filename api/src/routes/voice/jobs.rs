@@ -377,7 +377,7 @@ async fn start_job(
     trace_id: String,
 ) -> Result<bool, ApiError> {
     let queue_job = queue::new_job_id();
-    let mut tx = state.enqueuer.begin(&state.db).await?;
+    let mut tx = state.enqueuer.begin().await?;
     if !voice_jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
         return Ok(false);
     }
