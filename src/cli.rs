@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Tolk: self-hosted translation and voice job platform.
 #[derive(Debug, Parser)]
@@ -198,11 +198,17 @@ pub struct ApiArgs {
     /// glossaries' versions on every request, so never stale).
     #[arg(long, env = "TOLK_GLOSSARY_CACHE_MB", default_value_t = 64)]
     pub glossary_cache_mb: usize,
-    /// Commit request ledger entries without waiting for the WAL flush: faster
-    /// metering of short requests, but a crash of PostgreSQL itself can lose the
-    /// last ~0.6 s of billing entries. Off by default (durable).
-    #[arg(long, env = "TOLK_LEDGER_ASYNC_COMMIT")]
-    pub async_ledger_commit: bool,
+    /// How request ledger entries of keys without a limit are written:
+    /// `batched` (after the answer, many per INSERT; a process killed without a
+    /// graceful stop loses its last batch delay of entries), `durable` (each
+    /// committed with a WAL flush before the answer) or `async-commit` (each
+    /// committed before the answer without waiting for the flush).
+    #[arg(long, env = "TOLK_LEDGER_WRITES", value_enum, default_value_t = LedgerWritesArg::Batched)]
+    pub ledger_writes: LedgerWritesArg,
+    /// Longest time a batched ledger entry waits for others before its batch
+    /// is written, milliseconds.
+    #[arg(long, env = "TOLK_LEDGER_BATCH_MS", default_value_t = 10)]
+    pub ledger_batch_ms: u64,
     /// Folder of Hunspell dictionaries (`en_US.aff`/`.dic`…) for `/v2/write/correct`.
     #[arg(long, env = "TOLK_HUNSPELL_DIR", default_value = tolk_write::DEFAULT_DIR)]
     pub hunspell_dir: std::path::PathBuf,
@@ -367,4 +373,25 @@ pub enum AdminCommand {
         #[arg(long, default_value = "localhost")]
         domain: String,
     },
+}
+
+/// `--ledger-writes` values (see `tolk_api::LedgerWrites`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LedgerWritesArg {
+    /// After the answer, through the batching appender.
+    Batched,
+    /// Before the answer, committed with a WAL flush.
+    Durable,
+    /// Before the answer, committed without waiting for the flush.
+    AsyncCommit,
+}
+
+impl From<LedgerWritesArg> for tolk_api::LedgerWrites {
+    fn from(a: LedgerWritesArg) -> Self {
+        match a {
+            LedgerWritesArg::Batched => Self::Batched,
+            LedgerWritesArg::Durable => Self::Durable,
+            LedgerWritesArg::AsyncCommit => Self::AsyncCommit,
+        }
+    }
 }

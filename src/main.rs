@@ -467,6 +467,13 @@ async fn serve_api(
         shared = rate_limiter.is_shared(),
         "per-key rate limit"
     );
+    let usage_appender = tolk_storage::usage_appender::UsageAppender::start(
+        s.db.clone(),
+        tolk_storage::usage_appender::AppenderConfig {
+            max_delay: std::time::Duration::from_millis(args.ledger_batch_ms),
+            ..Default::default()
+        },
+    );
     let state = tolk_api::AppState {
         enqueuer: tolk_storage::enqueuer::Enqueuer::start(&s.db),
         db: s.db,
@@ -485,7 +492,8 @@ async fn serve_api(
         rate_limiter,
         analytics_page_size: args.analytics_page_size.max(1),
         record_usage: true,
-        async_ledger_commit: args.async_ledger_commit,
+        ledger_writes: args.ledger_writes.into(),
+        usage_appender,
         glossary_cache: std::sync::Arc::new(tolk_api::glossary_cache::GlossaryCache::new(
             args.glossary_cache_mb.saturating_mul(1024 * 1024),
         )),

@@ -296,23 +296,7 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     let body: Value = res.json().await.unwrap_or(Value::Null);
     assert_eq!(code, 504, "{body}");
     assert!(started.elapsed() < Duration::from_secs(3));
-    // The request was metered while it ran; failing, it is reversed: the
-    // ledger holds the entry and its reversal, and bills nothing for it.
-    let db = world.db().await?;
-    let mut ledger = (0_i64, 0_i64, 0_i64);
-    for _ in 0..50 {
-        ledger = sqlx::query_as(
-            "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
-             FROM usage_events WHERE custom_tag = 'slow-failed'",
-        )
-        .fetch_one(&db)
-        .await?;
-        if ledger.0 == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(ledger, (2, 0, 1), "entry + reversal of the failed request");
+    // Metering (checked at the end, once the engine is free again).
     assert!(
         body["message"]
             .as_str()
@@ -367,7 +351,63 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     assert!(saw_529, "no 529 while the engine was busy");
     let (code, _) = slow.await??;
     assert_eq!(code, 504);
+
+    // Metering of the failed request. Batched ledger writes (the default): a
+    // request that fails appends nothing. A later request with the same tag
+    // is appended after it would have been, so once that one is in the
+    // ledger, the tag's entries are complete.
+    let db = world.db().await?;
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .header("X-DeepL-Reporting-Tag", "slow-failed")
+        .json(&json!({"text": ["The house is big."], "source_lang": "EN", "target_lang": "ES"}))
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 200);
+    let tagged = "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
+                  FROM usage_events WHERE custom_tag = $1";
+    let ledger = ledger_settled(&db, tagged, "slow-failed", |l| l.0 >= 1).await?;
+    assert_eq!(
+        ledger,
+        (1, 17, 0),
+        "only the request that succeeded is billed"
+    );
+
+    // Per-request durable writes (TOLK_LEDGER_WRITES=durable): the request is
+    // metered while it runs; failing, it is reversed: the ledger holds the
+    // entry and its reversal, and bills nothing for it.
+    world
+        .extra_env
+        .push(("TOLK_LEDGER_WRITES".to_owned(), "durable".to_owned()));
+    let durable = world.start_api().await?;
+    let res = durable
+        .http
+        .post(durable.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .header("X-DeepL-Reporting-Tag", "slow-failed-durable")
+        .json(&json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}))
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 504);
+    let ledger = ledger_settled(&db, tagged, "slow-failed-durable", |l| l.0 >= 2).await?;
+    assert_eq!(ledger, (2, 0, 1), "entry + reversal of the failed request");
     Ok(())
+}
+
+/// The tag's ledger row (`tagged`) once `done` holds of it (or after 5 s).
+async fn ledger_settled(
+    db: &sqlx::PgPool,
+    tagged: &'static str,
+    tag: &str,
+    done: impl Fn(&(i64, i64, i64)) -> bool,
+) -> Result<(i64, i64, i64)> {
+    crate::support::settled(
+        || async { Ok(sqlx::query_as(tagged).bind(tag).fetch_one(db).await?) },
+        done,
+    )
+    .await
 }
 
 /// A running `apertium-apy` (killed on drop).

@@ -13,6 +13,7 @@ mod document_glossaries;
 mod documents;
 mod engines;
 mod glossaries;
+mod metering;
 mod quality;
 mod queue_wake;
 mod recovery;

@@ -143,9 +143,14 @@ impl World {
 
     /// Starts an API process and waits until /healthz answers.
     pub async fn start_api(&mut self) -> Result<Api> {
+        Ok(self.start_api_process().await?.0)
+    }
+
+    /// [`World::start_api`], also returning the process id.
+    pub async fn start_api_process(&mut self) -> Result<(Api, u32)> {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        self.spawn(
+        let pid = self.spawn(
             &["api", "--listen", &listen, "--no-migrate"],
             &format!("api-{port}"),
         )?;
@@ -155,7 +160,7 @@ impl World {
             if let Ok(r) = api.http.get(api.url("/healthz")).send().await
                 && r.status().is_success()
             {
-                return Ok(api);
+                return Ok((api, pid));
             }
             if Instant::now() > deadline {
                 bail!("API did not come up; see {}", self.dir.display());
@@ -479,4 +484,23 @@ pub async fn echo_upstream(seen: Seen) -> Result<String> {
         let _ = axum::serve(listener, router).await;
     });
     Ok(format!("http://{addr}"))
+}
+
+/// Polls `query` until `done` holds of its result, for up to 5 s, and returns
+/// the last result: the API writes request ledger entries in batches after
+/// answering (`tolk_storage::usage_appender`, within 10 ms by default), and
+/// reversals of failed requests after the answer too.
+pub async fn settled<T, F, Fut>(mut query: F, done: impl Fn(&T) -> bool) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let value = query().await?;
+        if done(&value) || Instant::now() > deadline {
+            return Ok(value);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -207,12 +207,18 @@ async fn translate_json_and_form_bodies_usage_and_reporting_tags() -> Result<()>
 
     // The ledger: one text_translation_characters entry per request, the tag kept.
     let db = world.db().await?;
-    let rows: Vec<(i64, Option<String>)> = sqlx::query_as(
-        "SELECT amount, custom_tag FROM usage_events
-         WHERE api_key_id = $1 AND kind = 'text_translation_characters' ORDER BY id",
+    let rows: Vec<(i64, Option<String>)> = crate::support::settled(
+        || async {
+            Ok(sqlx::query_as(
+                "SELECT amount, custom_tag FROM usage_events
+                 WHERE api_key_id = $1 AND kind = 'text_translation_characters' ORDER BY id",
+            )
+            .bind(&key_id)
+            .fetch_all(&db)
+            .await?)
+        },
+        |rows: &Vec<_>| rows.len() >= 7,
     )
-    .bind(&key_id)
-    .fetch_all(&db)
     .await?;
     assert_eq!(rows.len(), 7, "{rows:?}");
     assert_eq!(rows[0], (42, Some("team-billing".to_owned()))); // 17 + 13 + 12

@@ -19,7 +19,7 @@ use axum::extract::DefaultBodyLimit;
 use tower_http::trace::TraceLayer;
 
 pub use error::ApiError;
-pub use state::AppState;
+pub use state::{AppState, LedgerWrites};
 
 /// Longest request URI (path and query) accepted, in bytes; longer → 414.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
@@ -85,11 +85,25 @@ pub async fn serve_with(
     extra: Option<Router>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let appender = state.usage_appender.clone();
     let app = match extra {
         Some(extra) => router(state).merge(extra),
         None => router(state),
     };
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+    // The last requests' ledger entries, before the process ends.
+    match tokio::time::timeout(SHUTDOWN_FLUSH, appender.flush()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::error!(error = %e, "flushing the usage appender failed"),
+        Err(_) => tracing::error!(
+            seconds = SHUTDOWN_FLUSH.as_secs(),
+            "usage entries still unwritten at shutdown (is PostgreSQL reachable?)"
+        ),
+    }
+    served
 }
+
+/// How long a stopping server waits for its last ledger entries to be written.
+const SHUTDOWN_FLUSH: std::time::Duration = std::time::Duration::from_secs(10);

@@ -14,8 +14,9 @@ use tolk_storage::StorageError;
 use tolk_storage::keys::ApiKey;
 use tolk_storage::limits::{self, Hold, Meter};
 use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::usage_appender::Entry;
 
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, LedgerWrites};
 
 /// The 456 message for a character limit.
 pub const CHARACTERS_REACHED: &str =
@@ -39,10 +40,15 @@ pub fn reached_message(meter: Meter) -> &'static str {
 /// - A key with a limit on the meter: the amount is reserved (a hold, 456 when
 ///   it does not fit); [`settle`](Charge::settle) turns the hold into the ledger
 ///   entry in one transaction.
-/// - A key without a limit: the ledger entry is appended at once, in a task that
-///   runs beside the work, so its commit (a WAL flush) overlaps the work instead
-///   of following it; [`settle`](Charge::settle) waits for that commit, so no
-///   answer goes out before its entry is durable.
+/// - A key without a limit, [`LedgerWrites::Batched`] (the default):
+///   [`settle`](Charge::settle) hands the entry to the process's batching
+///   appender (`tolk_storage::usage_appender`) and does not wait for it; a
+///   failed request appends nothing.
+/// - A key without a limit, [`LedgerWrites::Durable`] or `AsyncCommit`: the
+///   ledger entry is appended at once, in a task that runs beside the work, so
+///   its commit overlaps the work instead of following it;
+///   [`settle`](Charge::settle) waits for that commit, so no answer goes out
+///   before its entry is committed.
 ///
 /// Dropped without `settle` (the work failed), a charge releases its hold, or
 /// appends the reversal of its entry (`usage::reverse`): nothing is billed. A
@@ -91,14 +97,15 @@ impl Charge {
             db: state.db.clone(),
             hold: None,
             entry: None,
-            durable: !state.async_ledger_commit,
+            durable: state.ledger_writes != LedgerWrites::AsyncCommit,
             organization_id: key.organization_id,
             api_key_id: key.key_id.clone(),
             kind,
             custom_tag: custom_tag.map(str::to_owned),
             amount,
         };
-        if hold.id.is_some() || !state.record_usage {
+        if hold.id.is_some() || !state.record_usage || state.ledger_writes == LedgerWrites::Batched
+        {
             charge.hold = Some(hold);
         } else {
             let db = state.db.clone();
@@ -135,6 +142,20 @@ impl Charge {
         };
         if !state.record_usage {
             limits::release(&self.db, hold).await?;
+            return Ok(());
+        }
+        if hold.id.is_none() {
+            // No limit, batched: the appender writes it.
+            state
+                .usage_appender
+                .append(Entry {
+                    organization_id: self.organization_id,
+                    api_key_id: std::mem::take(&mut self.api_key_id),
+                    kind: self.kind,
+                    amount: self.amount,
+                    custom_tag: self.custom_tag.take(),
+                })
+                .await?;
             return Ok(());
         }
         limits::settle(

@@ -30,10 +30,12 @@ pub struct AppState {
     /// Whether billable requests append ledger entries. Always true in the
     /// product; only the metering benchmark turns it off, to measure its cost.
     pub record_usage: bool,
-    /// Commit request ledger entries without waiting for the WAL flush
-    /// (`TOLK_LEDGER_ASYNC_COMMIT`; default false: durable). Faster metering, but a
-    /// crash of PostgreSQL itself can lose the last ~0.6 s of billing entries.
-    pub async_ledger_commit: bool,
+    /// How the ledger entries of keys without a limit are written
+    /// (`TOLK_LEDGER_WRITES`; default [`LedgerWrites::Batched`]).
+    pub ledger_writes: LedgerWrites,
+    /// The batching appender ([`LedgerWrites::Batched`]); also flushed before
+    /// usage and analytics reads, and when the server stops.
+    pub usage_appender: tolk_storage::usage_appender::UsageAppender,
     /// Glossary terms of recent `/v2/translate` requests, checked against the
     /// glossaries' versions per request (`TOLK_GLOSSARY_CACHE_MB`).
     pub glossary_cache: Arc<crate::glossary_cache::GlossaryCache>,
@@ -43,4 +45,22 @@ pub struct AppState {
     /// Verifies `Authorization: Bearer` tokens of the auth service (`None`: only
     /// API keys are accepted).
     pub bearer: Option<tolk_auth::tokens::Verifier>,
+}
+
+/// How a request's ledger entry reaches the ledger, for keys without a limit
+/// (a key with a limit always turns its reservation into the entry in one
+/// durable transaction, after the work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LedgerWrites {
+    /// After the work, through the process's batching appender
+    /// (`tolk_storage::usage_appender`): no wait on the request path; a
+    /// process killed without a graceful stop loses its last ~10 ms of entries.
+    #[default]
+    Batched,
+    /// Appended beside the work, its commit waiting for the WAL flush, before
+    /// the answer; a failed request gets a reversal entry.
+    Durable,
+    /// Like `Durable`, without waiting for the WAL flush (a crash of
+    /// PostgreSQL itself can lose the last ~0.6 s of entries).
+    AsyncCommit,
 }

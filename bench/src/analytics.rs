@@ -12,14 +12,17 @@
 //! 3. Metering overhead: the same `/v2/translate` requests, alternated between
 //!    an API that writes the ledger and one that does not (`record_usage`
 //!    off, the only difference), on the same database; the ratio of the p50
-//!    latencies (target: metering adds < 5 %). Also for a key with a character
-//!    limit (reservation + ledger).
+//!    latencies (target: metering adds < 5 %). For the platform's default
+//!    (batched ledger writes, `tolk_storage::usage_appender`), for a key with a
+//!    character limit (reservation + ledger entry in one transaction), and for
+//!    the per-request modes `TOLK_LEDGER_WRITES=durable` and `async-commit`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use tolk_api::LedgerWrites;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
@@ -221,14 +224,14 @@ async fn start_api(
     translator: Arc<Translator>,
     objects: Objects,
     record_usage: bool,
-    async_ledger_commit: bool,
+    ledger_writes: LedgerWrites,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<String> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let state = tolk_api::AppState {
         record_usage,
-        async_ledger_commit,
+        ledger_writes,
         ..crate::app::api_state(db, objects, translator, 1024 * 1024)
     };
     tokio::spawn(async move {
@@ -354,26 +357,29 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         ..ApertiumConfig::default()
     })?);
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let with = start_api(
-        db.clone(),
-        translator.clone(),
-        objects.clone(),
-        true,
-        false,
-        stop.clone(),
-    )
-    .await?;
-    // The same with TOLK_LEDGER_ASYNC_COMMIT=true (no wait for the WAL flush).
-    let with_async = start_api(
-        db.clone(),
-        translator.clone(),
-        objects.clone(),
-        true,
-        true,
-        stop.clone(),
-    )
-    .await?;
-    let without = start_api(db.clone(), translator, objects, false, false, stop).await?;
+    // The platform's default (batched ledger writes), the two per-request
+    // modes of TOLK_LEDGER_WRITES, and an API that does not meter at all.
+    let mut apis = Vec::new();
+    for (record, writes) in [
+        (true, LedgerWrites::Batched),
+        (true, LedgerWrites::Durable),
+        (true, LedgerWrites::AsyncCommit),
+        (false, LedgerWrites::Batched),
+    ] {
+        apis.push(
+            start_api(
+                db.clone(),
+                translator.clone(),
+                objects.clone(),
+                record,
+                writes,
+                stop.clone(),
+            )
+            .await?,
+        );
+    }
+    let [with, with_durable, with_async, without] =
+        <[String; 4]>::try_from(apis).map_err(|_| anyhow::anyhow!("four APIs were started"))?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()?;
@@ -463,15 +469,16 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         "The doctor likes a new car with the friends near the station.",
     ]
     .join(" ");
-    let rows: [(String, &_, &str, &str); 5] = [
+    let long = paragraph.chars().count();
+    let rows: [(String, &_, &str, &str); 6] = [
         (
-            "unlimited key, 64 characters".to_owned(),
+            "unlimited key, 64 characters, batched (default)".to_owned(),
             &plain,
             sentence,
             &with,
         ),
         (
-            format!("unlimited key, {} characters", paragraph.chars().count()),
+            format!("unlimited key, {long} characters, batched (default)"),
             &plain,
             &paragraph,
             &with,
@@ -483,18 +490,21 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
             &with,
         ),
         (
-            "unlimited key, 64 characters, TOLK_LEDGER_ASYNC_COMMIT=true".to_owned(),
+            "unlimited key, 64 characters, TOLK_LEDGER_WRITES=durable".to_owned(),
             &plain,
             sentence,
-            &with_async,
+            &with_durable,
         ),
         (
-            format!(
-                "unlimited key, {} characters, TOLK_LEDGER_ASYNC_COMMIT=true",
-                paragraph.chars().count()
-            ),
+            format!("unlimited key, {long} characters, TOLK_LEDGER_WRITES=durable"),
             &plain,
             &paragraph,
+            &with_durable,
+        ),
+        (
+            "unlimited key, 64 characters, TOLK_LEDGER_WRITES=async-commit".to_owned(),
+            &plain,
+            sentence,
             &with_async,
         ),
     ];

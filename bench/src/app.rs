@@ -16,6 +16,8 @@ pub fn api_state(
     translator: Arc<Translator>,
     max_upload_bytes: usize,
 ) -> AppState {
+    let usage_appender =
+        tolk_storage::usage_appender::UsageAppender::start(db.clone(), Default::default());
     AppState {
         enqueuer: tolk_storage::enqueuer::Enqueuer::start(&db),
         db,
@@ -30,8 +32,9 @@ pub fn api_state(
         }),
         analytics_page_size: 100,
         record_usage: true,
-        // The platform's default: ledger commits wait for the WAL flush.
-        async_ledger_commit: false,
+        // The platform's default: batched ledger writes.
+        ledger_writes: tolk_api::LedgerWrites::default(),
+        usage_appender,
         glossary_cache: Arc::default(),
         bearer: None,
     }

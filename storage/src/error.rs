@@ -25,6 +25,9 @@ pub enum StorageError {
     /// could not be confirmed).
     #[error("durability: {0}")]
     Durability(String),
+    /// The usage appender's task is gone (the process is shutting down).
+    #[error("usage appender: {0}")]
+    Unavailable(String),
     /// A job payload could not be (de)serialized.
     #[error("job payload: {0}")]
     Payload(#[from] serde_json::Error),

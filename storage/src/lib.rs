@@ -20,6 +20,7 @@ pub mod rollup;
 pub mod style_rules;
 pub mod translation_memories;
 pub mod usage;
+pub mod usage_appender;
 pub mod voice_jobs;
 
 pub use error::StorageError;

@@ -338,6 +338,8 @@ async fn usage_report(
     let p = params(query.as_deref())?;
     let (start, end) = range(&p)?;
     let grouping = grouping(&p)?;
+    // This process's batched ledger entries first.
+    state.usage_appender.flush().await?;
     let labels = if grouping == Grouping::None {
         HashMap::new()
     } else {
@@ -461,6 +463,7 @@ async fn custom_tags(
     let (start, end) = range(&p)?;
     let by_day = by_day(&p)?;
     let page = page(&p)?;
+    state.usage_appender.flush().await?;
     let (items, more) = analytics::tag_report(
         &state.db,
         admin.organization_id,

@@ -45,6 +45,9 @@ pub(crate) async fn key_characters(
     state: &AppState,
     key_id: &str,
 ) -> Result<usage::KeyCharacters, ApiError> {
+    // This process's batched entries first (other processes' arrive within
+    // their batch delay).
+    state.usage_appender.flush().await?;
     let mut conn = state.db.acquire().await?;
     usage::key_characters(&mut conn, key_id)
         .await?
