@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::support::{World, call};
+use crate::support::{Api, World, call};
 
 /// Entries of `tag`: (count, sum of amounts).
 async fn tagged(db: &sqlx::PgPool, tag: &str) -> Result<(i64, i64)> {
@@ -18,6 +18,21 @@ async fn tagged(db: &sqlx::PgPool, tag: &str) -> Result<(i64, i64)> {
     .bind(tag)
     .fetch_one(db)
     .await?)
+}
+
+/// Translates `text` EN → ES with the reporting tag `batched`; returns the
+/// characters billed.
+async fn translate_tagged(api: &Api, key: &str, text: &str) -> Result<i64> {
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .header("X-DeepL-Reporting-Tag", "batched")
+        .json(&json!({"text": [text], "source_lang": "EN", "target_lang": "ES"}))
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 200);
+    Ok(text.chars().count() as i64)
 }
 
 #[tokio::test]
@@ -39,16 +54,7 @@ async fn batched_entries_are_written_before_usage_reads_and_at_a_graceful_stop()
     ];
     let mut billed = 0_i64;
     for t in texts {
-        let res = api
-            .http
-            .post(api.url("/v2/translate"))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
-            .header("X-DeepL-Reporting-Tag", "batched")
-            .json(&json!({"text": [t], "source_lang": "EN", "target_lang": "ES"}))
-            .send()
-            .await?;
-        assert_eq!(res.status().as_u16(), 200);
-        billed += t.chars().count() as i64;
+        billed += translate_tagged(&api, &key, t).await?;
     }
     // Answered, and held by the appender.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -66,16 +72,7 @@ async fn batched_entries_are_written_before_usage_reads_and_at_a_graceful_stop()
 
     // Two more, then SIGTERM: the graceful stop writes them before exiting.
     for t in ["The city needs a good school.", "Thank you."] {
-        let res = api
-            .http
-            .post(api.url("/v2/translate"))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
-            .header("X-DeepL-Reporting-Tag", "batched")
-            .json(&json!({"text": [t], "source_lang": "EN", "target_lang": "ES"}))
-            .send()
-            .await?;
-        assert_eq!(res.status().as_u16(), 200);
-        billed += t.chars().count() as i64;
+        billed += translate_tagged(&api, &key, t).await?;
     }
     assert_eq!(tagged(&db, "batched").await?, (3, billed - 39));
     let status = std::process::Command::new("kill")
