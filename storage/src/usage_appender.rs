@@ -86,15 +86,6 @@ pub struct UsageAppender {
     tx: mpsc::Sender<Msg>,
 }
 
-impl std::fmt::Debug for Msg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Entry(e) => f.debug_tuple("Entry").field(e).finish(),
-            Self::Flush(_) => f.write_str("Flush"),
-        }
-    }
-}
-
 impl UsageAppender {
     /// Starts the appender's task on `pool`. Needs a Tokio runtime.
     pub fn start(pool: PgPool, config: AppenderConfig) -> Self {
