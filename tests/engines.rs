@@ -357,15 +357,8 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     // is appended after it would have been, so once that one is in the
     // ledger, the tag's entries are complete.
     let db = world.db().await?;
-    let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .header("X-DeepL-Reporting-Tag", "slow-failed")
-        .json(&json!({"text": ["The house is big."], "source_lang": "EN", "target_lang": "ES"}))
-        .send()
-        .await?;
-    assert_eq!(res.status().as_u16(), 200);
+    let code = post_tagged(&api, &key, "slow-failed", "The house is big.", "ES").await?;
+    assert_eq!(code, 200);
     let tagged = "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
                   FROM usage_events WHERE custom_tag = $1";
     let ledger = ledger_settled(&db, tagged, "slow-failed", |l| l.0 >= 1).await?;
@@ -382,18 +375,24 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
         .extra_env
         .push(("TOLK_LEDGER_WRITES".to_owned(), "durable".to_owned()));
     let durable = world.start_api().await?;
-    let res = durable
-        .http
-        .post(durable.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .header("X-DeepL-Reporting-Tag", "slow-failed-durable")
-        .json(&json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}))
-        .send()
-        .await?;
-    assert_eq!(res.status().as_u16(), 504);
+    let code = post_tagged(&durable, &key, "slow-failed-durable", "SLOW house", "DE").await?;
+    assert_eq!(code, 504);
     let ledger = ledger_settled(&db, tagged, "slow-failed-durable", |l| l.0 >= 2).await?;
     assert_eq!(ledger, (2, 0, 1), "entry + reversal of the failed request");
     Ok(())
+}
+
+/// Translates `text` EN → `target` with the reporting tag `tag`; returns the status.
+async fn post_tagged(api: &Api, key: &str, tag: &str, text: &str, target: &str) -> Result<u16> {
+    let res = api
+        .http
+        .post(api.url("/v2/translate"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .header("X-DeepL-Reporting-Tag", tag)
+        .json(&json!({"text": [text], "source_lang": "EN", "target_lang": target}))
+        .send()
+        .await?;
+    Ok(res.status().as_u16())
 }
 
 /// The tag's ledger row (`tagged`) once `done` holds of it (or after 5 s).

@@ -504,3 +504,24 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// The ledger's sum of amounts of `kind`, once `done` holds of it (or after
+/// 5 s, see [`settled`]).
+pub async fn billed_settled(
+    db: &sqlx::PgPool,
+    kind: &str,
+    done: impl Fn(&i64) -> bool,
+) -> Result<i64> {
+    settled(
+        || async {
+            Ok(sqlx::query_scalar(
+                "SELECT COALESCE(sum(amount), 0)::bigint FROM usage_events WHERE kind = $1",
+            )
+            .bind(kind)
+            .fetch_one(db)
+            .await?)
+        },
+        done,
+    )
+    .await
+}

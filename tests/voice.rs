@@ -408,17 +408,7 @@ async fn voices_tts_and_voice_conversion() -> Result<()> {
     // Conversions are in the ledger (milliseconds of input).
     let db = world.db().await?;
     let enough = |ms: &i64| *ms as f64 >= secs * 1000.0 * 5.0 * 0.95;
-    let ms: i64 = crate::support::settled(
-        || async {
-            Ok(sqlx::query_scalar(
-                "SELECT COALESCE(sum(amount), 0)::bigint FROM usage_events WHERE kind = 'speech_to_speech_milliseconds'",
-            )
-            .fetch_one(&db)
-            .await?)
-        },
-        enough,
-    )
-    .await?;
+    let ms = crate::support::billed_settled(&db, "speech_to_speech_milliseconds", enough).await?;
     assert!(enough(&ms), "{ms} ms recorded");
     Ok(())
 }

@@ -121,17 +121,9 @@ async fn write_correct_and_rephrase() -> Result<()> {
         + "The house has three bedrooms and a large garden."
             .chars()
             .count()) as i64;
-    let billed: i64 = crate::support::settled(
-        || async {
-            Ok(sqlx::query_scalar(
-                "SELECT COALESCE(sum(amount), 0)::bigint FROM usage_events WHERE kind = 'text_improvement_characters'",
-            )
-            .fetch_one(&db)
-            .await?)
-        },
-        |b| *b >= expected,
-    )
-    .await?;
+    let billed =
+        crate::support::billed_settled(&db, "text_improvement_characters", |b| *b >= expected)
+            .await?;
     assert_eq!(billed, expected);
     Ok(())
 }

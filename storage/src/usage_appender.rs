@@ -96,10 +96,7 @@ impl UsageAppender {
 
     /// Queues `entry`; returns at once unless the channel is full.
     pub async fn append(&self, entry: Entry) -> Result<(), StorageError> {
-        self.tx
-            .send(Msg::Entry(entry))
-            .await
-            .map_err(|_| StorageError::Unavailable("the usage appender stopped".to_owned()))
+        self.tx.send(Msg::Entry(entry)).await.map_err(|_| stopped())
     }
 
     /// Returns once every entry appended before this call is committed.
@@ -108,10 +105,14 @@ impl UsageAppender {
         self.tx
             .send(Msg::Flush(done))
             .await
-            .map_err(|_| StorageError::Unavailable("the usage appender stopped".to_owned()))?;
-        wait.await
-            .map_err(|_| StorageError::Unavailable("the usage appender stopped".to_owned()))
+            .map_err(|_| stopped())?;
+        wait.await.map_err(|_| stopped())
     }
+}
+
+/// The error of a call after the appender's task ended.
+fn stopped() -> StorageError {
+    StorageError::Unavailable("the usage appender stopped".to_owned())
 }
 
 /// The appender's task: gathers a batch, writes it, answers the flushes that
