@@ -255,13 +255,17 @@ pub async fn release_dead_workers(
     Ok(res.rows_affected())
 }
 
-/// Deletes worker rows not seen for `older_than` that hold no job.
+/// Deletes worker rows not seen for `older_than` that hold no job in flight
+/// (`Queued` or `Running`). Finished rows may still name a forgotten worker in
+/// `lock_by`: nothing reads that but people (`jobs.lock_by` has no foreign key), and
+/// the index on `lock_by` holds in-flight rows only (migration 20261125000001).
 pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<u64, StorageError> {
     let older_than = interval(older_than);
     let res = sqlx::query!(
         r#"DELETE FROM apalis.workers w
            WHERE now() - w.last_seen >= $1
-             AND NOT EXISTS (SELECT 1 FROM apalis.jobs j WHERE j.lock_by = w.id)"#,
+             AND NOT EXISTS (SELECT 1 FROM apalis.jobs j
+                             WHERE j.lock_by = w.id AND j.status IN ('Queued', 'Running'))"#,
         older_than
     )
     .execute(pool)
