@@ -15,6 +15,7 @@ mod engines;
 mod glossaries;
 mod metering;
 mod quality;
+mod queue_rows;
 mod queue_wake;
 mod recovery;
 mod s3;

@@ -91,6 +91,24 @@ FOR EACH ROW EXECUTE FUNCTION apalis.notify_new_jobs();";
 /// The platform's: no trigger, `notify_enqueued` after the commit.
 const APALIS_TRIGGER_OFF: &str = "DROP TRIGGER IF EXISTS notify_workers ON apalis.jobs;";
 
+/// apalis' own `apalis.jobs` text columns and idempotency index (before the
+/// platform's migration 20261125100001). Run on the emptied table.
+const APALIS_ROWS: &str = r#"ALTER TABLE apalis.jobs
+    ALTER COLUMN id TYPE text COLLATE "default", ALTER COLUMN job_type TYPE text COLLATE "default",
+    ALTER COLUMN status TYPE text COLLATE "default", ALTER COLUMN lock_by TYPE text COLLATE "default",
+    ALTER COLUMN idempotency_key TYPE text COLLATE "default";
+DROP INDEX IF EXISTS apalis.idx_jobs_idempotency_key;
+CREATE UNIQUE INDEX idx_jobs_idempotency_key ON apalis.jobs (job_type, idempotency_key);"#;
+/// The platform's (migration 20261125100001): bytewise text columns, the
+/// idempotency index over unfinished rows.
+const PLATFORM_ROWS: &str = r#"ALTER TABLE apalis.jobs
+    ALTER COLUMN id TYPE text COLLATE "C", ALTER COLUMN job_type TYPE text COLLATE "C",
+    ALTER COLUMN status TYPE text COLLATE "C", ALTER COLUMN lock_by TYPE text COLLATE "C",
+    ALTER COLUMN idempotency_key TYPE text COLLATE "C";
+DROP INDEX IF EXISTS apalis.idx_jobs_idempotency_key;
+CREATE UNIQUE INDEX idx_jobs_idempotency_key ON apalis.jobs (job_type, idempotency_key)
+    WHERE status <> 'Done';"#;
+
 /// Jobs fetched and locked per raw SKIP LOCKED claim.
 const RAW_BATCH: i64 = 100;
 /// The raw loop's and Graphile's connections (the transport of the recommendation).
@@ -143,11 +161,13 @@ pub struct QueueArgs {
     raw_consumers: usize,
     /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,fix,prune1000,herd`
     /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS |
-    /// noprune; fix | nofix; pubsub | turn | herd | interval; poolN). Repeatable.
+    /// keepS | noprune; fix | nofix; pubsub | turn | herd | interval; poolN; shared
+    /// (the workers are lanes of one process) | ownpools; apalisrows | crows; lock;
+    /// ping; sync; directnotify; durablefirst; lockfk; dupidx; trigger). Repeatable.
     #[arg(long = "try", value_name = "KEY=SPEC")]
     tries: Vec<String>,
     /// Only these Tolk settings (comma-separated keys, e.g. `platform,tuned`); all by
-    /// default. The latency tests run the platform's, `+unix`, `tuned` and these.
+    /// default. The latency tests run the platform's, `tuned` and these.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Skip Graphile Worker (no Node needed).
@@ -156,6 +176,14 @@ pub struct QueueArgs {
     /// Skip the latency tests.
     #[arg(long)]
     skip_latency: bool,
+    /// Skip the raw SKIP LOCKED loop.
+    #[arg(long)]
+    skip_raw: bool,
+    /// Experiments: SQL run once on the bench database after the platform's
+    /// migrations (a schema or function variant to measure before it becomes a
+    /// migration).
+    #[arg(long, value_name = "FILE")]
+    setup_sql: Option<PathBuf>,
     /// Keep the throwaway database (its name is printed) instead of dropping it.
     #[arg(long)]
     keep_db: bool,
@@ -274,6 +302,10 @@ struct TolkSetting {
     /// apalis' foreign key from `jobs.lock_by` to `workers.id` (its trigger locks
     /// the worker row for every job a fetch takes).
     lock_fk: bool,
+    /// apalis' own `apalis.jobs` text columns (the database's collation) and
+    /// idempotency index over every row, instead of the platform's bytewise
+    /// columns and index over unfinished rows (migration 20261125100001).
+    apalis_rows: bool,
 }
 
 impl TolkSetting {
@@ -305,6 +337,8 @@ impl TolkSetting {
             shared_pool: false,
             // Migration 20261123000002 drops it.
             lock_fk: false,
+            // Migration 20261125100001 changes them.
+            apalis_rows: false,
         }
     }
 
@@ -356,6 +390,8 @@ impl TolkSetting {
                 "ownpools" => s.shared_pool = false,
                 "lockfk" => s.lock_fk = true,
                 "nolockfk" => s.lock_fk = false,
+                "apalisrows" => s.apalis_rows = true,
+                "crows" => s.apalis_rows = false,
                 p if p.starts_with("prune") => {
                     s.prune = Prune::Every {
                         tick: Duration::from_millis(num("prune")?),
@@ -443,7 +479,10 @@ impl TolkSetting {
             s.push_str(", no foreign key jobs.lock_by → workers");
         }
         if self.shared_pool && self.workers > 1 {
-            s.push_str(", one pool shared by all workers");
+            s.push_str(", one process (lanes: one pool, one LISTEN)");
+        }
+        if self.apalis_rows {
+            s.push_str(", apalis' own text collation and idempotency index");
         }
         s
     }
@@ -451,10 +490,6 @@ impl TolkSetting {
 
 /// Key of the last setting of the chain: every change that helped.
 const TUNED: &str = "tuned";
-
-/// Key of the chain's two-process setting (2 `tolk worker` processes, Unix
-/// socket): enough for 1,000 jobs/s, so the latency tests run it too.
-const TWO_PROCESSES: &str = "+unix";
 
 /// The settings tried, in order. The first is the platform's configuration; the last
 /// ([`TUNED`]) has every change that helped.
@@ -468,23 +503,26 @@ fn tolk_settings(quick: bool) -> Vec<TolkSetting> {
         f(&mut s);
         s
     };
-    // TOLK_WORKER_CONCURRENCY=200 (the batch follows the concurrency).
-    let c200 = step(&platform, "c200", &|s| {
-        s.concurrency = 200;
-        s.batch = 200;
+    // TOLK_WORKER_CONCURRENCY=1000 (the batch follows the concurrency): no-op
+    // jobs, so a lane fetches and acks 1,000 rows per round trip.
+    let c1000 = step(&platform, "c1000", &|s| {
+        s.concurrency = 1000;
+        s.batch = 1000;
     });
-    // A second `tolk worker` process.
-    let w2 = step(&c200, "+w2", &|s| s.workers = 2);
+    // TOLK_WORKER_LANES=4: four apalis workers in the one process, on its one
+    // pool and LISTEN connection. apalis runs a worker's fetch, its acks and its
+    // heartbeat one after another, so each lane is one serial pipeline of round
+    // trips; more lanes keep PostgreSQL busy in between.
+    let lanes = step(&c1000, "+lanes4", &|s| {
+        s.workers = 4;
+        s.shared_pool = true;
+    });
     // DATABASE_URL over the Unix socket (no TCP, no TLS).
-    let unix = step(&w2, TWO_PROCESSES, &|s| s.transport = Transport::Unix);
-    // Eight `tolk worker` processes: apalis runs a worker's fetch, its acks and
-    // its heartbeat one after another, so each worker is one serial pipeline of
-    // round trips; more workers keep PostgreSQL busy in between.
-    let tuned = step(&unix, TUNED, &|s| s.workers = 8);
+    let tuned = step(&lanes, TUNED, &|s| s.transport = Transport::Unix);
     if quick {
         vec![platform, tuned]
     } else {
-        vec![platform, c200, w2, unix, tuned]
+        vec![platform, c1000, lanes, tuned]
     }
 }
 
@@ -1039,6 +1077,15 @@ impl Bench {
             .execute(&self.obs)
             .await
             .context("setting apalis' lock_by foreign key")?;
+        let sql = if s.apalis_rows {
+            APALIS_ROWS
+        } else {
+            PLATFORM_ROWS
+        };
+        sqlx::raw_sql(sql)
+            .execute(&self.obs)
+            .await
+            .context("setting apalis.jobs' collation and idempotency index")?;
         self.checkpoint().await
     }
 
@@ -2207,6 +2254,18 @@ async fn run_in(
         .execute(&obs)
         .await
         .context("creating raw_jobs")?;
+    if let Some(path) = &args.setup_sql {
+        let sql = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --setup-sql {}", path.display()))?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+            .execute(&obs)
+            .await
+            .with_context(|| format!("running --setup-sql {}", path.display()))?;
+        println!(
+            "Ran {} on the bench database (--setup-sql).",
+            path.display()
+        );
+    }
     let b = Bench {
         db_name: db_name.to_owned(),
         url_default: url_default.clone(),
@@ -2287,7 +2346,7 @@ async fn run_in(
 
     println!("== 1. Throughput (burn-down) ==");
     // Raw ceiling first.
-    {
+    if !args.skip_raw {
         let p = raw_burn(&b, args.raw_consumers, n, Mode::Processing).await?;
         print_burn("raw", "raw", Mode::Processing, n, &p);
         let e = raw_burn(&b, args.raw_consumers, n, Mode::EndToEnd).await?;
@@ -2373,12 +2432,7 @@ async fn run_in(
         println!("\n== 2. Latency (enqueue → handler start) ==");
         let lat_settings: Vec<&TolkSetting> = settings
             .iter()
-            .filter(|s| {
-                s.is_platform()
-                    || s.key == TWO_PROCESSES
-                    || s.key == TUNED
-                    || args.only.contains(&s.key)
-            })
+            .filter(|s| s.is_platform() || s.key == TUNED || args.only.contains(&s.key))
             .collect();
         for s in &lat_settings {
             let r = tolk_openloop(&b, s, lat_n, args.rate).await?;

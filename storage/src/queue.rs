@@ -90,9 +90,11 @@ pub fn new_job_id() -> String {
 }
 
 /// Enqueues `job` on `queue` with the given id, inside the caller's transaction.
-/// `idempotency_key` (unique per queue, over all rows ever) makes a second enqueue of
-/// the same work fail. After the commit, call [`notify_enqueued`] to wake idle
-/// workers at once (otherwise they find the job at their next interval poll).
+/// `idempotency_key` (unique per queue among jobs not yet `Done`: migration
+/// 20261125100001) makes a second enqueue of the same work fail while the first can
+/// still run (pending, running, or failed and waiting for a retry). After the commit,
+/// call [`notify_enqueued`] to wake idle workers at once (otherwise they find the job
+/// at their next interval poll).
 pub async fn enqueue<T: Serialize>(
     conn: &mut PgConnection,
     queue: &str,
