@@ -146,6 +146,17 @@ async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Resul
     ensure!(show(db.clone()).await? == "on");
     let relaxed = tolk_storage::db::relaxed_pool(&db);
     ensure!(show(relaxed.clone()).await? == "off");
+    // The bookkeeping plans each statement for the table as it is now (apalis'
+    // prepared ack kept a generic plan made on an empty table: a scan of the whole
+    // backlog per ack); the handlers' pool keeps PostgreSQL's default.
+    let plans = |pool: sqlx::PgPool| async move {
+        let (v,): (String,) = sqlx::query_as("SHOW plan_cache_mode")
+            .fetch_one(&pool)
+            .await?;
+        Ok::<_, anyhow::Error>(v)
+    };
+    ensure!(plans(relaxed.clone()).await? == "force_custom_plan");
+    ensure!(plans(db.clone()).await? == "auto");
     // An enqueue transaction skips the flush, and only that transaction.
     let enqueuer = tolk_storage::enqueuer::Enqueuer::start(&db);
     let mut tx = enqueuer.begin().await?;

@@ -162,7 +162,8 @@ pub struct QueueArgs {
     /// Extra Tolk settings to try, e.g. `--try x4=w4,c100,b100,unix,fix,prune1000,herd`
     /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS |
     /// keepS | noprune; fix | nofix; pubsub | turn | herd | interval; poolN; shared
-    /// (the workers are lanes of one process) | ownpools; apalisrows | crows; lock;
+    /// (the workers are lanes of one process) | ownpools; apalisrows | crows;
+    /// generic | custom; lock;
     /// ping; sync; directnotify; durablefirst; lockfk; dupidx; trigger). Repeatable.
     #[arg(long = "try", value_name = "KEY=SPEC")]
     tries: Vec<String>,
@@ -306,6 +307,11 @@ struct TolkSetting {
     /// idempotency index over every row, instead of the platform's bytewise
     /// columns and index over unfinished rows (migration 20261125100001).
     apalis_rows: bool,
+    /// The workers' queue connections keep PostgreSQL's default plan cache
+    /// (generic plans after five runs of a prepared statement) instead of the
+    /// platform's `plan_cache_mode = force_custom_plan`
+    /// (`tolk_storage::db::queue_options`).
+    generic_plans: bool,
 }
 
 impl TolkSetting {
@@ -339,6 +345,7 @@ impl TolkSetting {
             lock_fk: false,
             // Migration 20261125100001 changes them.
             apalis_rows: false,
+            generic_plans: false,
         }
     }
 
@@ -392,6 +399,8 @@ impl TolkSetting {
                 "nolockfk" => s.lock_fk = false,
                 "apalisrows" => s.apalis_rows = true,
                 "crows" => s.apalis_rows = false,
+                "generic" => s.generic_plans = true,
+                "custom" => s.generic_plans = false,
                 p if p.starts_with("prune") => {
                     s.prune = Prune::Every {
                         tick: Duration::from_millis(num("prune")?),
@@ -483,6 +492,9 @@ impl TolkSetting {
         }
         if self.apalis_rows {
             s.push_str(", apalis' own text collation and idempotency index");
+        }
+        if self.generic_plans {
+            s.push_str(", generic plans for the queue's prepared statements");
         }
         s
     }
@@ -773,15 +785,28 @@ impl WorkerPools {
         let n = if s.shared_pool { 1 } else { s.workers };
         let mut pools = Vec::with_capacity(n);
         for _ in 0..n {
-            pools.push(if s.queue_async_commit {
-                tolk_storage::db::connect(
-                    b.connect_options(s.transport)?
-                        .options([("synchronous_commit", "off")]),
-                    s.pool,
-                )
-                .await?
-            } else {
-                b.pool_of(s, s.pool).await?
+            let options = b.connect_options(s.transport)?;
+            pools.push(match (s.queue_async_commit, s.generic_plans) {
+                // The platform's (`tolk_storage::db::relaxed_pool`).
+                (true, false) => {
+                    tolk_storage::db::connect(tolk_storage::db::queue_options(options), s.pool)
+                        .await?
+                }
+                (true, true) => {
+                    tolk_storage::db::connect(
+                        options.options([("synchronous_commit", "off")]),
+                        s.pool,
+                    )
+                    .await?
+                }
+                (false, false) => {
+                    tolk_storage::db::connect(
+                        options.options([("plan_cache_mode", "force_custom_plan")]),
+                        s.pool,
+                    )
+                    .await?
+                }
+                (false, true) => b.pool_of(s, s.pool).await?,
             });
         }
         Ok(Self(pools))
