@@ -10,18 +10,23 @@ use crate::support::World;
 
 const QUEUE: &str = "rows-test";
 
-/// Enqueues a job with `key` in a transaction of its own; `Err` when the
-/// database refuses it.
-async fn enqueue(db: &sqlx::PgPool, key: &str) -> Result<String> {
+/// Enqueues a job on `queue` with `key` in a transaction of its own; `Err` when
+/// the database refuses it.
+async fn enqueue_on(db: &sqlx::PgPool, queue: &str, key: &str) -> Result<String> {
     let id = queue::new_job_id();
     let mut tx = db.begin().await?;
     let job = TranslateDocument {
         document_id: key.to_owned(),
         trace_id: "t".repeat(32),
     };
-    queue::enqueue(&mut tx, QUEUE, &id, &job, 3, key).await?;
+    queue::enqueue(&mut tx, queue, &id, &job, 3, key).await?;
     tx.commit().await?;
     Ok(id)
+}
+
+/// [`enqueue_on`] the test's queue.
+async fn enqueue(db: &sqlx::PgPool, key: &str) -> Result<String> {
+    enqueue_on(db, QUEUE, key).await
 }
 
 async fn set_status(db: &sqlx::PgPool, id: &str, status: &str) -> Result<()> {
@@ -45,14 +50,7 @@ async fn an_idempotency_key_guards_its_job_until_it_is_done() -> Result<()> {
         "a second enqueue with the key of a pending job must fail"
     );
     // Another queue may use the same key.
-    let id = queue::new_job_id();
-    let mut tx = db.begin().await?;
-    let job = TranslateDocument {
-        document_id: "a".into(),
-        trace_id: "t".repeat(32),
-    };
-    queue::enqueue(&mut tx, "rows-other", &id, &job, 3, "document:a").await?;
-    tx.commit().await?;
+    enqueue_on(&db, "rows-other", "document:a").await?;
 
     for status in ["Queued", "Running", "Failed", "Killed"] {
         set_status(&db, &first, status).await?;

@@ -136,27 +136,21 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
 async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Result<()> {
     let world = World::new("wake_sync").await?;
     let db = world.db().await?;
-    let show = |pool: sqlx::PgPool| async move {
-        let (v,): (String,) = sqlx::query_as("SHOW synchronous_commit")
+    let show = |pool: sqlx::PgPool, setting: &'static str| async move {
+        let (v,): (String,) = sqlx::query_as(sqlx::AssertSqlSafe(format!("SHOW {setting}")))
             .fetch_one(&pool)
             .await?;
         Ok::<_, anyhow::Error>(v)
     };
     // Handlers' writes: durable. The workers' apalis pool: not.
-    ensure!(show(db.clone()).await? == "on");
+    ensure!(show(db.clone(), "synchronous_commit").await? == "on");
     let relaxed = tolk_storage::db::relaxed_pool(&db);
-    ensure!(show(relaxed.clone()).await? == "off");
+    ensure!(show(relaxed.clone(), "synchronous_commit").await? == "off");
     // The bookkeeping plans each statement for the table as it is now (apalis'
     // prepared ack kept a generic plan made on an empty table: a scan of the whole
     // backlog per ack); the handlers' pool keeps PostgreSQL's default.
-    let plans = |pool: sqlx::PgPool| async move {
-        let (v,): (String,) = sqlx::query_as("SHOW plan_cache_mode")
-            .fetch_one(&pool)
-            .await?;
-        Ok::<_, anyhow::Error>(v)
-    };
-    ensure!(plans(relaxed.clone()).await? == "force_custom_plan");
-    ensure!(plans(db.clone()).await? == "auto");
+    ensure!(show(relaxed.clone(), "plan_cache_mode").await? == "force_custom_plan");
+    ensure!(show(db.clone(), "plan_cache_mode").await? == "auto");
     // An enqueue transaction skips the flush, and only that transaction.
     let enqueuer = tolk_storage::enqueuer::Enqueuer::start(&db);
     let mut tx = enqueuer.begin().await?;
@@ -170,7 +164,7 @@ async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Resul
     for r in futures::future::join_all(waits).await {
         r?;
     }
-    ensure!(show(db).await? == "on");
+    ensure!(show(db, "synchronous_commit").await? == "on");
     Ok(())
 }
 

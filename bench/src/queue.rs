@@ -1057,60 +1057,61 @@ impl Bench {
             .context("connecting to the bench database")
     }
 
-    /// Empties the queue tables, sets the fetch function's planner settings for `s`,
-    /// and checkpoints, so every run starts alike.
+    /// Empties the queue tables, sets the schema variant of `s` (the fetch
+    /// function's planner settings, triggers, indexes, foreign key, collation), and
+    /// checkpoints, so every run starts alike.
     async fn reset_tolk(&self, s: &TolkSetting) -> anyhow::Result<()> {
         sqlx::query("TRUNCATE apalis.jobs, apalis.workers")
             .execute(&self.obs)
             .await
             .context("truncating apalis.jobs")?;
-        let sql = if s.fetch_fix { FETCH_FIX } else { FETCH_UNFIX };
-        sqlx::raw_sql(sql)
-            .execute(&self.obs)
-            .await
-            .context("setting apalis.get_jobs' planner settings")?;
-        let sql = if s.apalis_trigger {
-            APALIS_TRIGGER_ON
-        } else {
-            APALIS_TRIGGER_OFF
-        };
-        sqlx::raw_sql(sql)
-            .execute(&self.obs)
-            .await
-            .context("setting apalis' NOTIFY trigger")?;
-        let sql = if s.apalis_dup_indexes {
-            "CREATE INDEX IF NOT EXISTS lidx ON apalis.jobs (lock_by);
-             CREATE UNIQUE INDEX IF NOT EXISTS unique_job_id ON apalis.jobs (id);"
-        } else {
-            "DROP INDEX IF EXISTS apalis.lidx; DROP INDEX IF EXISTS apalis.unique_job_id;"
-        };
-        sqlx::raw_sql(sql)
-            .execute(&self.obs)
-            .await
-            .context("setting apalis' redundant indexes")?;
-        let sql = if s.lock_fk {
-            "DO $$ BEGIN
-                 IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'fk_worker_lock_by') THEN
-                     ALTER TABLE apalis.jobs ADD CONSTRAINT fk_worker_lock_by
-                         FOREIGN KEY (lock_by) REFERENCES apalis.workers (id);
-                 END IF;
-             END $$;"
-        } else {
-            "ALTER TABLE apalis.jobs DROP CONSTRAINT IF EXISTS fk_worker_lock_by;"
-        };
-        sqlx::raw_sql(sql)
-            .execute(&self.obs)
-            .await
-            .context("setting apalis' lock_by foreign key")?;
-        let sql = if s.apalis_rows {
-            APALIS_ROWS
-        } else {
-            PLATFORM_ROWS
-        };
-        sqlx::raw_sql(sql)
-            .execute(&self.obs)
-            .await
-            .context("setting apalis.jobs' collation and idempotency index")?;
+        let steps = [
+            (
+                if s.fetch_fix { FETCH_FIX } else { FETCH_UNFIX },
+                "setting apalis.get_jobs' planner settings",
+            ),
+            (
+                if s.apalis_trigger {
+                    APALIS_TRIGGER_ON
+                } else {
+                    APALIS_TRIGGER_OFF
+                },
+                "setting apalis' NOTIFY trigger",
+            ),
+            (
+                if s.apalis_dup_indexes {
+                    "CREATE INDEX IF NOT EXISTS lidx ON apalis.jobs (lock_by);
+                     CREATE UNIQUE INDEX IF NOT EXISTS unique_job_id ON apalis.jobs (id);"
+                } else {
+                    "DROP INDEX IF EXISTS apalis.lidx; DROP INDEX IF EXISTS apalis.unique_job_id;"
+                },
+                "setting apalis' redundant indexes",
+            ),
+            (
+                if s.lock_fk {
+                    "DO $$ BEGIN
+                         IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conname = 'fk_worker_lock_by') THEN
+                             ALTER TABLE apalis.jobs ADD CONSTRAINT fk_worker_lock_by
+                                 FOREIGN KEY (lock_by) REFERENCES apalis.workers (id);
+                         END IF;
+                     END $$;"
+                } else {
+                    "ALTER TABLE apalis.jobs DROP CONSTRAINT IF EXISTS fk_worker_lock_by;"
+                },
+                "setting apalis' lock_by foreign key",
+            ),
+            (
+                if s.apalis_rows {
+                    APALIS_ROWS
+                } else {
+                    PLATFORM_ROWS
+                },
+                "setting apalis.jobs' collation and idempotency index",
+            ),
+        ];
+        for (sql, what) in steps {
+            sqlx::raw_sql(sql).execute(&self.obs).await.context(what)?;
+        }
         self.checkpoint().await
     }
 
