@@ -163,8 +163,8 @@ pub struct QueueArgs {
     /// (w = workers, c = concurrency, b = batch_size; url | tcp | unix; pruneMS |
     /// keepS | noprune; fix | nofix; pubsub | turn | herd | interval; poolN; shared
     /// (the workers are lanes of one process) | ownpools; apalisrows | crows;
-    /// generic | custom; lock;
-    /// ping; sync; directnotify; durablefirst; lockfk; dupidx; trigger). Repeatable.
+    /// generic | custom; lock; ping; sync; directnotify; durablefirst; lockfk; dupidx;
+    /// trigger). Repeatable.
     #[arg(long = "try", value_name = "KEY=SPEC")]
     tries: Vec<String>,
     /// Only these Tolk settings (comma-separated keys, e.g. `platform,tuned`); all by
@@ -786,28 +786,14 @@ impl WorkerPools {
         let mut pools = Vec::with_capacity(n);
         for _ in 0..n {
             let options = b.connect_options(s.transport)?;
-            pools.push(match (s.queue_async_commit, s.generic_plans) {
+            let options = match (s.queue_async_commit, s.generic_plans) {
                 // The platform's (`tolk_storage::db::relaxed_pool`).
-                (true, false) => {
-                    tolk_storage::db::connect(tolk_storage::db::queue_options(options), s.pool)
-                        .await?
-                }
-                (true, true) => {
-                    tolk_storage::db::connect(
-                        options.options([("synchronous_commit", "off")]),
-                        s.pool,
-                    )
-                    .await?
-                }
-                (false, false) => {
-                    tolk_storage::db::connect(
-                        options.options([("plan_cache_mode", "force_custom_plan")]),
-                        s.pool,
-                    )
-                    .await?
-                }
-                (false, true) => b.pool_of(s, s.pool).await?,
-            });
+                (true, false) => tolk_storage::db::queue_options(options),
+                (true, true) => options.options([("synchronous_commit", "off")]),
+                (false, false) => options.options([("plan_cache_mode", "force_custom_plan")]),
+                (false, true) => options,
+            };
+            pools.push(b.pool_with(s, options, s.pool).await?);
         }
         Ok(Self(pools))
     }
@@ -1030,13 +1016,27 @@ impl Bench {
 
     /// A pool of setting `s`: the platform's, or sqlx's default (`ping_always`).
     async fn pool_of(&self, s: &TolkSetting, size: u32) -> anyhow::Result<PgPool> {
+        self.pool_with(s, self.connect_options(s.transport)?, size)
+            .await
+    }
+
+    /// A pool of `size` on `options`: the platform's (`tolk_storage::db::connect`),
+    /// or sqlx's default one for the toggle `ping`.
+    async fn pool_with(
+        &self,
+        s: &TolkSetting,
+        options: PgConnectOptions,
+        size: u32,
+    ) -> anyhow::Result<PgPool> {
         if !s.ping_always {
-            return self.pool(s.transport, size).await;
+            return tolk_storage::db::connect(options, size)
+                .await
+                .context("connecting to the bench database");
         }
         PgPoolOptions::new()
             .max_connections(size)
             .acquire_timeout(Duration::from_secs(10))
-            .connect_with(self.connect_options(s.transport)?)
+            .connect_with(options)
             .await
             .context("connecting to the bench database")
     }
