@@ -99,15 +99,11 @@ const APALIS_ROWS: &str = r#"ALTER TABLE apalis.jobs
     ALTER COLUMN idempotency_key TYPE text COLLATE "default";
 DROP INDEX IF EXISTS apalis.idx_jobs_idempotency_key;
 CREATE UNIQUE INDEX idx_jobs_idempotency_key ON apalis.jobs (job_type, idempotency_key);"#;
-/// The platform's (migration 20261125100001): bytewise text columns, the
-/// idempotency index over unfinished rows.
-const PLATFORM_ROWS: &str = r#"ALTER TABLE apalis.jobs
-    ALTER COLUMN id TYPE text COLLATE "C", ALTER COLUMN job_type TYPE text COLLATE "C",
-    ALTER COLUMN status TYPE text COLLATE "C", ALTER COLUMN lock_by TYPE text COLLATE "C",
-    ALTER COLUMN idempotency_key TYPE text COLLATE "C";
-DROP INDEX IF EXISTS apalis.idx_jobs_idempotency_key;
-CREATE UNIQUE INDEX idx_jobs_idempotency_key ON apalis.jobs (job_type, idempotency_key)
-    WHERE status <> 'Done';"#;
+/// The platform's: migration 20261125100001 itself (bytewise text columns, the
+/// idempotency index over unfinished rows), run again on the emptied table.
+const PLATFORM_ROWS: &str = include_str!(
+    "../../migrations/20261125100001_apalis_jobs_c_collation_idempotency_unfinished.sql"
+);
 
 /// Jobs fetched and locked per raw SKIP LOCKED claim.
 const RAW_BATCH: i64 = 100;
