@@ -39,6 +39,25 @@ pub struct Common {
     /// PostgreSQL password, when no URL is given.
     #[arg(long, env = "PG_PASSWORD", global = true, hide_env_values = true)]
     pub pg_password: Option<String>,
+    /// Workers' heartbeat period in seconds; a worker missing 3 is dead and its
+    /// jobs run again elsewhere (read by the worker, the scheduler's sweep and
+    /// the API's `/metrics`).
+    #[arg(
+        long,
+        env = "TOLK_WORKER_HEARTBEAT_SECS",
+        default_value_t = 5,
+        global = true
+    )]
+    pub heartbeat_secs: u64,
+    /// Longest wait, in milliseconds, for a database connection: while
+    /// PostgreSQL is unreachable, API requests fail with 503 after this long.
+    #[arg(
+        long,
+        env = "TOLK_DB_ACQUIRE_TIMEOUT_MS",
+        default_value_t = 1500,
+        global = true
+    )]
+    pub db_acquire_timeout_ms: u64,
     /// Database connections per process.
     #[arg(long, env = "TOLK_DB_CONNECTIONS", default_value_t = 10, global = true)]
     pub db_connections: u32,
@@ -254,9 +273,6 @@ pub struct WorkerArgs {
     /// process beat more processes.
     #[arg(long, env = "TOLK_WORKER_LANES", default_value_t = 1)]
     pub lanes: usize,
-    /// Heartbeat period in seconds; a worker missing 3 is dead and its jobs run again elsewhere.
-    #[arg(long, env = "TOLK_WORKER_HEARTBEAT_SECS", default_value_t = 5)]
-    pub heartbeat_secs: u64,
 }
 
 /// Scheduler settings.

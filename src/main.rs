@@ -212,18 +212,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if !api.no_migrate {
                 db::migrate(&pool).await.context("running migrations")?;
             }
-            let stop = shutdown_channel();
+            let (stop_all, stop) = shutdown_sender();
             let auth_state = auth_state(&common, &auth, pool.clone())?;
             let bearer = Some(auth_state.verifier().clone());
             let auth_routes = tolk_auth::router(auth_state);
             let services = Services::open(&common, pool).await?;
-            let api_task = serve_api(
-                api,
-                services.clone(),
-                bearer,
-                Some(auth_routes),
-                stop.clone(),
-            );
+            // The API can fail (its address taken, its listener broken); then
+            // the worker and scheduler stop too, and the process exits non-zero.
+            let api_services = services.clone();
+            let api_stop = stop.clone();
+            let api_task = async move {
+                let served =
+                    serve_api(api, api_services, bearer, Some(auth_routes), api_stop).await;
+                if let Err(e) = &served {
+                    tracing::error!(error = %format!("{e:#}"), "the API stopped; stopping the worker and scheduler");
+                    let _ = stop_all.send(true);
+                }
+                served
+            };
             let worker_task = run_worker(worker, services.clone(), stop.clone());
             let scheduler_task = run_scheduler(scheduler, services, stop.clone());
             let (a, w, ()) = tokio::join!(api_task, worker_task, scheduler_task);
@@ -289,6 +295,8 @@ struct Services {
     lame: std::path::PathBuf,
     recognizer: tolk_voice::asr::Recognizer,
     redis_url: Option<String>,
+    /// The workers' heartbeat period.
+    heartbeat: Duration,
 }
 
 impl Services {
@@ -312,6 +320,7 @@ impl Services {
             lame: common.lame.clone(),
             recognizer,
             redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
+            heartbeat: Duration::from_secs(common.heartbeat_secs.max(1)),
         })
     }
 }
@@ -396,14 +405,25 @@ async fn connect(common: &Common) -> anyhow::Result<PgPool> {
     let options = settings
         .connect_options()
         .context("reading the database settings")?;
-    db::connect(options, common.db_connections)
-        .await
-        .context("connecting to PostgreSQL")
+    db::connect_waiting(
+        options,
+        common.db_connections,
+        Duration::from_millis(common.db_acquire_timeout_ms.max(100)),
+    )
+    .await
+    .context("connecting to PostgreSQL")
 }
 
 /// A channel that flips to true on SIGINT or SIGTERM.
 fn shutdown_channel() -> watch::Receiver<bool> {
+    shutdown_sender().1
+}
+
+/// [`shutdown_channel`], with a sender to flip it from inside the process too.
+fn shutdown_sender() -> (Arc<watch::Sender<bool>>, watch::Receiver<bool>) {
     let (tx, rx) = watch::channel(false);
+    let tx = Arc::new(tx);
+    let signalled = tx.clone();
     tokio::spawn(async move {
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
@@ -425,9 +445,9 @@ fn shutdown_channel() -> watch::Receiver<bool> {
             () = term => {}
         }
         tracing::info!("shutting down");
-        let _ = tx.send(true);
+        let _ = signalled.send(true);
     });
-    rx
+    (tx, rx)
 }
 
 async fn stopped(mut rx: watch::Receiver<bool>) {
@@ -498,6 +518,7 @@ async fn serve_api(
             args.glossary_cache_mb.saturating_mul(1024 * 1024),
         )),
         bearer,
+        worker_heartbeat: s.heartbeat,
     };
     tolk_api::serve_with(listener, state, extra, stopped(stop))
         .await
@@ -513,7 +534,7 @@ async fn run_worker(
         concurrency: args.concurrency.max(1),
         lanes: args.lanes.max(1),
         batch_size: args.batch_size.map(|b| b.max(1)),
-        heartbeat: Duration::from_secs(args.heartbeat_secs.max(1)),
+        heartbeat: s.heartbeat,
         ..Default::default()
     };
     let state = tolk_worker::WorkerState {
@@ -523,9 +544,8 @@ async fn run_worker(
         espeak: s.espeak,
         recognizer: s.recognizer,
     };
-    tolk_worker::run(config, state, stopped(stop))
-        .await
-        .map_err(|e| anyhow::anyhow!("worker: {e}"))
+    tolk_worker::run(config, state, stopped(stop)).await;
+    Ok(())
 }
 
 async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<bool>) {
@@ -534,6 +554,7 @@ async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<b
         keep_documents: Duration::from_secs(args.retention_days.max(1) * 24 * 3600),
         keep_done_jobs: Duration::from_secs(args.keep_done_jobs_secs),
         keep_failed_jobs: Duration::from_secs(args.keep_failed_jobs_hours * 3600),
+        dead_worker_after: s.heartbeat.saturating_mul(3),
         ..Default::default()
     };
     tolk_scheduler::run(config, s.db, s.objects, stopped(stop)).await;

@@ -13,6 +13,7 @@ mod document_glossaries;
 mod documents;
 mod engines;
 mod glossaries;
+mod hostile;
 mod metering;
 mod quality;
 mod queue_rows;

@@ -35,6 +35,11 @@ pub enum ApiError {
     /// 503: not ready yet.
     #[error("{0}")]
     NotReady(String),
+    /// 503: the database cannot be reached; `Retry-After` says when to try again.
+    #[error(
+        "The service is temporarily unavailable: its database cannot be reached. Please try again shortly."
+    )]
+    DatabaseUnavailable,
     /// 504: a backend (the translation engine) is unavailable or timed out; retry later.
     #[error("{0}")]
     Timeout(String),
@@ -60,7 +65,7 @@ impl ApiError {
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::QuotaExceeded(_) => StatusCode::from_u16(456).unwrap_or(StatusCode::FORBIDDEN),
-            Self::NotReady(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::NotReady(_) | Self::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Self::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             Self::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             Self::Overloaded(_) => {
@@ -71,14 +76,25 @@ impl ApiError {
     }
 }
 
+/// Seconds a client is asked to wait when the database cannot be reached.
+const DATABASE_RETRY_AFTER_SECS: u32 = 5;
+
 impl From<tolk_storage::StorageError> for ApiError {
     fn from(e: tolk_storage::StorageError) -> Self {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "database unavailable");
+            return Self::DatabaseUnavailable;
+        }
         Self::Internal(e.to_string())
     }
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
+        if tolk_storage::error::database_unavailable(&e) {
+            tracing::warn!(error = %e, "database unavailable");
+            return Self::DatabaseUnavailable;
+        }
         Self::Internal(e.to_string())
     }
 }
@@ -99,6 +115,12 @@ impl IntoResponse for ApiError {
                 res.headers_mut().insert(
                     axum::http::header::RETRY_AFTER,
                     axum::http::HeaderValue::from(retry_after_secs.max(1)),
+                );
+            }
+            Self::DatabaseUnavailable => {
+                res.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(DATABASE_RETRY_AFTER_SECS),
                 );
             }
             // Engines shed load for a moment only.

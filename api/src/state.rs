@@ -45,6 +45,9 @@ pub struct AppState {
     /// Verifies `Authorization: Bearer` tokens of the auth service (`None`: only
     /// API keys are accepted).
     pub bearer: Option<tolk_auth::tokens::Verifier>,
+    /// The workers' heartbeat period (`TOLK_WORKER_HEARTBEAT_SECS`): a worker
+    /// loop seen within 3 of them counts as live in `/metrics`.
+    pub worker_heartbeat: std::time::Duration,
 }
 
 /// How a request's ledger entry reaches the ledger, for keys without a limit

@@ -37,5 +37,6 @@ pub fn api_state(
         usage_appender,
         glossary_cache: Arc::default(),
         bearer: None,
+        worker_heartbeat: std::time::Duration::from_secs(5),
     }
 }

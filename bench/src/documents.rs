@@ -310,9 +310,7 @@ pub(crate) async fn start_platform_with(
     };
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {
-        if let Err(e) = tolk_worker::run(worker_config, worker_state, stopped(r)).await {
-            eprintln!("worker: {e}");
-        }
+        tolk_worker::run(worker_config, worker_state, stopped(r)).await;
     }));
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {

@@ -124,15 +124,12 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
     };
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {
-        if let Err(e) = tolk_worker::run(
+        tolk_worker::run(
             tolk_worker::WorkerConfig::default(),
             worker_state,
             stopped(r),
         )
-        .await
-        {
-            eprintln!("worker: {e}");
-        }
+        .await;
     }));
     Ok(Platform {
         base,

@@ -43,6 +43,12 @@ pub enum EngineError {
     /// (formality `more`/`less`, custom instructions); the message names the
     /// parameter and is shown to clients as it is.
     Unsupported(String),
+    /// The text's tags nest deeper than [`crate::MAX_TAG_DEPTH`]: refused
+    /// before any work (a hostile request must not exhaust the stack).
+    MarkupTooDeep {
+        /// The limit that was exceeded.
+        limit: usize,
+    },
     /// Permanent failure of this request.
     Failed(String),
 }
@@ -67,6 +73,10 @@ impl std::fmt::Display for EngineError {
             Self::Overloaded(why) => write!(f, "Translation engine overloaded: {why}"),
             Self::Timeout(why) => write!(f, "Translation engine timed out: {why}"),
             Self::Unsupported(message) => f.write_str(message),
+            Self::MarkupTooDeep { limit } => write!(
+                f,
+                "Invalid markup: tags are nested more than {limit} levels deep (the limit)"
+            ),
             Self::Failed(why) => write!(f, "Translation failed: {why}"),
         }
     }

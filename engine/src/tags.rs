@@ -22,6 +22,7 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
+use crate::error::EngineError;
 use crate::markup::{Tag, tag};
 
 /// How a request's markup is structured (DeepL's tag handling options).
@@ -100,6 +101,11 @@ const HTML_IGNORED: &[&str] = &["script", "style"];
 /// Name of the placeholder element.
 const KEEP: &str = "tolk-keep";
 
+/// Deepest nesting of open elements a text may have. The segmenter walks the
+/// element tree recursively, so deeper markup is refused up front (HTML
+/// parsers cap nesting near this too) instead of exhausting the stack.
+pub const MAX_TAG_DEPTH: usize = 512;
+
 /// A node of the lenient markup tree (ranges index the text).
 #[derive(Debug)]
 enum Node {
@@ -120,7 +126,8 @@ enum Node {
 }
 
 /// Parses `text` into a forest, leniently: a `<` that starts no tag is text.
-fn parse(text: &str, html: bool) -> Vec<Node> {
+/// Fails when elements nest deeper than [`MAX_TAG_DEPTH`].
+fn parse(text: &str, html: bool) -> Result<Vec<Node>, EngineError> {
     // Stack of (name, open range, children) of open elements; the bottom is the root.
     let mut stack: Vec<(String, Range<usize>, Vec<Node>)> = vec![(String::new(), 0..0, Vec::new())];
     let mut pos = 0;
@@ -153,6 +160,12 @@ fn parse(text: &str, html: bool) -> Vec<Node> {
                         top.2.push(Node::Lone { range, keep: true });
                     }
                 } else {
+                    // The bottom of the stack is the root, not an element.
+                    if stack.len() > MAX_TAG_DEPTH {
+                        return Err(EngineError::MarkupTooDeep {
+                            limit: MAX_TAG_DEPTH,
+                        });
+                    }
                     stack.push((if html { lower } else { name }, range, Vec::new()));
                 }
             }
@@ -185,7 +198,7 @@ fn parse(text: &str, html: bool) -> Vec<Node> {
     while stack.len() > 1 {
         close_top(&mut stack, None);
     }
-    stack.pop().map(|(_, _, c)| c).unwrap_or_default()
+    Ok(stack.pop().map(|(_, _, c)| c).unwrap_or_default())
 }
 
 fn close_top(stack: &mut Vec<(String, Range<usize>, Vec<Node>)>, close: Option<Range<usize>>) {
@@ -258,8 +271,9 @@ impl<'a> Segmenter<'a> {
     }
 
     /// Cuts `text`; its segments are appended to [`Segmenter::segments`].
-    pub fn add(&mut self, text: &str) -> Layout {
-        let nodes = parse(text, self.opts.html);
+    /// Fails, before any segment is added, on markup nested too deep.
+    pub fn add(&mut self, text: &str) -> Result<Layout, EngineError> {
+        let nodes = parse(text, self.opts.html)?;
         let mut b = Builder {
             text,
             parts: Vec::new(),
@@ -269,10 +283,10 @@ impl<'a> Segmenter<'a> {
         let outline = self.is_outline(text, &nodes);
         self.emit(&nodes, outline, &mut b);
         self.flush(&mut b);
-        Layout {
+        Ok(Layout {
             parts: b.parts,
             keeps: b.keeps,
-        }
+        })
     }
 
     fn is_ignored(&self, name: &str) -> bool {
@@ -467,7 +481,7 @@ mod tests {
 
     fn cut(text: &str, opts: &MarkupOptions) -> (Vec<String>, String) {
         let mut s = Segmenter::new(opts);
-        let layout = s.add(text);
+        let layout = s.add(text).expect("nesting within the limit");
         let upper: Vec<String> = s.segments.iter().map(|t| shout(t)).collect();
         let joined = layout.join(&upper).unwrap_or_default();
         (s.segments, joined)
@@ -571,5 +585,25 @@ mod tests {
             "x <br> y"
         );
         assert_eq!(restore("<tolk-keep n=\"9\"/>", &[]), "<tolk-keep n=\"9\"/>");
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_refused_and_within_it_is_cut() {
+        for html in [false, true] {
+            let opts = MarkupOptions {
+                html,
+                ..MarkupOptions::default()
+            };
+            let deep = |n: usize| "<b>".repeat(n) + "The dog." + &"</b>".repeat(n);
+            let (segments, joined) = cut(&deep(MAX_TAG_DEPTH), &opts);
+            assert_eq!(segments.len(), 1);
+            assert_eq!(joined, deep(MAX_TAG_DEPTH).replace("The dog.", "THE DOG."));
+            let mut s = Segmenter::new(&opts);
+            let err = s.add(&deep(MAX_TAG_DEPTH + 1)).expect_err("too deep");
+            assert!(matches!(err, EngineError::MarkupTooDeep { limit } if limit == MAX_TAG_DEPTH));
+            assert!(s.segments.is_empty());
+            // Unclosed tags count as open too.
+            assert!(s.add(&"<i>".repeat(7_000)).is_err());
+        }
     }
 }

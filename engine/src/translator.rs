@@ -245,7 +245,11 @@ impl Translator {
         // sentences, translate the segments, put the texts together again.
         let markup_options = req.markup.clone();
         let mut segmenter = Segmenter::new(&markup_options);
-        let layouts: Vec<Layout> = req.texts.iter().map(|t| segmenter.add(t)).collect();
+        let layouts = req
+            .texts
+            .iter()
+            .map(|t| segmenter.add(t))
+            .collect::<Result<Vec<Layout>, _>>()?;
         let segments = segmenter.segments;
         let res = self
             .translate_texts(TranslateRequest {

@@ -8,7 +8,7 @@ pub mod leader;
 pub mod tasks;
 
 use std::future::Future;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tolk_storage::objects::Objects;
@@ -63,6 +63,10 @@ pub async fn run(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut prune_tick = tokio::time::interval(config.prune_tick);
     prune_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Live workers cannot heartbeat while the database is away: after this
+    // process starts or sees the database fail, the dead-worker sweep waits one
+    // `dead_worker_after` so that they are seen again before it judges them.
+    let mut sweep_from = Instant::now() + config.dead_worker_after;
     loop {
         let full_round = tokio::select! {
             _ = &mut shutdown => break,
@@ -70,10 +74,18 @@ pub async fn run(
             _ = prune_tick.tick() => false,
         };
         match leader.ensure().await {
-            Ok(true) if full_round => tasks::round(&config, &db, &objects).await,
+            Ok(true) if full_round => {
+                let sweep = Instant::now() >= sweep_from;
+                if !tasks::round(&config, &db, &objects, sweep).await {
+                    sweep_from = Instant::now() + config.dead_worker_after;
+                }
+            }
             Ok(true) => tasks::prune_queue(&config, &db).await,
             Ok(false) => tracing::trace!("not the leader"),
-            Err(e) => tracing::warn!(error = %e, "leader election failed"),
+            Err(e) => {
+                sweep_from = Instant::now() + config.dead_worker_after;
+                tracing::warn!(error = %e, "leader election failed");
+            }
         }
     }
     leader.release().await;

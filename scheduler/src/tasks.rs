@@ -29,8 +29,17 @@ pub async fn prune_oauth(db: &PgPool) {
     }
 }
 
-/// Runs every task once; failures are logged and retried next round.
-pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
+/// Runs every task once; failures are logged and retried next round. The
+/// dead-worker sweep runs only when `sweep_dead_workers`. Returns false when
+/// the database did not answer the round's first task (the caller then holds
+/// the sweep back until live workers had time to heartbeat again).
+pub async fn round(
+    config: &SchedulerConfig,
+    db: &PgPool,
+    objects: &Objects,
+    sweep_dead_workers: bool,
+) -> bool {
+    let mut answered = true;
     match rollup::roll_up(db).await {
         Ok(r) if r.entries > 0 => {
             tracing::debug!(
@@ -40,15 +49,20 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
             );
         }
         Ok(_) => {}
-        Err(e) => tracing::warn!(error = %e, "usage rollup failed"),
+        Err(e) => {
+            answered = false;
+            tracing::warn!(error = %e, "usage rollup failed");
+        }
     }
     if let Err(e) = limits::purge_expired_holds(db).await {
         tracing::warn!(error = %e, "purging expired usage holds failed");
     }
-    match queue::release_dead_workers(db, config.dead_worker_after).await {
-        Ok(0) => {}
-        Ok(n) => tracing::info!(jobs = n, "re-enqueued jobs of dead workers"),
-        Err(e) => tracing::warn!(error = %e, "sweeping dead workers failed"),
+    if sweep_dead_workers && answered {
+        match queue::release_dead_workers(db, config.dead_worker_after).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(jobs = n, "re-enqueued jobs of dead workers"),
+            Err(e) => tracing::warn!(error = %e, "sweeping dead workers failed"),
+        }
     }
     match documents::fail_lost_jobs(db).await {
         Ok(0) => {}
@@ -105,4 +119,5 @@ pub async fn round(config: &SchedulerConfig, db: &PgPool, objects: &Objects) {
         }
         Err(e) => tracing::warn!(error = %e, "expiring quality evaluations failed"),
     }
+    answered
 }

@@ -93,12 +93,30 @@ pub fn is_local_host(host: &str) -> bool {
 /// 2 cores, where PostgreSQL's CPU, not round trips, bounds the queue.
 pub const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
 
+/// How long a query waits for a pool connection by default before failing
+/// with `PoolTimedOut` (also while the database is unreachable).
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Opens a pool with at most `max_connections` connections.
 pub async fn connect(
     options: PgConnectOptions,
     max_connections: u32,
 ) -> Result<PgPool, StorageError> {
-    Ok(pool_options(max_connections).connect_with(options).await?)
+    connect_waiting(options, max_connections, ACQUIRE_TIMEOUT).await
+}
+
+/// [`connect`] whose queries wait at most `acquire_timeout` for a connection:
+/// while the database is unreachable they fail after that long (the API turns
+/// the failure into a 503) instead of [`ACQUIRE_TIMEOUT`].
+pub async fn connect_waiting(
+    options: PgConnectOptions,
+    max_connections: u32,
+    acquire_timeout: Duration,
+) -> Result<PgPool, StorageError> {
+    Ok(pool_options(max_connections)
+        .acquire_timeout(acquire_timeout)
+        .connect_with(options)
+        .await?)
 }
 
 /// A pool on `db`'s database, of its size, whose transactions commit without
@@ -139,7 +157,7 @@ pub fn queue_options(options: PgConnectOptions) -> PgConnectOptions {
 fn pool_options(max_connections: u32) -> PgPoolOptions {
     PgPoolOptions::new()
         .max_connections(max_connections)
-        .acquire_timeout(Duration::from_secs(10))
+        .acquire_timeout(ACQUIRE_TIMEOUT)
         .test_before_acquire(false)
         .before_acquire(|conn, meta| {
             Box::pin(async move {

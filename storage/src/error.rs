@@ -32,3 +32,53 @@ pub enum StorageError {
     #[error("job payload: {0}")]
     Payload(#[from] serde_json::Error),
 }
+
+impl StorageError {
+    /// Whether the database (or the queue on it) could not be reached: no
+    /// connection within the pool's acquire timeout, a connection lost or
+    /// refused, a server shutting down or starting up. The same call may
+    /// succeed once the database is back; the API answers 503.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Database(e) | Self::Queue(apalis_postgres::Error::Database(e)) => {
+                database_unavailable(e)
+            }
+            Self::Durability(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Whether `e` means the database could not be reached (see
+/// [`StorageError::is_unavailable`]): SQLSTATE classes 08 (connection
+/// exception) and 57P (operator intervention: shutdown, cannot connect now),
+/// 53300 (too many connections), and the pool's and socket's own failures.
+pub fn database_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed
+        | sqlx::Error::BeginFailed => true,
+        sqlx::Error::Database(d) => d
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P") || c == "53300"),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_failures_are_unavailable_and_others_are_not() {
+        assert!(StorageError::Database(sqlx::Error::PoolTimedOut).is_unavailable());
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert!(StorageError::Database(sqlx::Error::Io(refused)).is_unavailable());
+        assert!(StorageError::Durability("flush".into()).is_unavailable());
+        assert!(!StorageError::Database(sqlx::Error::RowNotFound).is_unavailable());
+        assert!(!StorageError::QueueArgument("x".into()).is_unavailable());
+    }
+}

@@ -71,6 +71,15 @@ pub const IMPORT_TMX: &str = "import-tmx";
 /// Queue of TMX export jobs (translation memory → TMX file).
 pub const EXPORT_TMX: &str = "export-tmx";
 
+/// Every queue the workers serve.
+pub const QUEUES: [&str; 5] = [
+    TRANSLATE_DOCUMENT,
+    EVALUATE_QUALITY,
+    VOICE_TRANSLATE,
+    IMPORT_TMX,
+    EXPORT_TMX,
+];
+
 /// How many times a TMX import or export job runs at most (first run included).
 pub const TMX_MAX_ATTEMPTS: i32 = 3;
 
@@ -255,6 +264,71 @@ pub async fn release_dead_workers(
     .execute(pool)
     .await?;
     Ok(res.rows_affected())
+}
+
+/// Puts back to `Pending` the jobs still `Queued`/`Running` under `worker`, a
+/// worker of this process whose loop has ended (its handlers were dropped with
+/// it), without counting an attempt: the job did not fail, its worker went
+/// away. Returns how many rows moved.
+pub async fn release_stopped_worker(pool: &PgPool, worker: &str) -> Result<u64, StorageError> {
+    let res = sqlx::query!(
+        r#"UPDATE apalis.jobs
+           SET status = 'Pending', lock_by = NULL, lock_at = NULL, done_at = NULL,
+               last_result = '{"Err": "Re-enqueued: its worker loop was restarted."}'
+           WHERE lock_by = $1 AND status IN ('Queued', 'Running')"#,
+        worker
+    )
+    .execute(pool)
+    .await?;
+    Ok(res.rows_affected())
+}
+
+/// Adds `restarts` to the restart count of `queue`'s worker loops.
+pub async fn record_loop_restarts(
+    pool: &PgPool,
+    queue: &str,
+    restarts: u64,
+) -> Result<(), StorageError> {
+    let restarts = i64::try_from(restarts).unwrap_or(i64::MAX);
+    sqlx::query!(
+        r#"INSERT INTO worker_loop_restarts (queue, restarts) VALUES ($1, $2)
+           ON CONFLICT (queue) DO UPDATE
+           SET restarts = worker_loop_restarts.restarts + EXCLUDED.restarts,
+               last_restart_at = now()"#,
+        queue,
+        restarts
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Worker loops by queue: how many sent a heartbeat within `within` (across
+/// every process), and how often loops of the queue were restarted. Every
+/// queue with a worker row or a restart is listed.
+pub async fn loop_liveness(
+    pool: &PgPool,
+    within: Duration,
+) -> Result<Vec<(String, i64, i64)>, StorageError> {
+    let within = interval(within);
+    let rows = sqlx::query!(
+        r#"SELECT q.queue AS "queue!",
+                  (SELECT count(*) FROM apalis.workers w
+                   WHERE w.worker_type COLLATE "C" = q.queue
+                     AND w.last_seen > now() - $1::interval) AS "live!",
+                  COALESCE((SELECT r.restarts FROM worker_loop_restarts r
+                            WHERE r.queue COLLATE "C" = q.queue), 0) AS "restarts!"
+           FROM (SELECT worker_type COLLATE "C" AS queue FROM apalis.workers
+                 UNION SELECT queue COLLATE "C" FROM worker_loop_restarts) q
+           ORDER BY 1"#,
+        within
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.queue, r.live, r.restarts))
+        .collect())
 }
 
 /// Deletes worker rows not seen for `older_than` that hold no job in flight

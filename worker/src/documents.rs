@@ -45,6 +45,7 @@ pub async fn translate_document(
         job_id = %task_id,
         attempt = attempt.current()
     );
+    span.in_scope(|| tracing::info!(kind = queue::TRANSLATE_DOCUMENT, "job started"));
     let started = Instant::now();
     let outcome = run(&job, &state).instrument(span.clone()).await;
     let _enter = span.enter();

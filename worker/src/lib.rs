@@ -9,6 +9,7 @@ pub mod documents;
 mod job;
 pub mod quality;
 pub mod run;
+pub mod supervise;
 pub mod tmx_export;
 pub mod tmx_import;
 pub mod voice;

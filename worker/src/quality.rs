@@ -67,6 +67,7 @@ pub async fn evaluate_quality(
         job_id = %task_id,
         attempt = attempt.current()
     );
+    span.in_scope(|| tracing::info!(kind = queue::EVALUATE_QUALITY, "job started"));
     let started = Instant::now();
     let outcome = run(&job, &state).instrument(span.clone()).await;
     let _enter = span.enter();

@@ -11,6 +11,9 @@ use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 use tolk_storage::queue::{self, EvaluateQuality, TmxJob, TranslateDocument, VoiceTranslate};
 
+use tokio::sync::watch;
+
+use crate::supervise::Supervisor;
 use crate::wake::{LaneWake, WakeHub};
 
 /// Settings of a worker process.
@@ -143,61 +146,83 @@ pub fn unique_name(queue: &str) -> String {
     )
 }
 
-/// A `Monitor` with one worker per `$job, $queue, $handler`: each named once
-/// per process start, woken by `$hub`, its queue bookkeeping on `$queue_db`,
-/// its handler given `$state`.
+/// One supervised loop per lane of every `$job, $queue, $handler`: each loop
+/// runs one apalis worker (in a `Monitor` of its own, for its graceful stop)
+/// under a name unique to that start, woken by `$hub`, its queue bookkeeping on
+/// `$queue_db`, its handler given `$state`; [`Supervisor`] starts it again
+/// whenever it ends before `$stop`.
 macro_rules! workers {
-    ($config:expr, $state:expr, $hub:expr, $queue_db:expr; $($job:ty, $queue:expr, $handler:path;)+) => {{
-        let monitor = Monitor::new();
-        let mut monitor = monitor;
+    ($config:expr, $state:expr, $hub:expr, $queue_db:expr, $stop:expr; $($job:ty, $queue:expr, $handler:path;)+) => {{
+        let mut loops: Vec<futures::future::BoxFuture<'static, ()>> = Vec::new();
         $(
             for _ in 0..$config.lanes.max(1) {
-                let name = unique_name($queue);
                 let (config, state, hub, queue_db) =
                     ($config.clone(), $state.clone(), $hub.clone(), $queue_db.clone());
-                monitor = monitor.register(move |_restarts| {
-                    WorkerBuilder::new(name.clone())
-                        .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
-                        .data(state.clone())
-                        .catch_panic()
-                        .concurrency(config.concurrency())
-                        .build($handler)
-                });
+                let supervisor = Supervisor::new($queue, queue_db.clone(), $stop.clone());
+                let stopped = supervisor.clone();
+                loops.push(Box::pin(supervisor.run(move |name: String| {
+                    let (config, state, hub, queue_db) =
+                        (config.clone(), state.clone(), hub.clone(), queue_db.clone());
+                    let stop = stopped.stopped();
+                    async move {
+                        let timeout = config.shutdown_timeout;
+                        let ended = Monitor::new()
+                            .register(move |_restarts| {
+                                WorkerBuilder::new(name.clone())
+                                    .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
+                                    .data(state.clone())
+                                    .catch_panic()
+                                    .concurrency(config.concurrency())
+                                    .build($handler)
+                            })
+                            .shutdown_timeout(timeout)
+                            .run_with_signal(async move {
+                                stop.await;
+                                Ok(())
+                            })
+                            .await;
+                        if let Err(e) = ended {
+                            tracing::warn!(queue = $queue, error = %e, "worker loop stopped with an error");
+                        }
+                    }
+                })));
             }
         )+
-        monitor
+        loops
     }};
 }
 
 /// Runs the workers of every queue until `shutdown` resolves; running jobs then
-/// finish (up to `shutdown_timeout`), fetched but unstarted ones go back to the queue.
+/// finish (up to `shutdown_timeout`), fetched but unstarted ones go back to the
+/// queue. A loop that ends before (a lost database, a failed fetch) is started
+/// again ([`crate::supervise`]), so this returns only after `shutdown`.
 pub async fn run(
     config: WorkerConfig,
     state: WorkerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), MonitorError> {
+) {
     // apalis' bookkeeping commits without waiting for the WAL flush; the
     // handlers' own writes (`state.db`) stay durable.
     let queue_db = tolk_storage::db::relaxed_pool(&state.db);
     let hub = config.wake_hub(&queue_db);
+    let (stop_tx, stop) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
     tracing::info!(
         concurrency = config.concurrency(),
         lanes = config.lanes.max(1),
         batch = ?config.batch_size,
         "worker starting"
     );
-    let monitor = workers!(config, state, hub, queue_db;
+    let loops = workers!(config, state, hub, queue_db, stop;
         TranslateDocument, queue::TRANSLATE_DOCUMENT, crate::documents::translate_document;
         EvaluateQuality, queue::EVALUATE_QUALITY, crate::quality::evaluate_quality;
         VoiceTranslate, queue::VOICE_TRANSLATE, crate::voice::translate_voice;
         TmxJob, queue::IMPORT_TMX, crate::tmx_import::import_tmx;
         TmxJob, queue::EXPORT_TMX, crate::tmx_export::export_tmx;
     );
-    monitor
-        .shutdown_timeout(config.shutdown_timeout)
-        .run_with_signal(async move {
-            shutdown.await;
-            Ok(())
-        })
-        .await
+    futures::future::join_all(loops).await;
+    tracing::info!("worker stopped");
 }

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tolk_formats::tmx::{Header, TmxWriter, Unit};
 use tolk_storage::StorageError;
-use tolk_storage::queue::TmxJob;
+use tolk_storage::queue::{self, TmxJob};
 use tolk_storage::translation_memories::{self as memories, jobs};
 use tracing::Instrument;
 
@@ -41,6 +41,7 @@ pub async fn export_tmx(
         job_id = %task_id,
         attempt = attempt.current()
     );
+    span.in_scope(|| tracing::info!(kind = queue::EXPORT_TMX, "job started"));
     let started = Instant::now();
     let outcome = run(&job, &state).instrument(span.clone()).await;
     conclude(&state, &job, &task_id, &attempt, outcome, started)

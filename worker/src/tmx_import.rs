@@ -71,6 +71,7 @@ pub async fn import_tmx(
         job_id = %task_id,
         attempt = attempt.current()
     );
+    span.in_scope(|| tracing::info!(kind = queue::IMPORT_TMX, "job started"));
     let started = Instant::now();
     let outcome = run(&job, &state).instrument(span.clone()).await;
     conclude(&state, &job, &task_id, &attempt, outcome, started)

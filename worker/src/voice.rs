@@ -34,6 +34,7 @@ pub async fn translate_voice(
         job_id = %task_id,
         attempt = attempt.current()
     );
+    span.in_scope(|| tracing::info!(kind = queue::VOICE_TRANSLATE, "job started"));
     let started = Instant::now();
     let outcome = run(&job, &state).instrument(span.clone()).await;
     let _enter = span.enter();

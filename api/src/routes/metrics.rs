@@ -28,7 +28,9 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let jobs = queue::counts(&state.db).await?;
     let docs = documents::counts_by_status(&state.db).await?;
     let durations = documents::recent_durations(&state.db, WINDOW_SECS).await?;
-    let body = render(&jobs, &docs, &durations);
+    let loops = queue::loop_liveness(&state.db, state.worker_heartbeat.saturating_mul(3)).await?;
+    let mut body = render(&jobs, &docs, &durations);
+    render_loops(&loops, &mut body);
     Ok((
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,
@@ -103,6 +105,28 @@ fn render(
     out
 }
 
+/// `tolk_workers_live` (worker loops that heartbeated within 3 periods, in
+/// every process) and `tolk_worker_loop_restarts_total` by queue; every queue
+/// the workers serve is listed, with 0 when nothing runs it.
+fn render_loops(loops: &[(String, i64, i64)], out: &mut String) {
+    let mut by_queue: std::collections::BTreeMap<&str, (i64, i64)> =
+        queue::QUEUES.iter().map(|q| (*q, (0, 0))).collect();
+    for (q, live, restarts) in loops {
+        by_queue.insert(q.as_str(), (*live, *restarts));
+    }
+    out.push_str("# HELP tolk_workers_live Worker loops with a heartbeat in the last 3 heartbeat periods, across all processes.\n# TYPE tolk_workers_live gauge\n");
+    for (q, (live, _)) in &by_queue {
+        let _ = writeln!(out, "tolk_workers_live{{queue=\"{q}\"}} {live}");
+    }
+    out.push_str("# HELP tolk_worker_loop_restarts_total Worker loops started again after ending on an error, across all processes.\n# TYPE tolk_worker_loop_restarts_total counter\n");
+    for (q, (_, restarts)) in &by_queue {
+        let _ = writeln!(
+            out,
+            "tolk_worker_loop_restarts_total{{queue=\"{q}\"}} {restarts}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +145,15 @@ mod tests {
         assert!(text.contains("tolk_documents{state=\"error\"} 0"));
         assert!(text.contains("outcome=\"done\",le=\"1\"} 1"));
         assert!(text.contains("outcome=\"done\",le=\"+Inf\"} 2"));
+    }
+
+    #[test]
+    fn renders_every_queue_s_live_loops_and_restarts() {
+        let mut text = String::new();
+        render_loops(&[("import-tmx".to_owned(), 2, 5)], &mut text);
+        assert!(text.contains("tolk_workers_live{queue=\"import-tmx\"} 2"));
+        assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"import-tmx\"} 5"));
+        assert!(text.contains("tolk_workers_live{queue=\"translate-document\"} 0"));
+        assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"export-tmx\"} 0"));
     }
 }
