@@ -15,6 +15,8 @@ mod engines;
 mod glossaries;
 mod hostile;
 mod metering;
+mod outage;
+mod pg_server;
 mod quality;
 mod queue_rows;
 mod queue_wake;

@@ -160,7 +160,7 @@ async fn only_queue_bookkeeping_and_enqueues_commit_without_the_flush() -> Resul
     tx.commit().await?;
     ensure!(inside == "off", "inside the enqueue: {inside}");
     // Many waiters at once all get through the shared barrier.
-    let waits = (0..50).map(|_| enqueuer.committed(QUEUE));
+    let waits = (0..50).map(|_| enqueuer.barrier().wait());
     for r in futures::future::join_all(waits).await {
         r?;
     }

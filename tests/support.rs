@@ -27,6 +27,8 @@ pub fn free_port() -> u16 {
 /// One test's world: its own database and object folder.
 pub struct World {
     name: String,
+    /// The server's admin URL (where this world's database was created).
+    admin: String,
     pub database_url: String,
     pub dir: PathBuf,
     pub object_store: String,
@@ -37,8 +39,14 @@ pub struct World {
 impl World {
     /// Creates the database, migrates it, and sets up a temp folder.
     pub async fn new(tag: &str) -> Result<Self> {
+        Self::new_on(tag, &admin_url()).await
+    }
+
+    /// [`World::new`] on the server whose admin URL is `admin` (a test's own
+    /// server: `crate::pg_server::PgServer`).
+    pub async fn new_on(tag: &str, admin: &str) -> Result<Self> {
         let name = format!("tolk_e2e_{tag}_{}", uuid::Uuid::new_v4().simple());
-        let admin = admin_url();
+        let admin = admin.to_owned();
         let pool = sqlx::PgPool::connect(&admin).await.with_context(|| {
             format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)")
         })?;
@@ -56,6 +64,7 @@ impl World {
         let object_store = dir.join("objects").display().to_string();
         let world = Self {
             name,
+            admin,
             database_url,
             object_store,
             dir,
@@ -190,6 +199,14 @@ impl World {
             .with_context(|| format!("process {pid} did not exit within {timeout:?}"))??)
     }
 
+    /// Whether the process `pid` (started with `spawn`) is still running.
+    pub fn is_running(&mut self, pid: u32) -> bool {
+        self.children
+            .iter_mut()
+            .find(|c| c.id() == Some(pid))
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
     /// The log of a process started with `spawn`.
     pub fn log(&self, log_name: &str) -> String {
         std::fs::read_to_string(self.dir.join(format!("{log_name}.log"))).unwrap_or_default()
@@ -222,13 +239,14 @@ impl Drop for World {
             return;
         }
         let name = self.name.clone();
+        let admin = self.admin.clone();
         let dropped = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .ok()?;
             rt.block_on(async {
-                let pool = sqlx::PgPool::connect(&admin_url()).await.ok()?;
+                let pool = sqlx::PgPool::connect(&admin).await.ok()?;
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
                 )))

@@ -13,7 +13,7 @@ use tolk_formats::tmx::{Entry, Header, TmxReader, Unit};
 use crate::support::{Api, World, call, python};
 
 /// Creates an import job and uploads `tmx` to its signed URL; returns the job id.
-async fn import(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<String> {
+pub(crate) async fn import(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<String> {
     let (code, job) = call(
         api,
         key,
@@ -56,7 +56,7 @@ async fn import(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<String> 
 }
 
 /// Polls a job until it is completed, failed or expired; returns its body.
-async fn wait_job(api: &Api, key: &str, id: &str) -> Result<Value> {
+pub(crate) async fn wait_job(api: &Api, key: &str, id: &str) -> Result<Value> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (code, body) = call(
@@ -424,7 +424,7 @@ async fn tmx_from_translate_toolkit_imports_and_applies() -> Result<()> {
     Ok(())
 }
 
-fn tmx_of(units: &[(&str, &str)], lang: &str) -> String {
+pub(crate) fn tmx_of(units: &[(&str, &str)], lang: &str) -> String {
     let mut s = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tmx version=\"1.4\">\n<header creationtool=\"t\" creationtoolversion=\"1\" segtype=\"sentence\" o-tmf=\"t\" adminlang=\"en\" srclang=\"en\" datatype=\"plaintext\"/>\n<body>\n",
     );

@@ -68,7 +68,7 @@ async fn tts_raw(api: &Api, key: &str, body: reqwest::Body, json_type: bool) -> 
     })
 }
 
-async fn tts(api: &Api, key: &str, voice: i64, text: &str) -> Result<Vec<u8>> {
+pub(crate) async fn tts(api: &Api, key: &str, voice: i64, text: &str) -> Result<Vec<u8>> {
     let body = json!({"voiceId": voice, "text": text}).to_string();
     let a = tts_raw(api, key, body.into(), true).await?;
     if a.code != 200 {
@@ -823,7 +823,7 @@ async fn tts_streams_simplex_and_duplex() -> Result<()> {
     Ok(())
 }
 
-async fn create_job(api: &Api, key: &str, body: &Value) -> Result<(u16, Value)> {
+pub(crate) async fn create_job(api: &Api, key: &str, body: &Value) -> Result<(u16, Value)> {
     let res = api
         .http
         .post(api.url("/v1/jobs/voice/translate"))
@@ -850,7 +850,7 @@ async fn job_status(api: &Api, key: &str, id: &str) -> Result<(u16, Value)> {
     ))
 }
 
-async fn upload_to(url: &str, signature: Option<&str>, data: Vec<u8>) -> Result<u16> {
+pub(crate) async fn upload_to(url: &str, signature: Option<&str>, data: Vec<u8>) -> Result<u16> {
     let mut req = fresh_client()
         .put(url)
         .header("Content-Type", "application/octet-stream")
@@ -862,7 +862,7 @@ async fn upload_to(url: &str, signature: Option<&str>, data: Vec<u8>) -> Result<
 }
 
 /// Polls until no result is pending, uploaded or processing.
-async fn wait_job(api: &Api, key: &str, id: &str) -> Result<Value> {
+pub(crate) async fn wait_job(api: &Api, key: &str, id: &str) -> Result<Value> {
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
         let (code, body) = job_status(api, key, id).await?;

@@ -1442,7 +1442,7 @@ impl AfterCommit {
             Self::Api {
                 enqueuer,
                 visible_first: true,
-            } => enqueuer.committed(QUEUE).await?,
+            } => enqueuer.committed(QUEUE).await,
             Self::Api { enqueuer, .. } => enqueuer.notifier().wake(QUEUE),
             Self::Turn => tq::notify_enqueued(pool, QUEUE)
                 .await

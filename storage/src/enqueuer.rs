@@ -30,6 +30,12 @@ use tokio::sync::{Notify, watch};
 use crate::StorageError;
 use crate::queue::{notify_statement, valid_queue_name};
 
+/// How many times [`Enqueuer::committed`] waits for the WAL flush before it
+/// gives up confirming durability.
+pub const BARRIER_TRIES: u32 = 3;
+/// Pause between two of those tries.
+const BARRIER_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The queue plumbing of an API process; see the module documentation. Cheap to
 /// clone.
 #[derive(Clone)]
@@ -62,10 +68,39 @@ impl Enqueuer {
     }
 
     /// After a transaction from [`Enqueuer::begin`] committed a job of `queue`:
-    /// wakes a worker of `queue`, then returns once the job is durable.
-    pub async fn committed(&self, queue: &str) -> Result<(), StorageError> {
+    /// wakes a worker of `queue`, then waits until the job is durable.
+    ///
+    /// The commit has happened, so the caller answers the client with the
+    /// job's ids whatever this finds. A barrier whose connection failed (a
+    /// database restart leaves it stale) is tried again on a fresh connection,
+    /// up to [`BARRIER_TRIES`] times; the first success on the new connection
+    /// means the server now running holds the commit durably, or, after a
+    /// crash of the server that lost it, never will (then the job is simply
+    /// not found). When every try fails the outcome is unknown: a warning is
+    /// logged and the client still gets its ids, which is what it needs to
+    /// ask again, rather than an error for work that may well run.
+    pub async fn committed(&self, queue: &str) {
         self.notifier.wake(queue);
-        self.barrier.wait().await
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            match self.barrier.wait().await {
+                Ok(()) => return,
+                Err(e) if tries >= BARRIER_TRIES => {
+                    tracing::warn!(queue, error = %e, tries, "a committed job's durability is unconfirmed; answering with its ids");
+                    return;
+                }
+                Err(e) => {
+                    tracing::debug!(queue, error = %e, tries, "waiting for the WAL flush failed; trying a fresh connection");
+                    tokio::time::sleep(BARRIER_RETRY_DELAY).await;
+                }
+            }
+        }
+    }
+
+    /// The durability barrier alone.
+    pub fn barrier(&self) -> &Barrier {
+        &self.barrier
     }
 
     /// The NOTIFY sender alone.

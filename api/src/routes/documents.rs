@@ -292,7 +292,7 @@ async fn upload(
         return Err(e.into());
     }
     // Visible (a worker may be translating it already); answer once durable.
-    state.enqueuer.committed(queue::TRANSLATE_DOCUMENT).await?;
+    state.enqueuer.committed(queue::TRANSLATE_DOCUMENT).await;
     tracing::info!(document_id = %id, job_id = %job_id, "document queued");
     Ok(Json(UploadResponse {
         document_id: id,

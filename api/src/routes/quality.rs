@@ -224,7 +224,7 @@ async fn submit(
     )
     .await?;
     tx.commit().await?;
-    state.enqueuer.committed(queue::EVALUATE_QUALITY).await?;
+    state.enqueuer.committed(queue::EVALUATE_QUALITY).await;
     tracing::info!(evaluation_id = %id, job_id = %job_id, segments = sub.segment_count, "quality evaluation queued");
     Ok(retry_after(
         (

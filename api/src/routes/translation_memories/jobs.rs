@@ -288,7 +288,7 @@ async fn upload(
     )
     .await?;
     tx.commit().await?;
-    state.enqueuer.committed(queue::IMPORT_TMX).await?;
+    state.enqueuer.committed(queue::IMPORT_TMX).await;
     Ok(StatusCode::OK.into_response())
 }
 
@@ -330,7 +330,7 @@ async fn create_export(
     )
     .await?;
     tx.commit().await?;
-    state.enqueuer.committed(queue::EXPORT_TMX).await?;
+    state.enqueuer.committed(queue::EXPORT_TMX).await;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"job_id": job_id, "parameters": {"translation_memory_id": memory.id}})),

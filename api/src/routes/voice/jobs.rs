@@ -394,7 +394,7 @@ async fn start_job(
     )
     .await?;
     tx.commit().await?;
-    state.enqueuer.committed(queue::VOICE_TRANSLATE).await?;
+    state.enqueuer.committed(queue::VOICE_TRANSLATE).await;
     Ok(true)
 }
 
