@@ -471,8 +471,7 @@ async fn serve_api(
     };
     let rate_limiter = match &s.redis_url {
         Some(url) => RateLimiter::shared(rate, url)
-            .await
-            .context("connecting to Redis (REDIS_URL) for the shared rate limits")?,
+            .context("reading REDIS_URL for the shared rate limits")?,
         None => {
             tracing::warn!(
                 "REDIS_URL is not set: per-key rate limits are kept in this process only, \

@@ -21,6 +21,7 @@ mod quality;
 mod queue_rows;
 mod queue_wake;
 mod recovery;
+mod redis_optional;
 mod s3;
 mod style_rules;
 mod translate;

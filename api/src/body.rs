@@ -45,3 +45,114 @@ where
         Ok(Self(parsed))
     }
 }
+
+/// Refuses a JSON body with a NUL character (U+0000) in any string, key or
+/// value: PostgreSQL cannot store one in text, so the request is answered 400
+/// naming the field (`name`, `dictionaries[0].entries`) instead of failing when
+/// stored.
+pub fn reject_nul(value: &serde_json::Value) -> Result<(), ApiError> {
+    match nul_path(value) {
+        None => Ok(()),
+        Some(path) => Err(nul_error(&path)),
+    }
+}
+
+/// [`reject_nul`] for a JSON object's members.
+pub fn reject_nul_map(map: &serde_json::Map<String, serde_json::Value>) -> Result<(), ApiError> {
+    for (k, v) in map {
+        if k.contains('\0') {
+            return Err(nul_error(&k.replace('\0', "\\u0000")));
+        }
+        if let Some(inner) = nul_path(v) {
+            let path = if inner == "body" {
+                k.clone()
+            } else if inner.starts_with('[') {
+                format!("{k}{inner}")
+            } else {
+                format!("{k}.{inner}")
+            };
+            return Err(nul_error(&path));
+        }
+    }
+    Ok(())
+}
+
+/// [`reject_nul`] for form pairs.
+pub fn reject_nul_pairs(pairs: &[(String, String)]) -> Result<(), ApiError> {
+    match pairs
+        .iter()
+        .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+    {
+        None => Ok(()),
+        Some((k, _)) => Err(nul_error(&k.replace('\0', "\\u0000"))),
+    }
+}
+
+fn nul_error(field: &str) -> ApiError {
+    ApiError::BadRequest(format!(
+        "Value for '{field}' contains a NUL character (U+0000), which is not allowed."
+    ))
+}
+
+/// The path of the first string holding a NUL, walking without recursion (a
+/// JSON body nests at most 128 levels, serde_json's limit, but the walk does not
+/// rely on it).
+fn nul_path(value: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            Value::String(s) if s.contains('\0') => {
+                return Some(if path.is_empty() {
+                    "body".to_owned()
+                } else {
+                    path
+                });
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((format!("{path}[{i}]"), item));
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    let name = if k.contains('\0') {
+                        return Some(k.replace('\0', "\\u0000"));
+                    } else if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    stack.push((name, item));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn message(e: ApiError) -> String {
+        e.to_string()
+    }
+
+    #[test]
+    fn nul_characters_are_refused_naming_their_field() {
+        assert!(reject_nul(&json!({"name": "ok", "n": 1, "list": ["a"]})).is_ok());
+        let e = reject_nul(&json!({"name": "a\u{0}b"})).expect_err("NUL");
+        assert!(message(e).contains("'name'"));
+        let e = reject_nul(&json!({"dictionaries": [{"entries": "x"}, {"entries": "\u{0}"}]}))
+            .expect_err("nested NUL");
+        assert!(message(e).contains("'dictionaries[1].entries'"));
+        let e = reject_nul(&json!({"a\u{0}": 1})).expect_err("NUL in a key");
+        assert!(message(e).contains("a\\u0000"));
+        assert!(reject_nul_pairs(&[("label".into(), "fine".into())]).is_ok());
+        let e = reject_nul_pairs(&[("label".into(), "x\u{0}".into())]).expect_err("form NUL");
+        assert!(message(e).contains("'label'"));
+    }
+}

@@ -79,8 +79,28 @@ impl ApiError {
 /// Seconds a client is asked to wait when the database cannot be reached.
 const DATABASE_RETRY_AFTER_SECS: u32 = 5;
 
+/// Whether PostgreSQL refused a text it cannot store (SQLSTATE 22021, a NUL
+/// character or an invalid byte sequence; 22P05, untranslatable): the client's
+/// input, not a fault of ours. Inputs are checked at the edge
+/// ([`crate::body::reject_nul`]); this is the safety net behind that.
+fn unstorable_text(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.code().is_some_and(|c| c == "22021" || c == "22P05"))
+}
+
+fn unstorable_text_error() -> ApiError {
+    ApiError::BadRequest(
+        "Invalid text: a value contains a NUL character (U+0000) or bytes that are not valid UTF-8."
+            .to_owned(),
+    )
+}
+
 impl From<tolk_storage::StorageError> for ApiError {
     fn from(e: tolk_storage::StorageError) -> Self {
+        if let tolk_storage::StorageError::Database(d) = &e
+            && unstorable_text(d)
+        {
+            return unstorable_text_error();
+        }
         if e.is_unavailable() {
             tracing::warn!(error = %e, "database unavailable");
             return Self::DatabaseUnavailable;
@@ -91,6 +111,9 @@ impl From<tolk_storage::StorageError> for ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
+        if unstorable_text(&e) {
+            return unstorable_text_error();
+        }
         if tolk_storage::error::database_unavailable(&e) {
             tracing::warn!(error = %e, "database unavailable");
             return Self::DatabaseUnavailable;
@@ -139,4 +162,44 @@ impl IntoResponse for ApiError {
 /// A JSON `{"message": …}` response with any status.
 pub fn message(status: StatusCode, text: impl Into<String>) -> Response {
     (status, Json(json!({ "message": text.into() }))).into_response()
+}
+
+/// Largest error body [`json_errors`] reads to wrap it.
+const WRAP_LIMIT: usize = 16 * 1024;
+
+/// Makes every error answer JSON `{"message": …}`: responses with a 4xx or 5xx
+/// status that are not JSON already (axum's own rejections: a missing multipart
+/// boundary, duplicate query keys, a bad header, an oversized body; the
+/// fallback's 404, a 405) get their text, or the status' reason, as the message.
+pub async fn json_errors(res: Response) -> Response {
+    let status = res.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return res;
+    }
+    let is_json = res
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.trim_start().starts_with("application/json"));
+    if is_json {
+        return res;
+    }
+    let (mut parts, body) = res.into_parts();
+    let bytes = axum::body::to_bytes(body, WRAP_LIMIT)
+        .await
+        .unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("Error").to_owned()
+    } else {
+        text.to_owned()
+    };
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    parts.headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    let body = serde_json::to_vec(&json!({ "message": message })).unwrap_or_default();
+    Response::from_parts(parts, axum::body::Body::from(body))
 }

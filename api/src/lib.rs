@@ -60,6 +60,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::metrics::router())
         .merge(routes::voice::router(voice_upload_limit))
         .fallback(routes::not_found)
+        .layer(axum::middleware::map_response(error::json_errors))
         .layer(DefaultBodyLimit::max(upload_limit))
         .layer(axum::middleware::from_fn(limit_uri))
         .layer(TraceLayer::new_for_http().make_span_with(trace_id::make_span))

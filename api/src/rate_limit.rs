@@ -5,15 +5,28 @@
 //! `per_second` requests a second. With Redis (`REDIS_URL`) the timestamp lives
 //! in Redis and is updated by one Lua script, atomically, with Redis's clock: all
 //! API replicas share the limit. Without Redis it lives in this process (each
-//! replica then limits on its own, which is logged as a warning at start). When
-//! Redis fails at run time, the request is limited in-process and a warning is
-//! logged (availability before strictness).
+//! replica then limits on its own, which is logged as a warning at start).
+//!
+//! Redis is optional at run time (availability before strictness):
+//! - the connection is made in the background, so a process whose Redis is
+//!   down starts and serves, limiting in-process until Redis answers;
+//! - a failed Redis call opens a circuit breaker: for [`BREAKER_OPEN`] every
+//!   request is limited in-process without asking Redis, then one request
+//!   tries Redis again;
+//! - the failure is logged at most once per [`WARN_EVERY`], not per request.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use redis::aio::ConnectionManager;
+
+/// How long the limiter stops asking Redis after a failed call.
+pub const BREAKER_OPEN: Duration = Duration::from_secs(5);
+/// Least time between two warnings about Redis.
+pub const WARN_EVERY: Duration = Duration::from_secs(60);
+/// Longest a rate-limit call waits for Redis's answer.
+const RESPONSE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// Settings of the limiter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,7 +80,7 @@ const PREFIX: &str = "tolk:ratelimit:";
 #[derive(Clone)]
 pub struct RateLimiter {
     config: RateLimit,
-    redis: Option<ConnectionManager>,
+    redis: Option<Arc<SharedRedis>>,
     script: Arc<redis::Script>,
     local: Arc<Mutex<Local>>,
 }
@@ -78,6 +91,96 @@ impl std::fmt::Debug for RateLimiter {
             .field("config", &self.config)
             .field("shared", &self.redis.is_some())
             .finish()
+    }
+}
+
+/// Redis as the limiter sees it: a connection once the background task made
+/// one, and the circuit breaker.
+#[derive(Default)]
+struct SharedRedis {
+    conn: OnceLock<ConnectionManager>,
+    breaker: Mutex<Breaker>,
+}
+
+/// When Redis may be asked again, and when the last warning was logged.
+#[derive(Debug, Default)]
+struct Breaker {
+    open_until: Option<Instant>,
+    last_warning: Option<Instant>,
+    /// Failures not yet in a warning.
+    failures: u64,
+}
+
+impl Breaker {
+    fn is_open(&self, now: Instant) -> bool {
+        self.open_until.is_some_and(|t| now < t)
+    }
+
+    /// Opens the breaker after a failure; returns the number of failures to
+    /// report when a warning is due.
+    fn trip(&mut self, now: Instant) -> Option<u64> {
+        self.open_until = Some(now + BREAKER_OPEN);
+        self.failures += 1;
+        if self
+            .last_warning
+            .is_none_or(|t| now.duration_since(t) >= WARN_EVERY)
+        {
+            self.last_warning = Some(now);
+            return Some(std::mem::take(&mut self.failures));
+        }
+        None
+    }
+
+    fn close(&mut self) {
+        self.open_until = None;
+    }
+}
+
+impl SharedRedis {
+    /// Records a failure; logs a warning at most once per [`WARN_EVERY`].
+    fn failed(&self, what: &str, error: &dyn std::fmt::Display) {
+        let due = lock(&self.breaker).trip(Instant::now());
+        if let Some(failures) = due {
+            tracing::warn!(
+                error = %error,
+                failures,
+                "{what}; limiting in this process (Redis is tried again every {} s; this warning repeats at most every {} s)",
+                BREAKER_OPEN.as_secs(),
+                WARN_EVERY.as_secs()
+            );
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Connects to Redis until it works (the connection manager reconnects by
+/// itself afterwards).
+async fn connect(client: redis::Client, shared: Arc<SharedRedis>) {
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(RESPONSE_TIMEOUT))
+        .set_number_of_retries(1);
+    let mut delay = Duration::from_millis(250);
+    loop {
+        match client
+            .get_connection_manager_with_config(config.clone())
+            .await
+        {
+            Ok(conn) => {
+                let _ = shared.conn.set(conn);
+                lock(&shared.breaker).close();
+                tracing::info!("connected to Redis: rate limits are shared");
+                return;
+            }
+            Err(e) => {
+                shared.failed("Redis is unreachable", &e);
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(BREAKER_OPEN);
+            }
+        }
     }
 }
 
@@ -99,18 +202,15 @@ impl RateLimiter {
         }
     }
 
-    /// A limiter shared through Redis at `url`.
-    pub async fn shared(config: RateLimit, url: &str) -> Result<Self, redis::RedisError> {
+    /// A limiter shared through Redis at `url`. Fails only on a malformed URL:
+    /// the connection is made in the background (needs a Tokio runtime), and
+    /// until it is, requests are limited in this process.
+    pub fn shared(config: RateLimit, url: &str) -> Result<Self, redis::RedisError> {
         let client = redis::Client::open(url)?;
-        let manager_config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_millis(500)))
-            .set_number_of_retries(2);
-        let conn = client
-            .get_connection_manager_with_config(manager_config)
-            .await?;
+        let shared = Arc::new(SharedRedis::default());
+        tokio::spawn(connect(client, shared.clone()));
         Ok(Self {
-            redis: Some(conn),
+            redis: Some(shared),
             ..Self::local(config)
         })
     }
@@ -126,7 +226,10 @@ impl RateLimiter {
             return Decision::Allow;
         }
         let interval_ms = 1000.0 / self.config.per_second;
-        if let Some(conn) = &self.redis {
+        if let Some(shared) = &self.redis
+            && let Some(conn) = shared.conn.get()
+            && !lock(&shared.breaker).is_open(Instant::now())
+        {
             let mut conn = conn.clone();
             let res: Result<i64, _> = self
                 .script
@@ -140,9 +243,7 @@ impl RateLimiter {
                 Ok(wait_ms) => {
                     return Decision::Deny(Duration::from_millis(wait_ms.unsigned_abs()));
                 }
-                Err(e) => {
-                    tracing::warn!(error = %e, "Redis rate limit failed; limiting in this process");
-                }
+                Err(e) => shared.failed("the Redis rate limit failed", &e),
             }
         }
         self.check_local(key_id, Instant::now(), interval_ms)
@@ -210,5 +311,38 @@ mod tests {
         for _ in 0..100 {
             assert_eq!(rl.check("k").await, Decision::Allow);
         }
+    }
+
+    #[test]
+    fn the_breaker_opens_for_a_while_and_warns_once_a_minute() {
+        let mut b = Breaker::default();
+        let t0 = Instant::now();
+        assert!(!b.is_open(t0));
+        assert_eq!(b.trip(t0), Some(1));
+        assert!(b.is_open(t0 + BREAKER_OPEN / 2));
+        assert!(!b.is_open(t0 + BREAKER_OPEN));
+        // Failures within the minute are counted, not logged.
+        for i in 1..10u32 {
+            assert_eq!(b.trip(t0 + BREAKER_OPEN * i), None);
+        }
+        assert_eq!(b.trip(t0 + WARN_EVERY), Some(10));
+        b.close();
+        assert!(!b.is_open(t0 + WARN_EVERY));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_redis_limits_in_process_at_once() {
+        let rl = RateLimiter::shared(
+            RateLimit {
+                per_second: 1.0,
+                burst: 2,
+            },
+            "redis://127.0.0.1:1",
+        )
+        .expect("a well-formed URL");
+        assert!(rl.is_shared());
+        assert_eq!(rl.check("k").await, Decision::Allow);
+        assert_eq!(rl.check("k").await, Decision::Allow);
+        assert!(matches!(rl.check("k").await, Decision::Deny(_)));
     }
 }

@@ -89,7 +89,10 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
         return Ok(Map::new());
     }
     match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Object(map)) => {
+            crate::body::reject_nul_map(&map)?;
+            Ok(map)
+        }
         Ok(_) => Err(bad("Invalid JSON body: expected an object.")),
         Err(e) => Err(bad(format!("Invalid JSON body: {e}"))),
     }

@@ -184,6 +184,7 @@ async fn submit(
         .map_err(|_| ApiError::TooLarge("Request body too large.".to_owned()))?;
     let body: Value =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("Invalid JSON body: {e}")))?;
+    crate::body::reject_nul(&body)?;
     let sub = validate(&body)?;
     if sub.request["back_translation"] == Value::Bool(true)
         && let Err(e) = state

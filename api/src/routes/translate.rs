@@ -86,6 +86,7 @@ impl Params {
         if json {
             let value: serde_json::Value = serde_json::from_slice(bytes)
                 .map_err(|e| bad(format!("Invalid JSON body: {e}")))?;
+            crate::body::reject_nul(&value)?;
             let serde_json::Value::Object(map) = value else {
                 return Err(bad("Invalid JSON body: expected an object.".to_owned()));
             };
@@ -95,6 +96,7 @@ impl Params {
         } else {
             let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)
                 .map_err(|e| bad(format!("Invalid form body: {e}")))?;
+            crate::body::reject_nul_pairs(&pairs)?;
             for (k, v) in pairs {
                 match fields.entry(k).or_insert_with(|| Field::Form(Vec::new())) {
                     Field::Form(values) => values.push(v),

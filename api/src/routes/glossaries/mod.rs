@@ -78,13 +78,17 @@ pub(crate) async fn body_object(
         })?;
     if json {
         match serde_json::from_slice(&bytes) {
-            Ok(Value::Object(m)) => Ok(m),
+            Ok(Value::Object(m)) => {
+                crate::body::reject_nul_map(&m)?;
+                Ok(m)
+            }
             Ok(_) => Err(bad("Invalid JSON body: expected an object.")),
             Err(e) => Err(bad(format!("Invalid JSON body: {e}"))),
         }
     } else {
         let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
             .map_err(|e| bad(format!("Invalid form body: {e}")))?;
+        crate::body::reject_nul_pairs(&pairs)?;
         let mut m = Map::new();
         for (k, v) in pairs {
             if m.insert(k.clone(), Value::String(v)).is_some() {

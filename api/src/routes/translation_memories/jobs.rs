@@ -176,6 +176,7 @@ async fn create_import(
     body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(body) = body.map_err(|e| bad(format!("Invalid JSON body: {}", e.body_text())))?;
+    crate::body::reject_nul(&body)?;
     let req = parse_import(&body)?;
     let id = Uuid::new_v4();
     let secret = new_secret();

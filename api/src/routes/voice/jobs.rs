@@ -248,6 +248,7 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let Json(body) =
         body.map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {}", e.body_text())))?;
+    crate::body::reject_nul(&body)?;
     let CreateRequest {
         name,
         content_type,
