@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+mod archive;
 mod docx;
 mod error;
 mod html;

@@ -135,13 +135,20 @@ fn open_archive(input: &[u8]) -> Result<ZipArchive<Cursor<&[u8]>>, FormatError> 
              only unprotected .docx documents can be translated",
         ));
     }
-    ZipArchive::new(Cursor::new(input)).map_err(|e| {
+    let mut archive = ZipArchive::new(Cursor::new(input)).map_err(|e| {
         if input.starts_with(b"PK") {
             zip_error(e)
         } else {
             FormatError::corrupt("The file is not a valid DOCX document: it is not a ZIP archive")
         }
-    })
+    })?;
+    if let Some(name) = crate::archive::unsafe_entry(&mut archive) {
+        return Err(FormatError::corrupt(format!(
+            "The file is not a valid DOCX document: its entry {name:?} has an unsafe path \
+             (absolute or climbing out of the package)"
+        )));
+    }
+    Ok(archive)
 }
 
 fn zip_error(error: ZipError) -> FormatError {

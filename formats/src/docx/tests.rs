@@ -480,3 +480,16 @@ fn odd_but_valid_markup() {
     assert!(xml.contains(r#"<w:sdt><w:sdtPr><w:alias w:val="Client"/></w:sdtPr><w:sdtContent><w:r><w:t xml:space="preserve">In a control</w:t></w:r></w:sdtContent></w:sdt>"#));
     assert!(!xml.contains("proofErr"));
 }
+
+#[test]
+fn entries_with_unsafe_paths_are_refused() {
+    for evil in ["../evil.txt", "/etc/evil", "word/../../evil", "C:evil"] {
+        let package = zip_of(&[
+            ("word/document.xml", "<w:document/>"),
+            (evil, "payload"),
+        ]);
+        let message = corrupt_message(&package);
+        assert!(message.contains("unsafe path"), "{evil}: {message}");
+        assert!(message.contains(evil), "{evil}: {message}");
+    }
+}
