@@ -1165,3 +1165,59 @@ async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
     assert!(text.contains("coffee"), "{text}");
     Ok(())
 }
+
+/// About `seconds` of English speech as text (espeak-ng speaks ~15 characters a second).
+fn speech_text(seconds: usize) -> String {
+    "The quick brown fox jumps over the lazy dog near the river bank. "
+        .repeat(seconds * 15 / 65 + 1)
+}
+
+#[tokio::test]
+async fn long_text_to_speech_streams_within_the_audio_limit() -> Result<()> {
+    let mut world = World::new("tts_long").await?;
+    world
+        .extra_env
+        .push(("TOLK_MAX_VOICE_SECONDS".into(), "100".into()));
+    let key = world.create_key("tts", false).await?;
+    let api = world.start_api().await?;
+
+    // Longer than 30 s: streamed behind a streaming WAV header, no size headers.
+    let body = json!({"voiceId": 101, "text": speech_text(60)}).to_string();
+    let a = tts_raw(&api, &key, body.into(), true).await?;
+    assert_eq!(a.code, 200, "{}", a.message());
+    assert_eq!(a.headers["content-type"], "audio/wav");
+    assert!(!a.headers.contains_key("audio-size-bytes"));
+    assert_eq!(&a.body[..4], b"RIFF");
+    assert_eq!(&a.body[36..40], b"data");
+    let pcm_secs = (a.body.len() - 44) as f64 / 2.0 / 22050.0;
+    assert!((30.0..100.0).contains(&pcm_secs), "{pcm_secs} s");
+    let samples: Vec<i16> = a.body[44..]
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    assert!(samples.iter().any(|s| s.unsigned_abs() > 1000), "silent");
+
+    // A text that cannot fit the limit: 413 before any synthesis.
+    let body = json!({"voiceId": 101, "text": "word ".repeat(700)}).to_string();
+    let a = tts_raw(&api, &key, body.into(), true).await?;
+    assert_eq!(a.code, 413);
+    assert!(a.message().contains("100 seconds"), "{}", a.message());
+
+    // Speech that passes the estimate but outgrows the limit while streaming:
+    // the stream ends in an error, never a WAV that looks complete.
+    let body = json!({"voiceId": 101, "text": speech_text(160)}).to_string();
+    let mut req = fresh_client()
+        .post(api.url("/v1/tts/convert"))
+        .header("Content-Type", "application/json")
+        .body(body);
+    for (k, v) in headers(&key) {
+        req = req.header(k, v);
+    }
+    let res = req.send().await?;
+    assert_eq!(res.status(), 200);
+    assert!(
+        res.bytes().await.is_err(),
+        "a truncated stream must not end cleanly"
+    );
+    Ok(())
+}

@@ -32,10 +32,23 @@ mod tests {
 
     #[test]
     fn climbing_and_absolute_names_are_unsafe() {
-        for name in ["../evil.xml", "word/../../x", "/etc/passwd", "\\x", "C:evil", "a\\..\\b", "a\0b"] {
+        for name in [
+            "../evil.xml",
+            "word/../../x",
+            "/etc/passwd",
+            "\\x",
+            "C:evil",
+            "a\\..\\b",
+            "a\0b",
+        ] {
             assert!(is_unsafe(name), "{name}");
         }
-        for name in ["word/document.xml", "[Content_Types].xml", "a..b/c", "docProps/core.xml"] {
+        for name in [
+            "word/document.xml",
+            "[Content_Types].xml",
+            "a..b/c",
+            "docProps/core.xml",
+        ] {
             assert!(!is_unsafe(name), "{name}");
         }
     }

@@ -484,10 +484,7 @@ fn odd_but_valid_markup() {
 #[test]
 fn entries_with_unsafe_paths_are_refused() {
     for evil in ["../evil.txt", "/etc/evil", "word/../../evil", "C:evil"] {
-        let package = zip_of(&[
-            ("word/document.xml", "<w:document/>"),
-            (evil, "payload"),
-        ]);
+        let package = zip_of(&[("word/document.xml", "<w:document/>"), (evil, "payload")]);
         let message = corrupt_message(&package);
         assert!(message.contains("unsafe path"), "{evil}: {message}");
         assert!(message.contains(evil), "{evil}: {message}");

@@ -1,6 +1,15 @@
 //! `POST /v1/tts/convert`: JSON `{voiceId, text}` → a WAV file.
+//!
+//! Memory stays bounded whatever the text: the first [`BUFFER_SECONDS`] of
+//! audio are held, so a short answer is one WAV file with its exact sizes (and
+//! the `Audio-Duration-Ms`/`Audio-Size-Bytes` headers); longer audio is
+//! streamed as it is synthesised, behind a streaming WAV header (sizes unknown,
+//! as the WebSocket streams send it). Audio longer than the voice service's
+//! `max_audio_seconds` is refused: with 413 before any byte is sent when the
+//! text is too long for it or the limit is reached while buffering, and by
+//! ending the stream with an error when a stream reaches it.
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
@@ -64,6 +73,20 @@ pub(super) fn wav_response(file: Vec<u8>, duration_ms: u64) -> Response {
     res
 }
 
+/// Audio held before the answer starts streaming.
+pub const BUFFER_SECONDS: u32 = 30;
+/// Characters espeak-ng speaks per second at most (its fastest voices speak
+/// about 20): a text longer than this many per allowed second is refused
+/// before synthesis.
+const MAX_CHARS_PER_SECOND: usize = 30;
+
+fn too_long(max_seconds: u32) -> ApiError {
+    ApiError::TooLarge(format!(
+        "The text is too long: /v1/tts/convert produces at most {max_seconds} seconds of audio; \
+         use the streaming endpoint for long texts."
+    ))
+}
+
 pub(super) async fn convert(
     State(state): State<AppState>,
     _auth: VoiceAuth,
@@ -81,17 +104,75 @@ pub(super) async fn convert(
     })?;
     let (voice_id, text) = parse_body(&body)?;
     let voice = tts_voice(voice_id)?;
-    let pcm = state
+    let max_seconds = state.voice.max_audio_seconds.max(1);
+    if text.chars().count() > max_seconds as usize * MAX_CHARS_PER_SECOND {
+        return Err(too_long(max_seconds));
+    }
+    let max_samples = max_seconds as usize * tts::SAMPLE_RATE as usize;
+    let buffer_samples = BUFFER_SECONDS as usize * tts::SAMPLE_RATE as usize;
+    let mut speech = state
         .voice
         .espeak
-        .synthesize(voice, &text)
-        .await
+        .start(voice, &text)
         .map_err(voice_error)?;
-    let file = wav::encode(&pcm, tts::SAMPLE_RATE).map_err(voice_error)?;
-    Ok(wav_response(
-        file,
-        wav::duration_ms(pcm.len(), tts::SAMPLE_RATE),
-    ))
+    let mut head: Vec<i16> = Vec::new();
+    while head.len() < buffer_samples {
+        match speech.next_chunk().await.map_err(voice_error)? {
+            Some(chunk) => head.extend_from_slice(&chunk),
+            None => {
+                if head.len() > max_samples {
+                    return Err(too_long(max_seconds));
+                }
+                let file = wav::encode(&head, tts::SAMPLE_RATE).map_err(voice_error)?;
+                return Ok(wav_response(
+                    file,
+                    wav::duration_ms(head.len(), tts::SAMPLE_RATE),
+                ));
+            }
+        }
+    }
+    if head.len() > max_samples {
+        return Err(too_long(max_seconds));
+    }
+    // Long audio: the header and what is buffered, then the rest as it comes.
+    let mut first = wav::streaming_header(tts::SAMPLE_RATE).to_vec();
+    first.extend_from_slice(&wav::pcm_bytes(&head));
+    let sent = head.len();
+    // The state is `None` after an error: the next poll ends the stream.
+    let rest = futures::stream::unfold(Some((speech, sent)), move |state| async move {
+        let (mut speech, sent) = state?;
+        match speech.next_chunk().await {
+            Ok(Some(chunk)) if sent + chunk.len() > max_samples => {
+                tracing::warn!(max_seconds, "text to speech stopped at the audio limit");
+                Some((
+                    Err(std::io::Error::other("the audio limit was reached")),
+                    None,
+                ))
+            }
+            Ok(Some(chunk)) => {
+                let sent = sent + chunk.len();
+                Some((
+                    Ok(Bytes::from(wav::pcm_bytes(&chunk))),
+                    Some((speech, sent)),
+                ))
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(error = %e, "text to speech failed while streaming");
+                Some((Err(std::io::Error::other(e.to_string())), None))
+            }
+        }
+    });
+    let body = futures::StreamExt::chain(
+        futures::stream::once(std::future::ready(Ok::<_, std::io::Error>(Bytes::from(
+            first,
+        )))),
+        rest,
+    );
+    let mut res = Body::from_stream(body).into_response();
+    res.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("audio/wav"));
+    Ok(res)
 }
 
 #[cfg(test)]
