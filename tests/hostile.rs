@@ -291,3 +291,52 @@ async fn the_framework_s_own_rejections_are_json() -> Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn an_oversized_upload_gets_its_413_after_the_whole_body_is_sent() -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut world = World::new("hostile_oversize").await?;
+    world
+        .extra_env
+        .push(("TOLK_MAX_UPLOAD_BYTES".into(), (1 << 20).to_string()));
+    let key = world.create_key("k", false).await?;
+    let api = world.start_api().await?;
+    // What a client that writes its whole body before reading (Node's http)
+    // does: 24 MiB in a multipart body, against a 1 MiB limit.
+    let boundary = "tolkboundary";
+    let head = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"target_lang\"\r\n\r\nES\r\n\
+         --{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.txt\"\r\n\
+         Content-Type: text/plain\r\n\r\n"
+    );
+    let tail = format!("\r\n--{boundary}--\r\n");
+    let filler = vec![b'a'; 64 * 1024];
+    let chunks = 24 * 16;
+    let length = head.len() + chunks * filler.len() + tail.len();
+    let addr = api.base.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await?;
+    let request = format!(
+        "POST /v2/document HTTP/1.1\r\nHost: {addr}\r\nAuthorization: DeepL-Auth-Key {key}\r\n\
+         Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {length}\r\n\r\n{head}"
+    );
+    conn.write_all(request.as_bytes()).await?;
+    for i in 0..chunks {
+        conn.write_all(&filler)
+            .await
+            .with_context(|| format!("the server closed the connection after {i} chunks"))?;
+    }
+    conn.write_all(tail.as_bytes()).await?;
+    let mut answer = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    while !String::from_utf8_lossy(&answer).contains("}") {
+        let n = conn.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("\"message\""), "{text}");
+    Ok(())
+}

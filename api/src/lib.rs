@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod drain;
 pub mod error;
 pub mod glossary_cache;
 pub mod limits;
@@ -62,6 +63,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(routes::not_found)
         .layer(axum::middleware::map_response(error::json_errors))
         .layer(DefaultBodyLimit::max(upload_limit))
+        .layer(axum::middleware::from_fn(drain::drain_refused_uploads))
         .layer(axum::middleware::from_fn(limit_uri))
         .layer(TraceLayer::new_for_http().make_span_with(trace_id::make_span))
         .layer(axum::middleware::from_fn(trace_id::trace_id))
