@@ -200,6 +200,10 @@ pub struct ApiArgs {
     /// upload and download URLs of voice jobs; default: the request's Host.
     #[arg(long, env = "TOLK_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Seconds a duplex text-to-speech stream may sit idle (no client message,
+    /// no audio sent) before the server closes it with 4408.
+    #[arg(long, env = "TOLK_VOICE_STREAM_IDLE_SECS", default_value_t = 60)]
+    pub voice_stream_idle_secs: u64,
     /// Do not run pending migrations at start.
     #[arg(long, env = "TOLK_NO_MIGRATE")]
     pub no_migrate: bool,

@@ -506,6 +506,7 @@ async fn serve_api(
             recognizer: s.recognizer.clone(),
             max_upload_bytes: args.max_voice_upload_bytes,
             max_audio_seconds: args.max_voice_seconds,
+            stream_idle: Duration::from_secs(args.voice_stream_idle_secs.max(1)),
             public_url: args.public_url.clone(),
         },
         rate_limiter,

@@ -1221,3 +1221,184 @@ async fn long_text_to_speech_streams_within_the_audio_limit() -> Result<()> {
     );
     Ok(())
 }
+
+/// A world with an API for the stream tests; `env` adds settings.
+async fn stream_world(tag: &str, env: &[(&str, &str)]) -> Result<(World, Api, String)> {
+    let mut world = World::new(tag).await?;
+    for (k, v) in env {
+        world.extra_env.push(((*k).into(), (*v).into()));
+    }
+    let key = world.create_key("stream", false).await?;
+    let api = world.start_api().await?;
+    Ok((world, api, key))
+}
+
+/// The first binary frame of a stream (the WAV header).
+async fn first_binary(ws: &mut Ws) -> Result<()> {
+    while let Some(msg) = ws.next().await {
+        if let Message::Binary(_) = msg? {
+            return Ok(());
+        }
+    }
+    bail!("the stream ended before any audio")
+}
+
+#[tokio::test]
+async fn a_stream_answers_pings_while_it_sends_audio() -> Result<()> {
+    let (_world, api, key) = stream_world("tts_ping", &[]).await?;
+    let mut ws = connect(&api, "simplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(
+        &mut ws,
+        json!({"type": "convert", "text": speech_text(300)}),
+    )
+    .await?;
+    first_binary(&mut ws).await?;
+    ws.send(Message::Ping(b"are you there".to_vec().into()))
+        .await?;
+    let (mut pong_at, mut frames, mut close) = (None, 0usize, None);
+    while let Some(msg) = ws.next().await {
+        match msg? {
+            Message::Binary(_) => frames += 1,
+            Message::Pong(p) if p.as_ref() == b"are you there" => pong_at = Some(frames),
+            Message::Close(f) => close = f.map(|f| u16::from(f.code)),
+            _ => {}
+        }
+    }
+    let pong_at = pong_at.context("the ping was never answered")?;
+    assert!(
+        pong_at < frames,
+        "pong after frame {pong_at} of {frames}: not while streaming"
+    );
+    assert_eq!(close, Some(1000));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_client_close_stops_the_stream_at_once() -> Result<()> {
+    let (_world, api, key) = stream_world("tts_client_close", &[]).await?;
+    let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    // About ten minutes of speech: 26 MB of PCM if it all came.
+    send(
+        &mut ws,
+        json!({"type": "convert", "text": speech_text(600)}),
+    )
+    .await?;
+    first_binary(&mut ws).await?;
+    ws.send(Message::Close(None)).await?;
+    let got = receive_all(&mut ws).await?;
+    let seconds = got.frames.iter().map(Vec::len).sum::<usize>() as f64 / 2.0 / 22050.0;
+    assert!(
+        seconds < 300.0,
+        "{seconds} s of audio after the client closed"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_idle_duplex_stream_is_closed() -> Result<()> {
+    let (_world, api, key) =
+        stream_world("tts_idle", &[("TOLK_VOICE_STREAM_IDLE_SECS", "1")]).await?;
+    let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    let got = receive_all(&mut ws).await?;
+    let (code, reason) = got.close.context("no close frame")?;
+    assert_eq!(code, 4408, "{reason}");
+    assert!(reason.contains("idle"), "{reason}");
+    Ok(())
+}
+
+/// A client frame: FIN, `opcode`, masked as clients must.
+fn client_frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mask = [0x12u8, 0x34, 0x56, 0x78];
+    let mut out = vec![0x80 | opcode];
+    match payload.len() {
+        n if n < 126 => out.push(0x80 | n as u8),
+        n if n <= 0xFFFF => {
+            out.push(0x80 | 126);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            out.push(0x80 | 127);
+            out.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    out.extend_from_slice(&mask);
+    out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    out
+}
+
+#[tokio::test]
+async fn an_oversized_stream_message_is_closed_with_1009() -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_world, api, key) = stream_world("tts_too_big", &[]).await?;
+    // A bare client, so the test reads the server's close even while its own
+    // oversized message is cut off.
+    let addr = api.base.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await?;
+    conn.write_all(
+        format!(
+            "GET /v1/tts/stream/duplex/ws?voiceId=101 HTTP/1.1\r\nHost: {addr}\r\n\
+             Upgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await?;
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut b = [0u8; 1];
+        if conn.read(&mut b).await? == 0 {
+            bail!("no upgrade answer: {}", String::from_utf8_lossy(&head));
+        }
+        head.push(b[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    conn.write_all(&client_frame(0x1, auth_msg(&key).to_string().as_bytes()))
+        .await?;
+    // The header of a 17 MiB text message, and its first bytes.
+    let mut big = client_frame(0x1, &[]);
+    big.truncate(1);
+    big.push(0x80 | 127);
+    big.extend_from_slice(&(17u64 << 20).to_be_bytes());
+    big.extend_from_slice(&[0, 0, 0, 0]);
+    big.extend_from_slice(&[b'a'; 4096]);
+    conn.write_all(&big).await?;
+    let mut frames = Vec::new();
+    let read = async {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = conn.read(&mut buf).await?;
+            if n == 0 {
+                return anyhow::Ok(());
+            }
+            frames.extend_from_slice(&buf[..n]);
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), read).await;
+    // The server's frames are unmasked: find the close frame (opcode 8).
+    let mut at = 0;
+    let mut close = None;
+    while at + 2 <= frames.len() {
+        let (opcode, len) = (frames[at] & 0x0F, usize::from(frames[at + 1] & 0x7F));
+        let (start, len) = match len {
+            126 if at + 4 <= frames.len() => (
+                at + 4,
+                usize::from(u16::from_be_bytes([frames[at + 2], frames[at + 3]])),
+            ),
+            127 => break,
+            n => (at + 2, n),
+        };
+        if opcode == 8 && start + 2 <= frames.len() {
+            close = Some(u16::from_be_bytes([frames[start], frames[start + 1]]));
+        }
+        at = start + len;
+    }
+    assert_eq!(close, Some(1009), "server frames: {frames:?}");
+    Ok(())
+}

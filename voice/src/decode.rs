@@ -62,6 +62,10 @@ pub fn decode(bytes: &[u8], extension: &str, max_seconds: u32) -> Result<Decoded
         .find(|t| t.codec_params.codec != CODEC_TYPE_NULL)
         .ok_or_else(|| VoiceError::BadAudio("The file has no audio track.".to_owned()))?;
     let track_id = track.id;
+    // What a WAV header declares (a streaming header's placeholder size, far
+    // beyond any accepted length, declares nothing).
+    let is_wav = bytes.len() >= 12 && &bytes[0..4] == b"RIFF" && &bytes[8..12] == b"WAVE";
+    let declared_frames = track.codec_params.n_frames.filter(|_| is_wav);
     let mut decoder = symphonia::default::get_codecs()
         .make(&track.codec_params, &DecoderOptions::default())
         .map_err(|e| VoiceError::BadAudio(format!("Unsupported audio codec: {e}")))?;
@@ -112,6 +116,15 @@ pub fn decode(bytes: &[u8], extension: &str, max_seconds: u32) -> Result<Decoded
                 "The audio is longer than {max_seconds} seconds."
             )));
         }
+    }
+    if let Some(declared) = declared_frames
+        && declared <= max_samples(rate.max(1))
+        && (samples.len() as u64) < declared
+    {
+        return Err(VoiceError::BadAudio(format!(
+            "The WAV file is truncated: its header declares {declared} samples, it holds {}.",
+            samples.len()
+        )));
     }
     if samples.is_empty() || rate == 0 {
         return Err(VoiceError::BadAudio(if errors > 0 {
@@ -174,5 +187,15 @@ mod tests {
         let mut truncated = wav(&vec![1000i16; 8000], 8000);
         truncated.truncate(30);
         assert!(decode(&truncated, "wav", 60).is_err());
+        // Cut in the middle of its audio: refused, not converted in part.
+        let speech: Vec<i16> = (0..8000).map(|i| ((i % 50) * 400 - 10000) as i16).collect();
+        let mut cut = wav(&speech, 8000);
+        cut.truncate(44 + 8000);
+        let e = decode(&cut, "wav", 60).unwrap_err().to_string();
+        assert!(e.contains("truncated"), "{e}");
+        // A streaming header (placeholder sizes) declares nothing.
+        let mut streamed = crate::wav::streaming_header(8000).to_vec();
+        streamed.extend_from_slice(&crate::wav::pcm_bytes(&speech));
+        assert_eq!(decode(&streamed, "wav", 60).unwrap().samples.len(), 8000);
     }
 }

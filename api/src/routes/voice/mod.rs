@@ -39,6 +39,9 @@ pub struct VoiceSettings {
     pub max_upload_bytes: usize,
     /// Longest audio accepted by voice conversion, in seconds.
     pub max_audio_seconds: u32,
+    /// How long a duplex stream may sit idle (no client message, no audio
+    /// sent) before it is closed with 4408.
+    pub stream_idle: std::time::Duration,
     /// Public base URL of the API (`https://api.example.com`), used in the
     /// upload and download URLs of voice jobs; without it, the request's Host.
     pub public_url: Option<String>,
@@ -52,6 +55,7 @@ impl Default for VoiceSettings {
             recognizer: Recognizer::default(),
             max_upload_bytes: 20 * 1024 * 1024,
             max_audio_seconds: 600,
+            stream_idle: std::time::Duration::from_secs(60),
             public_url: None,
         }
     }

@@ -9,7 +9,14 @@
 //! espeak-ng produces it; with `format=mp3`, an MP3 stream (64 kbit/s mono,
 //! encoded by one `lame` process per session). It closes with 1000 when all audio is out, and with
 //! 1008 (authentication) or 4400/4404 (bad message, order or parameter, unknown
-//! voice) or 1011 (engine failure) and a reason otherwise.
+//! voice), 1009 (a message over [`MAX_MESSAGE_BYTES`]), 4408 (a duplex stream
+//! idle for the voice service's `stream_idle` period: no client message and no
+//! audio sent) or 1011 (engine failure) and a reason otherwise.
+//!
+//! The socket is read for the whole session, also while audio is being
+//! synthesised and sent: pings are answered (clients ping every few seconds
+//! and drop a silent server), and a client's close ends the session at once,
+//! stopping the synthesis.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -34,7 +41,7 @@ const MESSAGE_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the server waits for the client's reply to its close frame.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Largest client message.
-const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Samples per binary frame when audio is resampled (about 100 ms).
 const FRAME_MS: u32 = 100;
 /// Texts queued on a duplex stream before the server stops reading more.
@@ -48,6 +55,35 @@ pub const CLOSE_BAD_REQUEST: u16 = 4400;
 pub const CLOSE_NOT_FOUND: u16 = 4404;
 /// The engine failed.
 pub const CLOSE_INTERNAL: u16 = 1011;
+/// A client message larger than [`MAX_MESSAGE_BYTES`].
+pub const CLOSE_TOO_BIG: u16 = 1009;
+/// A duplex stream idle for too long.
+pub const CLOSE_IDLE: u16 = 4408;
+
+/// When the session last saw a client message or sent audio.
+struct Activity {
+    start: std::time::Instant,
+    last_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            last_ms: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_ms.load(std::sync::atomic::Ordering::Relaxed));
+        self.start.elapsed().saturating_sub(last)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -62,6 +98,8 @@ enum End {
     Close(u16, String),
     /// The client went away; nothing to send.
     Gone,
+    /// The client sent a close frame: answer it and end at once.
+    ClientClosed,
 }
 
 impl End {
@@ -152,7 +190,7 @@ fn parse_message(msg: Message) -> Result<Option<ClientMessage>, End> {
             ));
         }
         Message::Ping(_) | Message::Pong(_) => return Ok(None),
-        Message::Close(_) => return Err(End::Gone),
+        Message::Close(_) => return Err(End::ClientClosed),
     };
     let value: Value = serde_json::from_str(text.as_str())
         .map_err(|e| End::bad(format!("Invalid JSON message: {e}")))?;
@@ -177,26 +215,47 @@ fn parse_message(msg: Message) -> Result<Option<ClientMessage>, End> {
     }
 }
 
-/// The next client message, skipping pings; Gone when the client left.
+/// The next client message, skipping pings (which the socket answers while it
+/// is read); `Ok(None)` when `timeout` passed without any frame, Gone when the
+/// client left.
 async fn next_message(
     rx: &mut SplitStream<WebSocket>,
     timeout: Option<Duration>,
-) -> Result<ClientMessage, End> {
+    activity: &Activity,
+) -> Result<Option<ClientMessage>, End> {
     loop {
         let next = match timeout {
-            Some(t) => tokio::time::timeout(t, rx.next())
-                .await
-                .map_err(|_| End::bad("Timed out waiting for a message."))?,
+            Some(t) => match tokio::time::timeout(t, rx.next()).await {
+                Ok(next) => next,
+                Err(_) => return Ok(None),
+            },
             None => rx.next().await,
         };
+        activity.touch();
         match next {
-            None | Some(Err(_)) => return Err(End::Gone),
+            None => return Err(End::Gone),
+            Some(Err(e)) => return Err(read_error(&e)),
             Some(Ok(msg)) => {
                 if let Some(m) = parse_message(msg)? {
-                    return Ok(m);
+                    return Ok(Some(m));
                 }
             }
         }
+    }
+}
+
+/// How a failed read ends the session: 1009 for a message over the size
+/// limit, else the client is gone.
+fn read_error(e: &axum::Error) -> End {
+    let text = e.to_string();
+    if text.contains("Message too long") || text.contains("Space limit exceeded") {
+        End::Close(
+            CLOSE_TOO_BIG,
+            format!("Message too big: at most {MAX_MESSAGE_BYTES} bytes."),
+        )
+    } else {
+        tracing::debug!(error = %text, "reading the stream failed");
+        End::Gone
     }
 }
 
@@ -250,6 +309,12 @@ async fn session(socket: WebSocket, state: AppState, query: HashMap<String, Stri
             tracing::debug!("client left");
             return;
         }
+        Err(End::ClientClosed) => {
+            // The socket has queued its reply to the client's close: send it.
+            let _ = tx.close().await;
+            tracing::debug!("client closed the stream");
+            return;
+        }
     };
     if code != 1000 {
         tracing::info!(code, reason = %reason, "closing stream");
@@ -292,7 +357,11 @@ async fn run(
     kind: Kind,
 ) -> Result<(), End> {
     let params = params(query)?;
-    match next_message(rx, Some(MESSAGE_TIMEOUT)).await? {
+    let activity = Activity::new();
+    let first = next_message(rx, Some(MESSAGE_TIMEOUT), &activity)
+        .await?
+        .ok_or_else(|| End::bad("Timed out waiting for a message."))?;
+    match first {
         ClientMessage::Auth {
             client_key,
             api_key,
@@ -308,37 +377,78 @@ async fn run(
         _ => return Err(End::bad("The first message must be authApiKey.")),
     }
     let (texts_tx, texts_rx) = mpsc::channel::<String>(QUEUE);
-    let reader = read_texts(rx, texts_tx, kind);
-    let writer = speak(tx, texts_rx, state, params);
-    // The reader finishing drops the sender, so the writer drains what is queued
-    // and ends; an error on either side ends the session at once (dropping the
-    // other future kills any running synthesis).
-    tokio::try_join!(reader, writer).map(|_| ())
+    let idle = state.voice.stream_idle;
+    let reader = read_texts(rx, texts_tx, kind, &activity, idle);
+    let writer = speak(tx, texts_rx, state, params, &activity);
+    tokio::pin!(reader, writer);
+    // The session ends when the writer has sent everything it was asked for
+    // (the reader drops the queue's sender after the last convert or `close`),
+    // or at once when the reader ends it (the client closed or broke the
+    // protocol, or the stream was idle): dropping the writer kills synthesis.
+    tokio::select! {
+        read = &mut reader => match read {
+            Err(end) => Err(end),
+            Ok(()) => (&mut writer).await,
+        },
+        written = &mut writer => written,
+    }
 }
 
-/// Reads convert messages into `texts`: one for simplex, until `close` for duplex.
+/// Reads convert messages into `texts` (one for simplex, until `close` for
+/// duplex), then goes on reading until the session ends: answering pings,
+/// and ending the session when the client closes, sends anything more, or
+/// (duplex) lets the stream sit idle for `idle`. Returns only with the reason
+/// the session must end.
 async fn read_texts(
     rx: &mut SplitStream<WebSocket>,
     texts: mpsc::Sender<String>,
     kind: Kind,
+    activity: &Activity,
+    idle: Duration,
 ) -> Result<(), End> {
+    let mut texts = Some(texts);
     let mut converts = 0usize;
     loop {
-        let timeout = (kind == Kind::Simplex).then_some(MESSAGE_TIMEOUT);
-        match next_message(rx, timeout).await? {
+        let timeout = match kind {
+            Kind::Simplex if texts.is_some() => Some(MESSAGE_TIMEOUT),
+            Kind::Simplex => None,
+            Kind::Duplex => Some(idle.min(MESSAGE_TIMEOUT)),
+        };
+        let Some(message) = next_message(rx, timeout, activity).await? else {
+            if kind == Kind::Simplex {
+                return Err(End::bad("Timed out waiting for a message."));
+            }
+            if activity.idle_for() >= idle {
+                return Err(End::Close(
+                    CLOSE_IDLE,
+                    format!(
+                        "The stream was idle for {} s: no message and no audio.",
+                        idle.as_secs()
+                    ),
+                ));
+            }
+            continue;
+        };
+        match message {
             ClientMessage::Convert { text } => {
+                let Some(queue) = &texts else {
+                    return Err(End::bad(match kind {
+                        Kind::Simplex => "A simplex stream takes one convert; it closes by itself.",
+                        Kind::Duplex => "No convert after close.",
+                    }));
+                };
                 if text.trim().is_empty() {
                     return Err(End::bad("convert needs a non-empty text."));
                 }
                 converts += 1;
-                if texts.send(text).await.is_err() {
-                    return Ok(());
+                if queue.send(text).await.is_err() {
+                    return Err(End::Gone);
                 }
                 if kind == Kind::Simplex {
-                    return Ok(());
+                    texts = None;
                 }
             }
-            ClientMessage::Close if kind == Kind::Duplex => return Ok(()),
+            ClientMessage::Close if kind == Kind::Duplex => texts = None,
             ClientMessage::Close => {
                 return Err(End::bad(
                     "A simplex stream takes one convert; it closes by itself.",
@@ -362,6 +472,7 @@ async fn speak(
     texts: mpsc::Receiver<String>,
     state: &AppState,
     params: Params,
+    activity: &Activity,
 ) -> Result<(), End> {
     let (pcm_tx, mut pcm_rx) = mpsc::channel::<Vec<i16>>(16);
     let producer = produce_pcm(texts, state, params, pcm_tx);
@@ -370,6 +481,7 @@ async fn speak(
             let mut header_sent = false;
             while let Some(pcm) = pcm_rx.recv().await {
                 send_pcm(tx, &mut header_sent, params.rate, &pcm).await?;
+                activity.touch();
             }
             Ok(())
         };
@@ -423,6 +535,7 @@ async fn speak(
             tx.send(Message::Binary(buf[..n].to_vec().into()))
                 .await
                 .map_err(|_| End::Gone)?;
+            activity.touch();
         }
     };
     tokio::try_join!(producer, feeder, forwarder)?;
