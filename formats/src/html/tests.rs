@@ -208,3 +208,18 @@ fn invalid_utf8_is_rejected() {
     assert!(matches!(err, FormatError::Corrupt(_)));
     assert!(err.to_string().contains("UTF-8"));
 }
+
+#[test]
+fn deeply_nested_markup_is_handled_without_recursion() {
+    let depth = 100_000;
+    let html = format!(
+        "<html><body><p>{}The dog runs.{}</p></body></html>",
+        "<span>".repeat(depth),
+        "</span>".repeat(depth)
+    );
+    let doc = crate::extract(crate::DocumentFormat::Html, html.as_bytes()).expect("extracts");
+    let segments: Vec<String> = doc.segments().to_vec();
+    assert!(!segments.is_empty());
+    let out = doc.merge(&segments).expect("merges");
+    assert_eq!(out.len(), html.len());
+}
