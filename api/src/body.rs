@@ -88,7 +88,8 @@ pub fn reject_nul_pairs(pairs: &[(String, String)]) -> Result<(), ApiError> {
     }
 }
 
-fn nul_error(field: &str) -> ApiError {
+/// The 400 for a NUL character in `field`.
+pub fn nul_error(field: &str) -> ApiError {
     ApiError::BadRequest(format!(
         "Value for '{field}' contains a NUL character (U+0000), which is not allowed."
     ))

@@ -8,6 +8,8 @@ pub mod auth;
 pub mod body;
 pub mod drain;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod glossary_cache;
 pub mod limits;
 pub mod rate_limit;

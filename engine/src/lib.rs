@@ -47,7 +47,7 @@ pub use apertium::{ApertiumConfig, ApertiumEngine};
 pub use engine::{Engine, Feature, Formality, Pair, TagHandling, TranslateOptions};
 pub use error::EngineError;
 pub use lang::Lang;
-pub use tags::{MAX_TAG_DEPTH, MarkupOptions};
+pub use tags::{MAX_TAG_DEPTH, MarkupOptions, round_trip as markup_round_trip};
 pub use translator::{LanguageInfo, Languages, TranslateRequest, TranslateResponse, Translator};
 pub use upstream::{ApyEngine, DeeplEngine, Gate, HttpEngineConfig, OpenAiEngine};
 

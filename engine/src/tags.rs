@@ -401,6 +401,23 @@ impl<'a> Segmenter<'a> {
     }
 }
 
+/// Cuts `text` as a request with `opts` is cut, has every segment "translated"
+/// by `translate`, and puts the text together again: what the translator does
+/// around the engines, without them (for the fuzz targets and tests). Fails
+/// like a request would on markup nested too deep.
+pub fn round_trip(
+    text: &str,
+    opts: &MarkupOptions,
+    translate: impl Fn(&str) -> String,
+) -> Result<String, EngineError> {
+    let mut segmenter = Segmenter::new(opts);
+    let layout = segmenter.add(text)?;
+    let translated: Vec<String> = segmenter.segments.iter().map(|s| translate(s)).collect();
+    layout
+        .join(&translated)
+        .ok_or_else(|| EngineError::Failed("a translated segment is missing".into()))
+}
+
 fn placeholder(b: &mut Builder<'_>, raw: String) {
     let n = b.keeps.len();
     b.keeps.push(raw);

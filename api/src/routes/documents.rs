@@ -30,7 +30,7 @@ pub fn router() -> Router<AppState> {
 
 /// The fields of an upload.
 #[derive(Debug, Default)]
-struct Upload {
+pub(crate) struct Upload {
     file: Option<(Option<String>, Bytes)>,
     filename: Option<String>,
     target_lang: Option<String>,
@@ -53,7 +53,10 @@ struct Upload {
 /// Options this server cannot honour yet are refused rather than silently ignored.
 const NOT_SUPPORTED_YET: [&str; 1] = ["input_conversion_options"];
 
-async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, ApiError> {
+pub(crate) async fn read_upload(
+    mut multipart: Multipart,
+    limit: usize,
+) -> Result<Upload, ApiError> {
     let mut up = Upload::default();
     loop {
         let field = match multipart.next_field().await {
@@ -64,11 +67,17 @@ async fn read_upload(mut multipart: Multipart, limit: usize) -> Result<Upload, A
         let name = field.name().unwrap_or_default().to_owned();
         if name == "file" {
             let file_name = field.file_name().map(str::to_owned);
+            if file_name.as_deref().is_some_and(|n| n.contains('\0')) {
+                return Err(crate::body::nul_error("file"));
+            }
             let data = field.bytes().await.map_err(|e| multipart_error(e, limit))?;
             up.file = Some((file_name, data));
             continue;
         }
         let value = field.text().await.map_err(|e| multipart_error(e, limit))?;
+        if value.contains('\0') {
+            return Err(crate::body::nul_error(&name));
+        }
         let value = value.trim().to_owned();
         match name.as_str() {
             "filename" => up.filename = Some(value),
