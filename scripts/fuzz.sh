@@ -54,7 +54,11 @@ printf 'Plain text &amp; an entity, <unclosed and </stray> tags' | seed markup l
 printf 'Hello world.\n\nSecond paragraph.\n' | seed documents txt 00
 printf '<!DOCTYPE html><html><head><title>T</title></head><body><h1>Hi <b>there</b></h1><p>A <a href="x" title="t">link</a> <img alt="cat" src="c.png">.</p><script>x<y</script></body></html>' |
     seed documents html 01
-python3 - "$corpus/documents" <<'PY'
+# python-docx: Debian's python3-docx (scripts/setup.sh), which a python3 first
+# on PATH (pyenv, a venv) may not see.
+py=python3
+"$py" -c 'import docx' 2>/dev/null || py=/usr/bin/python3
+"$py" - "$corpus/documents" <<'PY'
 import io, sys
 from docx import Document
 doc = Document()

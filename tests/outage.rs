@@ -1,6 +1,6 @@
 //! The database goes away under a running platform: a test's own PostgreSQL
 //! server is restarted mid-load and then stopped for a while under `tolk api`
-//! and two `tolk worker` processes. Requests during the outage get a quick 503;
+//! and two `tolk worker` processes (down for 60 s). Requests during the outage get a quick 503;
 //! afterwards every job of every kind completes, once, billed once, and no
 //! process exits.
 
@@ -15,7 +15,7 @@ use crate::support::{Api, World, call};
 
 /// How long the database stays down (long enough that every worker loop's
 /// fetch, ack or heartbeat fails: apalis ends a worker at the first one).
-const OUTAGE: Duration = Duration::from_secs(20);
+const OUTAGE: Duration = Duration::from_secs(60);
 
 /// Sentences for documents that take a moment to translate.
 fn document(i: usize) -> Vec<u8> {

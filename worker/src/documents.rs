@@ -2,8 +2,6 @@
 //! engine → formats::merge → result object, then one transaction marks the
 //! document done and appends the usage entry.
 
-use std::time::Instant;
-
 use apalis::prelude::*;
 use futures::{StreamExt, TryStreamExt};
 use tolk_engine::glossary::{self, Terms};
@@ -17,10 +15,9 @@ use tolk_storage::translation_memories as memories;
 use tolk_storage::usage::{self, UsageEvent};
 use tolk_storage::{glossaries, style_rules};
 use tolk_style::StyleRules;
-use tracing::Instrument;
 
 use crate::WorkerState;
-use crate::job::JobError;
+use crate::job::{self, JobError, Tracked};
 
 /// Segments per engine call: large enough to batch, small enough to report progress.
 const CHUNK_SEGMENTS: usize = 200;
@@ -45,49 +42,35 @@ pub async fn translate_document(
         job_id = %task_id,
         attempt = attempt.current()
     );
-    span.in_scope(|| tracing::info!(kind = queue::TRANSLATE_DOCUMENT, "job started"));
-    let started = Instant::now();
-    let outcome = run(&job, &state).instrument(span.clone()).await;
-    let _enter = span.enter();
-    match outcome {
-        Ok(()) => {
-            tracing::info!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "document done"
-            );
-            Ok(())
-        }
-        Err(JobError::Permanent(msg)) => {
-            tracing::warn!(error = %msg, "document failed");
-            documents::fail(&state.db, &job.document_id, &msg).await?;
-            fail_evaluation(&state, &job.document_id).await;
-            Err(AbortError::new(msg).into())
-        }
-        Err(JobError::Transient(msg)) => {
-            let doc_attempts = documents::get(&state.db, &job.document_id)
-                .await?
-                .map(|d| d.attempts)
-                .unwrap_or(0);
-            let runs = doc_attempts.max(attempt.current() as i32);
-            if runs >= queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS {
-                tracing::error!(error = %msg, runs, "document failed after retries");
-                let text =
-                    format!("The document could not be translated after {runs} attempts: {msg}");
-                documents::fail(&state.db, &job.document_id, &text).await?;
-                fail_evaluation(&state, &job.document_id).await;
-                return Err(AbortError::new(text).into());
-            }
-            let delay = queue::backoff(runs.max(1) as u32);
-            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
-            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
-            documents::requeue(
-                &state.db,
-                &job.document_id,
-                &format!("Retrying after: {msg}"),
-            )
-            .await?;
-            Err(msg.into())
-        }
+    job::execute(&job, &state, &task_id, &attempt, span, run(&job, &state)).await
+}
+
+impl Tracked for TranslateDocument {
+    const MAX_ATTEMPTS: i32 = queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS;
+    const NOUN: &'static str = "document";
+
+    fn queue(&self) -> &'static str {
+        queue::TRANSLATE_DOCUMENT
+    }
+
+    async fn attempts(&self, state: &WorkerState) -> Result<i32, StorageError> {
+        Ok(documents::get(&state.db, &self.document_id)
+            .await?
+            .map_or(0, |d| d.attempts))
+    }
+
+    async fn fail(&self, state: &WorkerState, message: &str) -> Result<(), StorageError> {
+        documents::fail(&state.db, &self.document_id, message).await?;
+        fail_evaluation(state, &self.document_id).await;
+        Ok(())
+    }
+
+    async fn retry(&self, state: &WorkerState, reason: &str) -> Result<(), StorageError> {
+        documents::requeue(&state.db, &self.document_id, reason).await
+    }
+
+    fn exhausted(runs: i32, message: &str) -> String {
+        format!("The document could not be translated after {runs} attempts: {message}")
     }
 }
 

@@ -3,18 +3,16 @@
 //! back-translation through the engines) → a report object, then the row is
 //! marked done.
 
-use std::time::Instant;
-
 use apalis::prelude::*;
 use serde::{Deserialize, Serialize};
 use tolk_engine::TranslateRequest;
 use tolk_quality::{Options, SegmentResult, Summary};
+use tolk_storage::StorageError;
 use tolk_storage::quality::{self, Evaluation};
 use tolk_storage::queue::{self, EvaluateQuality};
-use tracing::Instrument;
 
 use crate::WorkerState;
-use crate::job::JobError;
+use crate::job::{self, JobError, Tracked};
 
 /// Texts per back-translation engine call.
 const BACK_TRANSLATION_CHUNK: usize = 100;
@@ -67,42 +65,33 @@ pub async fn evaluate_quality(
         job_id = %task_id,
         attempt = attempt.current()
     );
-    span.in_scope(|| tracing::info!(kind = queue::EVALUATE_QUALITY, "job started"));
-    let started = Instant::now();
-    let outcome = run(&job, &state).instrument(span.clone()).await;
-    let _enter = span.enter();
-    let id = job.evaluation_id;
-    match outcome {
-        Ok(()) => {
-            tracing::info!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "evaluation done"
-            );
-            Ok(())
-        }
-        Err(JobError::Permanent(msg)) => {
-            tracing::warn!(error = %msg, "evaluation failed");
-            quality::fail(&state.db, id, &msg).await?;
-            Err(AbortError::new(msg).into())
-        }
-        Err(JobError::Transient(msg)) => {
-            let runs = quality::get(&state.db, id)
-                .await?
-                .map(|e| e.attempts)
-                .unwrap_or(0)
-                .max(attempt.current() as i32);
-            if runs >= queue::EVALUATE_QUALITY_MAX_ATTEMPTS {
-                tracing::error!(error = %msg, runs, "evaluation failed after retries");
-                let text = format!("The evaluation failed after {runs} attempts: {msg}");
-                quality::fail(&state.db, id, &text).await?;
-                return Err(AbortError::new(text).into());
-            }
-            let delay = queue::backoff(runs.max(1) as u32);
-            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
-            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
-            quality::requeue(&state.db, id).await?;
-            Err(msg.into())
-        }
+    job::execute(&job, &state, &task_id, &attempt, span, run(&job, &state)).await
+}
+
+impl Tracked for EvaluateQuality {
+    const MAX_ATTEMPTS: i32 = queue::EVALUATE_QUALITY_MAX_ATTEMPTS;
+    const NOUN: &'static str = "evaluation";
+
+    fn queue(&self) -> &'static str {
+        queue::EVALUATE_QUALITY
+    }
+
+    async fn attempts(&self, state: &WorkerState) -> Result<i32, StorageError> {
+        Ok(quality::get(&state.db, self.evaluation_id)
+            .await?
+            .map_or(0, |e| e.attempts))
+    }
+
+    async fn fail(&self, state: &WorkerState, message: &str) -> Result<(), StorageError> {
+        quality::fail(&state.db, self.evaluation_id, message).await
+    }
+
+    async fn retry(&self, state: &WorkerState, _reason: &str) -> Result<(), StorageError> {
+        quality::requeue(&state.db, self.evaluation_id).await
+    }
+
+    fn exhausted(runs: i32, message: &str) -> String {
+        format!("The evaluation failed after {runs} attempts: {message}")
     }
 }
 

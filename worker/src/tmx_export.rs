@@ -7,8 +7,6 @@
 //! time, into a multipart upload: memory stays bounded whatever the size of
 //! the memory. The job completes once the upload is finished.
 
-use std::time::Instant;
-
 use apalis::prelude::*;
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -16,11 +14,10 @@ use tolk_formats::tmx::{Header, TmxWriter, Unit};
 use tolk_storage::StorageError;
 use tolk_storage::queue::{self, TmxJob};
 use tolk_storage::translation_memories::{self as memories, jobs};
-use tracing::Instrument;
 
 use crate::WorkerState;
-use crate::job::JobError;
-use crate::tmx_import::conclude;
+use crate::job::{self, JobError};
+use crate::tmx_import::TmxTracked;
 
 /// How long an exported file can be downloaded.
 pub const DOWNLOAD_HOURS: i64 = 24;
@@ -41,12 +38,19 @@ pub async fn export_tmx(
         job_id = %task_id,
         attempt = attempt.current()
     );
-    span.in_scope(|| tracing::info!(kind = queue::EXPORT_TMX, "job started"));
-    let started = Instant::now();
-    let outcome = run(&job, &state).instrument(span.clone()).await;
-    conclude(&state, &job, &task_id, &attempt, outcome, started)
-        .instrument(span)
-        .await
+    let tracked = TmxTracked {
+        job: &job,
+        queue: queue::EXPORT_TMX,
+    };
+    job::execute(
+        &tracked,
+        &state,
+        &task_id,
+        &attempt,
+        span,
+        run(&job, &state),
+    )
+    .await
 }
 
 async fn run(job: &TmxJob, state: &WorkerState) -> Result<(), JobError> {

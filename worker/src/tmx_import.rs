@@ -11,7 +11,6 @@
 //! and rolls everything back, so nothing of a failed import is visible.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use apalis::prelude::*;
 use serde_json::json;
@@ -21,11 +20,10 @@ use tolk_storage::StorageError;
 use tolk_storage::queue::{self, TmxJob};
 use tolk_storage::translation_memories::jobs::{self, TmJob};
 use tolk_storage::translation_memories::{self as memories, NewMemory, lang, words};
-use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::WorkerState;
-use crate::job::JobError;
+use crate::job::{self, JobError, Tracked};
 
 /// Size of a batch of COPY rows sent to the database.
 pub const BATCH_BYTES: usize = 1 << 20;
@@ -71,55 +69,50 @@ pub async fn import_tmx(
         job_id = %task_id,
         attempt = attempt.current()
     );
-    span.in_scope(|| tracing::info!(kind = queue::IMPORT_TMX, "job started"));
-    let started = Instant::now();
-    let outcome = run(&job, &state).instrument(span.clone()).await;
-    conclude(&state, &job, &task_id, &attempt, outcome, started)
-        .instrument(span)
-        .await
+    let tracked = TmxTracked {
+        job: &job,
+        queue: queue::IMPORT_TMX,
+    };
+    job::execute(
+        &tracked,
+        &state,
+        &task_id,
+        &attempt,
+        span,
+        run(&job, &state),
+    )
+    .await
 }
 
-/// Common ending of the TMX handlers: permanent failures end the job, transient
-/// ones retry with the persisted backoff until the attempts run out.
-pub(crate) async fn conclude(
-    state: &WorkerState,
-    job: &TmxJob,
-    task_id: &TaskId,
-    attempt: &Attempt,
-    outcome: Result<(), JobError>,
-    started: Instant,
-) -> Result<(), BoxDynError> {
-    match outcome {
-        Ok(()) => {
-            tracing::info!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "TMX job done"
-            );
-            Ok(())
-        }
-        Err(JobError::Permanent(msg)) => {
-            tracing::warn!(error = %msg, "TMX job failed");
-            jobs::fail(&state.db, job.job_id, &msg).await?;
-            Err(AbortError::new(msg).into())
-        }
-        Err(JobError::Transient(msg)) => {
-            let runs = jobs::get(&state.db, job.job_id)
-                .await?
-                .map(|j| j.attempts)
-                .unwrap_or(0)
-                .max(attempt.current() as i32);
-            if runs >= queue::TMX_MAX_ATTEMPTS {
-                tracing::error!(error = %msg, runs, "TMX job failed after retries");
-                let text = format!("The job failed after {runs} attempts: {msg}");
-                jobs::fail(&state.db, job.job_id, &text).await?;
-                return Err(AbortError::new(text).into());
-            }
-            let delay = queue::backoff(runs.max(1) as u32);
-            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
-            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
-            jobs::note_retry(&state.db, job.job_id, &format!("Retrying after: {msg}")).await?;
-            Err(msg.into())
-        }
+/// A TMX import or export as the job policy tracks it: its row in
+/// `translation_memory_jobs`.
+pub(crate) struct TmxTracked<'j> {
+    /// The job.
+    pub job: &'j TmxJob,
+    /// Its queue: imports and exports share the table.
+    pub queue: &'static str,
+}
+
+impl Tracked for TmxTracked<'_> {
+    const MAX_ATTEMPTS: i32 = queue::TMX_MAX_ATTEMPTS;
+    const NOUN: &'static str = "TMX job";
+
+    fn queue(&self) -> &'static str {
+        self.queue
+    }
+
+    async fn attempts(&self, state: &WorkerState) -> Result<i32, StorageError> {
+        Ok(jobs::get(&state.db, self.job.job_id)
+            .await?
+            .map_or(0, |j| j.attempts))
+    }
+
+    async fn fail(&self, state: &WorkerState, message: &str) -> Result<(), StorageError> {
+        jobs::fail(&state.db, self.job.job_id, message).await
+    }
+
+    async fn retry(&self, state: &WorkerState, reason: &str) -> Result<(), StorageError> {
+        jobs::note_retry(&state.db, self.job.job_id, reason).await
     }
 }
 

@@ -3,8 +3,6 @@
 //! engines and, for audio targets, espeak-ng speech → result objects; then one
 //! transaction completes the job and appends the speech_to_text usage entry.
 
-use std::time::Instant;
-
 use apalis::prelude::*;
 use tolk_engine::{TagHandling, TranslateRequest};
 use tolk_storage::StorageError;
@@ -12,10 +10,9 @@ use tolk_storage::queue::{self, VoiceTranslate};
 use tolk_storage::usage::{self, UsageEvent};
 use tolk_storage::voice_jobs::{self, Target, TargetResult, VoiceJob, status};
 use tolk_voice::{VoiceError, asr, decode, resample, tts, voices, wav};
-use tracing::Instrument;
 
 use crate::WorkerState;
-use crate::job::JobError;
+use crate::job::{self, JobError, Tracked};
 
 /// Longest audio a voice job accepts, in seconds.
 pub const MAX_AUDIO_SECONDS: u32 = 3 * 3600;
@@ -34,41 +31,29 @@ pub async fn translate_voice(
         job_id = %task_id,
         attempt = attempt.current()
     );
-    span.in_scope(|| tracing::info!(kind = queue::VOICE_TRANSLATE, "job started"));
-    let started = Instant::now();
-    let outcome = run(&job, &state).instrument(span.clone()).await;
-    let _enter = span.enter();
-    match outcome {
-        Ok(()) => {
-            tracing::info!(
-                elapsed_ms = started.elapsed().as_millis() as u64,
-                "voice job done"
-            );
-            Ok(())
-        }
-        Err(JobError::Permanent(msg)) => {
-            tracing::warn!(error = %msg, "voice job failed");
-            voice_jobs::fail(&state.db, job.job_id, &msg).await?;
-            Err(AbortError::new(msg).into())
-        }
-        Err(JobError::Transient(msg)) => {
-            let runs = voice_jobs::get(&state.db, job.job_id)
-                .await?
-                .map(|j| j.attempts)
-                .unwrap_or(0)
-                .max(attempt.current() as i32);
-            if runs >= queue::VOICE_TRANSLATE_MAX_ATTEMPTS {
-                tracing::error!(error = %msg, runs, "voice job failed after retries");
-                let text = format!("The job failed after {runs} attempts: {msg}");
-                voice_jobs::fail(&state.db, job.job_id, &text).await?;
-                return Err(AbortError::new(text).into());
-            }
-            let delay = queue::backoff(runs.max(1) as u32);
-            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
-            queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
-            voice_jobs::requeue(&state.db, job.job_id, &format!("Retrying after: {msg}")).await?;
-            Err(msg.into())
-        }
+    job::execute(&job, &state, &task_id, &attempt, span, run(&job, &state)).await
+}
+
+impl Tracked for VoiceTranslate {
+    const MAX_ATTEMPTS: i32 = queue::VOICE_TRANSLATE_MAX_ATTEMPTS;
+    const NOUN: &'static str = "voice job";
+
+    fn queue(&self) -> &'static str {
+        queue::VOICE_TRANSLATE
+    }
+
+    async fn attempts(&self, state: &WorkerState) -> Result<i32, StorageError> {
+        Ok(voice_jobs::get(&state.db, self.job_id)
+            .await?
+            .map_or(0, |j| j.attempts))
+    }
+
+    async fn fail(&self, state: &WorkerState, message: &str) -> Result<(), StorageError> {
+        voice_jobs::fail(&state.db, self.job_id, message).await
+    }
+
+    async fn retry(&self, state: &WorkerState, reason: &str) -> Result<(), StorageError> {
+        voice_jobs::requeue(&state.db, self.job_id, reason).await
     }
 }
 
