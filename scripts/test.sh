@@ -37,19 +37,8 @@ if ! python3 -c 'import docx, authlib, requests' >/dev/null 2>&1 &&
     export PATH="$shim:$PATH"
 fi
 export TOLK_TEST_PYTHON="${TOLK_TEST_PYTHON:-$(command -v python3)}"
-# The docx filter's tests read the steering repository's shared/fixtures: beside
-# this checkout, or beside the repository it was cloned from (CI clones to /tmp).
-if [[ -z ${TOLK_FIXTURES_DIR:-} ]]; then
-    origin=$(git remote get-url origin 2>/dev/null || true)
-    for cand in "$PWD/../shared/fixtures" "${origin%/}/../shared/fixtures"; do
-        if [[ -d $cand/docx ]]; then
-            TOLK_FIXTURES_DIR=$(cd "$cand" && pwd)
-            export TOLK_FIXTURES_DIR
-            break
-        fi
-    done
-fi
-echo "TOLK_FIXTURES_DIR=${TOLK_FIXTURES_DIR:-<not found: the docx fixture tests will fail>}"
+# The docx filter's tests write their Word files with python-docx; a folder of
+# more .docx files runs in addition when TOLK_FIXTURES_DIR names one (its docx/).
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$CARGO_TARGET_DIR"
 echo "CARGO_TARGET_DIR=$CARGO_TARGET_DIR"

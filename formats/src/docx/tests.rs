@@ -3,38 +3,87 @@ use super::xml;
 use crate::inline::{self, Piece};
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
-/// The real Word files of the steering repository's `shared/fixtures/docx`
-/// (python-docx test files), read at run time from `$TOLK_FIXTURES_DIR/docx`, by
-/// default `shared/fixtures` beside the workspace (`scripts/test.sh` also finds it
-/// beside the repository a clone was made from). A missing file fails the test.
-const FIXTURE_NAMES: &[&str] = &[
-    "comments-rich-para",
-    "doc-odd-even-hdrs",
-    "having-images",
-    "hdr-header-footer",
-    "num-having-numbering-part",
-    "par-hyperlinks",
-    "tbl-having-tables",
-    "txt-font-props",
+/// Word files written by python-docx for these tests
+/// (`testdata/make_docx.py`, run once per test process into a temporary
+/// folder): hyperlinks, run formatting, headers and footers, odd and even
+/// headers, tables, lists, a picture.
+const GENERATED: &[&str] = &[
+    "hyperlinks",
+    "font-props",
+    "header-footer",
+    "odd-even-headers",
+    "tables",
+    "numbering",
+    "images",
 ];
 
-fn fixture(name: &str) -> Vec<u8> {
-    let dir = std::env::var_os("TOLK_FIXTURES_DIR")
-        .map(std::path::PathBuf::from)
-        // `cargo test` runs in the package folder (formats/); resolved at run time,
-        // as a test binary built from another clone of the workspace may be reused.
-        .unwrap_or_else(|| std::path::PathBuf::from("../../shared/fixtures"));
-    let path = dir.join("docx").join(format!("{name}.docx"));
-    std::fs::read(&path).unwrap_or_else(|e| {
-        panic!(
-            "docx fixture {}: {e} (set TOLK_FIXTURES_DIR to the steering repository's shared/fixtures)",
-            path.display()
-        )
+/// The Python that runs the generator: `TOLK_TEST_PYTHON`, else the first
+/// of `python3` and `/usr/bin/python3` that imports python-docx.
+fn python() -> String {
+    if let Some(p) = std::env::var_os("TOLK_TEST_PYTHON") {
+        return p.to_string_lossy().into_owned();
+    }
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| {
+            std::process::Command::new(p)
+                .args(["-c", "import docx"])
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .unwrap_or("python3")
+        .to_owned()
+}
+
+/// The folder of the generated files.
+fn generated_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("tolk-docx-tests-{}", std::process::id()));
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/make_docx.py");
+        let out = std::process::Command::new(python())
+            .arg(&script)
+            .arg(&dir)
+            .output()
+            .expect("python3 runs (scripts/setup.sh installs it with python3-docx)");
+        assert!(
+            out.status.success(),
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
     })
 }
 
-fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
-    FIXTURE_NAMES.iter().map(|&n| (n, fixture(n))).collect()
+/// A generated file by name.
+fn fixture(name: &str) -> Vec<u8> {
+    let path = generated_dir().join(format!("{name}.docx"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every generated file, and the `.docx` files of `$TOLK_FIXTURES_DIR/docx`
+/// when that variable names a folder (an external corpus of real files that
+/// runs in addition; never needed).
+fn fixtures() -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = GENERATED
+        .iter()
+        .map(|&n| (n.to_owned(), fixture(n)))
+        .collect();
+    if let Some(dir) = std::env::var_os("TOLK_FIXTURES_DIR") {
+        let dir = std::path::PathBuf::from(dir).join("docx");
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("TOLK_FIXTURES_DIR: {}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "docx"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            all.push((path.display().to_string(), bytes));
+        }
+    }
+    all
 }
 
 const TRANSLATED_PARTS: &[&str] = &[
@@ -135,7 +184,7 @@ fn fixtures_translated_text_is_written() {
 fn fixture_segments() {
     let segments = |name: &str| docx(&fixture(name)).segments().to_vec();
     assert_eq!(
-        segments("par-hyperlinks"),
+        segments("hyperlinks"),
         [
             "No hyperlinks",
             r#"One <g id="1">awesome hyperlink</g>."#,
@@ -143,30 +192,53 @@ fn fixture_segments() {
         ]
     );
     assert_eq!(
-        segments("txt-font-props")[5],
-        r#"Text having some <g id="1">superscript</g> and some <g id="2">subscript</g>."#
+        segments("font-props")[1..3],
+        [
+            r#"Plain, <g id="1">bold</g>, <g id="2">italic</g> and <g id="3">underlined</g> words."#,
+            r#"Text having some <g id="1">superscript</g> and some <g id="2">subscript</g>."#,
+        ]
     );
     // Body first, then headers and footers in archive order.
     assert_eq!(
-        segments("hdr-header-footer"),
+        segments("header-footer"),
         [
             "section with header",
             "section without header of its own.",
-            "Footer for section 1",
             "Header for section-1",
+            "Footer for section 1",
         ]
     );
-    assert!(segments("having-images").is_empty());
     assert_eq!(
-        segments("comments-rich-para")[1],
-        "Some text worthy of note."
+        segments("odd-even-headers")[3..],
+        ["Odd page header", "Even page header"]
     );
+    let cells = segments("tables");
+    assert!(cells.contains(&r#"<g id="1">Bold</g> inside a cell"#.to_owned()));
+    assert!(cells.contains(&"A merged cell".to_owned()));
+    assert_eq!(cells.last().map(String::as_str), Some("After the table."));
+    assert_eq!(
+        segments("numbering")[1..4],
+        ["Open the box.", "Take the cable.", "Plug it in."]
+    );
+    assert_eq!(segments("images"), ["A picture of a red square."]);
 }
 
 #[test]
 fn hyperlink_translation_and_reordering() {
-    let bytes = fixture("par-hyperlinks");
+    let bytes = fixture("hyperlinks");
     let doc = docx(&bytes);
+    // The relationship ids of the four links, in document order.
+    let source = part(&bytes, "word/document.xml");
+    let ids: Vec<String> = source
+        .match_indices("<w:hyperlink ")
+        .filter_map(|(at, _)| {
+            let tail = &source[at..];
+            let start = tail.find("r:id=\"")? + 6;
+            let end = start + tail[start..].find('"')?;
+            Some(tail[start..end].to_owned())
+        })
+        .collect();
+    assert_eq!(ids.len(), 4, "{source}");
     let translated = vec![
         "Keine Hyperlinks".to_owned(),
         r#"Ein <g id="1">toller Hyperlink</g>."#.to_owned(),
@@ -174,18 +246,18 @@ fn hyperlink_translation_and_reordering() {
     ];
     let out = doc.merge(&translated).unwrap();
     let xml = part(&out, "word/document.xml");
-    assert!(xml.contains(r#"<w:hyperlink r:id="rId4" w:history="1">"#));
     let link = |id: &str| {
         let start = xml.find(&format!("r:id=\"{id}\"")).unwrap();
         let end = start + xml[start..].find("</w:hyperlink>").unwrap();
         xml[start..end].to_owned()
     };
-    assert!(link("rId4").contains(">toller Hyperlink</w:t>"));
-    assert!(link("rId4").contains(r#"<w:rStyle w:val="Hyperlink"/>"#));
-    assert!(link("rId7").contains(">Dritter</w:t>"));
-    assert!(link("rId6").contains(">zweiter</w:t>"));
-    assert!(link("rId5").contains(">erster</w:t>"));
-    assert!(xml.find("rId7").unwrap() < xml.find("rId5").unwrap());
+    assert!(link(&ids[0]).contains(">toller Hyperlink</w:t>"));
+    assert!(link(&ids[0]).contains(r#"<w:u w:val="single"/>"#));
+    assert!(link(&ids[3]).contains(">Dritter</w:t>"));
+    assert!(link(&ids[2]).contains(">zweiter</w:t>"));
+    assert!(link(&ids[1]).contains(">erster</w:t>"));
+    let at = |id: &str| xml.find(&format!("r:id=\"{id}\"")).unwrap();
+    assert!(at(&ids[3]) < at(&ids[1]));
     assert_eq!(
         docx(&out).segments()[2],
         r#"<g id="1">Dritter</g>, <g id="2">zweiter</g> und <g id="3">erster</g>."#
