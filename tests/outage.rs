@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::pg_server::PgServer;
 use crate::support::{Api, World, call};
@@ -35,28 +35,6 @@ async fn wait_document(api: &Api, key: &str, id: &str, doc_key: &str) -> Result<
         bail!("document {id} ended in {}: {}", status.status, status.body);
     }
     Ok(())
-}
-
-/// Polls a quality evaluation until it is finished.
-async fn wait_evaluation(api: &Api, key: &str, id: &str) -> Result<Value> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let (code, body) = call(
-            api,
-            key,
-            Method::GET,
-            &format!("/v1/quality-evaluation/{id}"),
-            None,
-        )
-        .await?;
-        if code == 200 {
-            return Ok(body);
-        }
-        if Instant::now() > deadline {
-            bail!("evaluation {id} not finished: {code} {body}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 /// The value of the metric line that starts with `prefix` (`name{labels}`).
@@ -224,7 +202,12 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
     assert_eq!(imported["results"][0]["status"], "completed", "{imported}");
     let exported = crate::translation_memories::wait_job(&api, &key, &export_job).await?;
     assert_eq!(exported["results"][0]["status"], "completed", "{exported}");
-    let evaluated = wait_evaluation(&api, &key, &evaluation_id).await?;
+    let evaluated = crate::quality::wait_done(
+        &api,
+        &key,
+        &format!("/v1/quality-evaluation/{evaluation_id}"),
+    )
+    .await?;
     assert_eq!(evaluated["status"], "done", "{evaluated}");
     let voiced =
         crate::voice::wait_job(&api, &key, voice["job_id"].as_str().context("job_id")?).await?;

@@ -16,8 +16,8 @@ use tolk_storage::queue::{self, TmxJob};
 use tolk_storage::translation_memories::{self as memories, jobs};
 
 use crate::WorkerState;
-use crate::job::{self, JobError};
-use crate::tmx_import::TmxTracked;
+use crate::job::JobError;
+use crate::tmx_import::execute_tmx;
 
 /// How long an exported file can be downloaded.
 pub const DOWNLOAD_HOURS: i64 = 24;
@@ -31,23 +31,12 @@ pub async fn export_tmx(
     task_id: TaskId,
     attempt: Attempt,
 ) -> Result<(), BoxDynError> {
-    let span = tracing::info_span!(
-        "export_tmx",
-        tm_job = %job.job_id,
-        trace_id = %job.trace_id,
-        job_id = %task_id,
-        attempt = attempt.current()
-    );
-    let tracked = TmxTracked {
-        job: &job,
-        queue: queue::EXPORT_TMX,
-    };
-    job::execute(
-        &tracked,
+    execute_tmx(
+        queue::EXPORT_TMX,
+        &job,
         &state,
         &task_id,
         &attempt,
-        span,
         run(&job, &state),
     )
     .await

@@ -62,35 +62,53 @@ pub async fn import_tmx(
     task_id: TaskId,
     attempt: Attempt,
 ) -> Result<(), BoxDynError> {
+    execute_tmx(
+        queue::IMPORT_TMX,
+        &job,
+        &state,
+        &task_id,
+        &attempt,
+        run(&job, &state),
+    )
+    .await
+}
+
+/// Runs a TMX import or export (`queue`) under the job policy, in a span
+/// naming the job.
+pub(crate) async fn execute_tmx(
+    queue: &'static str,
+    job: &TmxJob,
+    state: &WorkerState,
+    task_id: &TaskId,
+    attempt: &Attempt,
+    run: impl std::future::Future<Output = Result<(), JobError>>,
+) -> Result<(), BoxDynError> {
     let span = tracing::info_span!(
-        "import_tmx",
+        "tmx_job",
+        queue,
         tm_job = %job.job_id,
         trace_id = %job.trace_id,
         job_id = %task_id,
         attempt = attempt.current()
     );
-    let tracked = TmxTracked {
-        job: &job,
-        queue: queue::IMPORT_TMX,
-    };
     job::execute(
-        &tracked,
-        &state,
-        &task_id,
-        &attempt,
+        &TmxTracked { job, queue },
+        state,
+        task_id,
+        attempt,
         span,
-        run(&job, &state),
+        run,
     )
     .await
 }
 
 /// A TMX import or export as the job policy tracks it: its row in
 /// `translation_memory_jobs`.
-pub(crate) struct TmxTracked<'j> {
+struct TmxTracked<'j> {
     /// The job.
-    pub job: &'j TmxJob,
+    job: &'j TmxJob,
     /// Its queue: imports and exports share the table.
-    pub queue: &'static str,
+    queue: &'static str,
 }
 
 impl Tracked for TmxTracked<'_> {
