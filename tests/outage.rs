@@ -92,8 +92,10 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
             &[("target_lang", "ES"), ("source_lang", "EN")],
         )
         .await?;
+    // Well before the 10 s the pool used to wait (TOLK_DB_ACQUIRE_TIMEOUT_MS
+    // is 1.5 s); the bound leaves room for a loaded machine.
     assert!(
-        asked.elapsed() < Duration::from_secs(3),
+        asked.elapsed() < Duration::from_secs(5),
         "{:?}",
         asked.elapsed()
     );
@@ -117,7 +119,7 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
     let ready = api.http.get(api.url("/readyz")).send().await?;
     assert_eq!(ready.status().as_u16(), 503);
     assert!(
-        asked.elapsed() < Duration::from_secs(2),
+        asked.elapsed() < Duration::from_secs(5),
         "{:?}",
         asked.elapsed()
     );
