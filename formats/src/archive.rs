@@ -4,18 +4,35 @@
 use std::io::{Read, Seek};
 
 use zip::ZipArchive;
+use zip::result::ZipError;
 
-/// The name of the first entry whose path is unsafe to carry into an output
-/// package: absolute (`/x`, `\x`, `C:x`), climbing (`..` as a component, with
-/// `/` or `\` as separator) or holding a NUL. Such entries are never part of a
-/// valid package; they are how "zip slip" reaches a file system that unpacks
-/// the output.
-pub(crate) fn unsafe_entry<R: Read + Seek>(archive: &mut ZipArchive<R>) -> Option<String> {
-    (0..archive.len()).find_map(|i| {
-        let entry = archive.by_index_raw(i).ok()?;
+/// What makes a package unusable before any of it is translated.
+#[derive(Debug)]
+pub(crate) enum EntryProblem {
+    /// An entry's local header cannot be read (the output copies every entry
+    /// it does not translate, so one it could not copy fails the whole job
+    /// after its translation).
+    Unreadable(ZipError),
+    /// An entry's path is unsafe to carry into an output package: absolute
+    /// (`/x`, `\x`, `C:x`), climbing (`..` as a component, with `/` or `\`
+    /// as separator) or holding a NUL. Such entries are never part of a valid
+    /// package; they are how "zip slip" reaches a file system that unpacks
+    /// the output.
+    UnsafePath(String),
+}
+
+/// Checks every entry of `archive` (see [`EntryProblem`]).
+pub(crate) fn check_entries<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+) -> Result<(), EntryProblem> {
+    for i in 0..archive.len() {
+        let entry = archive.by_index_raw(i).map_err(EntryProblem::Unreadable)?;
         let name = String::from_utf8_lossy(entry.name_raw()).into_owned();
-        is_unsafe(&name).then_some(name)
-    })
+        if is_unsafe(&name) {
+            return Err(EntryProblem::UnsafePath(name));
+        }
+    }
+    Ok(())
 }
 
 fn is_unsafe(name: &str) -> bool {

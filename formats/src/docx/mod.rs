@@ -21,6 +21,8 @@ use std::io::{Cursor, Read, Write};
 use zip::result::ZipError;
 use zip::{ZipArchive, ZipWriter};
 
+use crate::archive::EntryProblem;
+
 use crate::FormatError;
 use crate::slots::{SlotMap, Slots, Texts};
 use skeleton::{Node, NodeList};
@@ -142,13 +144,14 @@ fn open_archive(input: &[u8]) -> Result<ZipArchive<Cursor<&[u8]>>, FormatError> 
             FormatError::corrupt("The file is not a valid DOCX document: it is not a ZIP archive")
         }
     })?;
-    if let Some(name) = crate::archive::unsafe_entry(&mut archive) {
-        return Err(FormatError::corrupt(format!(
+    match crate::archive::check_entries(&mut archive) {
+        Ok(()) => Ok(archive),
+        Err(EntryProblem::Unreadable(e)) => Err(zip_error(e)),
+        Err(EntryProblem::UnsafePath(name)) => Err(FormatError::corrupt(format!(
             "The file is not a valid DOCX document: its entry {name:?} has an unsafe path \
              (absolute or climbing out of the package)"
-        )));
+        ))),
     }
-    Ok(archive)
 }
 
 fn zip_error(error: ZipError) -> FormatError {

@@ -562,3 +562,23 @@ fn entries_with_unsafe_paths_are_refused() {
         assert!(message.contains(evil), "{evil}: {message}");
     }
 }
+
+#[test]
+fn a_damaged_entry_the_filter_would_only_copy_is_refused_at_extraction() {
+    // Found by the `documents` fuzz target: a package whose untranslated
+    // entry has a damaged local header extracted, then failed to merge.
+    let mut package = zip_of(&[
+        ("word/document.xml", "<w:document/>"),
+        ("word/webSettings.xml", "<w:webSettings/>"),
+    ]);
+    let second = package
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == b"PK\x03\x04")
+        .nth(1)
+        .map(|(at, _)| at)
+        .expect("a second local header");
+    package[second + 2] = b'X';
+    let message = corrupt_message(&package);
+    assert!(message.contains("damaged"), "{message}");
+}
