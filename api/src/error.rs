@@ -52,6 +52,11 @@ pub enum ApiError {
     /// 500: logged with details, answered generically.
     #[error("internal error: {0}")]
     Internal(String),
+    /// 500 from the database, queue or object store: logged once, with its
+    /// source chain and the request's trace id (the request span), answered
+    /// generically.
+    #[error("storage failed")]
+    Storage(#[source] tolk_storage::StorageError),
 }
 
 impl ApiError {
@@ -71,7 +76,7 @@ impl ApiError {
             Self::Overloaded(_) => {
                 StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
             }
-            Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
@@ -102,23 +107,16 @@ impl From<tolk_storage::StorageError> for ApiError {
             return unstorable_text_error();
         }
         if e.is_unavailable() {
-            tracing::warn!(error = %e, "database unavailable");
+            tracing::warn!(error = &e as &dyn std::error::Error, "database unavailable");
             return Self::DatabaseUnavailable;
         }
-        Self::Internal(e.to_string())
+        Self::Storage(e)
     }
 }
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
-        if unstorable_text(&e) {
-            return unstorable_text_error();
-        }
-        if tolk_storage::error::database_unavailable(&e) {
-            tracing::warn!(error = %e, "database unavailable");
-            return Self::DatabaseUnavailable;
-        }
-        Self::Internal(e.to_string())
+        Self::from(tolk_storage::StorageError::Database(e))
     }
 }
 
@@ -128,6 +126,10 @@ impl IntoResponse for ApiError {
         let message = match &self {
             Self::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
+                "Internal server error.".to_owned()
+            }
+            Self::Storage(e) => {
+                tracing::error!(error = e as &dyn std::error::Error, "internal error");
                 "Internal server error.".to_owned()
             }
             other => other.to_string(),

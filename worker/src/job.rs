@@ -28,45 +28,39 @@ use tracing::Instrument;
 
 use crate::WorkerState;
 
-/// Why a run of a job failed.
+/// Why a run of a job failed. Errors of the crates below keep their type
+/// (and so their source chain, logged once by the policy); whether they are
+/// worth a retry is [`JobError::is_permanent`].
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum JobError {
     /// The input or request can never succeed: the job's row ends in error.
     #[error("{0}")]
     Permanent(String),
-    /// Worth retrying (database, object store, engine restart).
+    /// Worth retrying (a dependency that failed for now).
     #[error("{0}")]
     Transient(String),
+    /// The database, queue or object store failed: transient.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The document cannot be read or written: permanent.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The engines failed: transient when [`EngineError::is_transient`].
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// Audio or a speech engine failed: permanent for bad audio.
+    #[error(transparent)]
+    Voice(#[from] VoiceError),
 }
 
-impl From<StorageError> for JobError {
-    fn from(e: StorageError) -> Self {
-        Self::Transient(e.to_string())
-    }
-}
-
-impl From<FormatError> for JobError {
-    fn from(e: FormatError) -> Self {
-        Self::Permanent(e.to_string())
-    }
-}
-
-impl From<EngineError> for JobError {
-    fn from(e: EngineError) -> Self {
-        if e.is_transient() {
-            Self::Transient(e.to_string())
-        } else {
-            Self::Permanent(e.to_string())
-        }
-    }
-}
-
-impl From<VoiceError> for JobError {
-    fn from(e: VoiceError) -> Self {
-        if e.is_client_error() {
-            Self::Permanent(e.to_string())
-        } else {
-            Self::Transient(e.to_string())
+impl JobError {
+    /// Whether no retry can succeed.
+    pub(crate) fn is_permanent(&self) -> bool {
+        match self {
+            Self::Permanent(_) | Self::Format(_) => true,
+            Self::Transient(_) | Self::Storage(_) => false,
+            Self::Engine(e) => !e.is_transient(),
+            Self::Voice(e) => e.is_client_error(),
         }
     }
 }
@@ -142,23 +136,35 @@ async fn conclude<T: Tracked>(
             );
             Ok(())
         }
-        Err(JobError::Permanent(msg)) => {
-            tracing::warn!(error = %msg, "{} failed", T::NOUN);
+        Err(e) if e.is_permanent() => {
+            tracing::warn!(error = &e as &dyn std::error::Error, "{} failed", T::NOUN);
+            let msg = e.to_string();
             job.fail(state, &msg).await?;
             Err(AbortError::new(msg).into())
         }
-        Err(JobError::Transient(msg)) => {
+        Err(e) => {
+            let msg = e.to_string();
             let runs = job
                 .attempts(state)
                 .await?
                 .max(i32::try_from(attempt.current()).unwrap_or(i32::MAX));
             let Some(delay) = retry_after(runs, T::MAX_ATTEMPTS) else {
-                tracing::error!(error = %msg, runs, "{} failed after retries", T::NOUN);
+                tracing::error!(
+                    error = &e as &dyn std::error::Error,
+                    runs,
+                    "{} failed after retries",
+                    T::NOUN
+                );
                 let text = T::exhausted(runs, &msg);
                 job.fail(state, &text).await?;
                 return Err(AbortError::new(text).into());
             };
-            tracing::warn!(error = %msg, runs, retry_in_s = delay.as_secs(), "transient failure, will retry");
+            tracing::warn!(
+                error = &e as &dyn std::error::Error,
+                runs,
+                retry_in_s = delay.as_secs(),
+                "transient failure, will retry"
+            );
             queue::schedule_retry(&state.db, &task_id.to_string(), delay).await?;
             job.retry(state, &format!("Retrying after: {msg}")).await?;
             Err(msg.into())

@@ -171,7 +171,7 @@ async fn run(job: &TmxJob, state: &WorkerState) -> Result<(), JobError> {
         .await
         .map_err(|e| JobError::Transient(format!("the TMX parser stopped: {e}")))?;
     // The upload is not needed once the job ended (a retry still needs it).
-    if !matches!(result, Err(JobError::Transient(_)))
+    if result.as_ref().err().is_none_or(JobError::is_permanent)
         && let Err(e) = state.objects.delete(&row.object).await
     {
         tracing::warn!(error = %e, "could not delete the uploaded TMX file");

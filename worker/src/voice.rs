@@ -107,9 +107,9 @@ async fn run(job: &VoiceTranslate, state: &WorkerState) -> Result<(), JobError> 
     for (i, target) in row.targets.iter().enumerate() {
         let result = match produce(state, &row, &source_lang, &transcript, i, target).await {
             Ok(r) => r,
-            Err(JobError::Permanent(msg)) => TargetResult {
+            Err(e) if e.is_permanent() => TargetResult {
                 status: status::FAILED.to_owned(),
-                error: Some(msg),
+                error: Some(e.to_string()),
                 ..Default::default()
             },
             Err(e) => return Err(e),
