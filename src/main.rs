@@ -196,10 +196,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             run_worker(worker, services, stop).await
         }
         Command::Scheduler(args) => {
+            // Maintenance needs the database and the object store only: no
+            // engines, so a scheduler host needs no Apertium.
             let pool = connect(&common).await?;
             let stop = shutdown_channel();
-            let services = Services::open(&common, pool).await?;
-            run_scheduler(args, services, stop).await;
+            let objects =
+                Objects::open(&common.object_store).context("opening the object store")?;
+            run_scheduler(args, pool, objects, heartbeat(&common), stop).await;
             Ok(())
         }
         Command::Up {
@@ -231,7 +234,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 served
             };
             let worker_task = run_worker(worker, services.clone(), stop.clone());
-            let scheduler_task = run_scheduler(scheduler, services, stop.clone());
+            let scheduler_task = run_scheduler(
+                scheduler,
+                services.db.clone(),
+                services.objects.clone(),
+                services.heartbeat,
+                stop.clone(),
+            );
             let (a, w, ()) = tokio::join!(api_task, worker_task, scheduler_task);
             a.and(w)
         }
@@ -320,7 +329,7 @@ impl Services {
             lame: common.lame.clone(),
             recognizer,
             redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
-            heartbeat: Duration::from_secs(common.heartbeat_secs.max(1)),
+            heartbeat: heartbeat(common),
         })
     }
 }
@@ -548,14 +557,25 @@ async fn run_worker(
     Ok(())
 }
 
-async fn run_scheduler(args: SchedulerArgs, s: Services, stop: watch::Receiver<bool>) {
+/// The workers' heartbeat period from the settings.
+fn heartbeat(common: &Common) -> Duration {
+    Duration::from_secs(common.heartbeat_secs.max(1))
+}
+
+async fn run_scheduler(
+    args: SchedulerArgs,
+    db: PgPool,
+    objects: Objects,
+    heartbeat: Duration,
+    stop: watch::Receiver<bool>,
+) {
     let config = tolk_scheduler::SchedulerConfig {
         tick: Duration::from_secs(args.tick_secs.max(1)),
         keep_documents: Duration::from_secs(args.retention_days.max(1) * 24 * 3600),
         keep_done_jobs: Duration::from_secs(args.keep_done_jobs_secs),
         keep_failed_jobs: Duration::from_secs(args.keep_failed_jobs_hours * 3600),
-        dead_worker_after: s.heartbeat.saturating_mul(3),
+        dead_worker_after: heartbeat.saturating_mul(3),
         ..Default::default()
     };
-    tolk_scheduler::run(config, s.db, s.objects, stopped(stop)).await;
+    tolk_scheduler::run(config, db, objects, stopped(stop)).await;
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod admin;
+mod architecture;
 mod auth_and_errors;
 mod auth_authlib;
 mod auth_browser;
