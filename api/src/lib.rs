@@ -4,6 +4,8 @@
 //! enqueues jobs in the same transaction that records their public state. It
 //! never runs a job: workers do.
 
+#![deny(missing_docs)]
+
 pub mod auth;
 pub mod body;
 pub mod drain;

@@ -11,6 +11,8 @@
 //! resolved by authority and email, strategies will add `user_auth_lookups` rows
 //! and call [`routes::signin::complete_login`] with their provider name.
 
+#![deny(missing_docs)]
+
 pub mod api_keys;
 pub mod config;
 pub mod consent;

@@ -29,7 +29,7 @@
 //! # Ok(()) }
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod apertium;
 mod detect;

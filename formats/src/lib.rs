@@ -23,7 +23,7 @@
 //! assert_eq!(out, b"Hallo\n\nWelt\n");
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 mod archive;
 mod docx;

@@ -17,6 +17,8 @@
 //! - punctuation, white space, casing and character-encoding conventions of the
 //!   target language.
 
+#![deny(missing_docs)]
+
 mod checks;
 pub mod chrf;
 pub mod lexicon;

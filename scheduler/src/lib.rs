@@ -4,6 +4,8 @@
 //! PostgreSQL advisory lock on a dedicated connection; the holder runs the tasks,
 //! the others wait and take over when the leader's connection goes away.
 
+#![deny(missing_docs)]
+
 pub mod leader;
 pub mod tasks;
 

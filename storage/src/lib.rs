@@ -4,6 +4,8 @@
 //!
 //! storage knows no HTTP and no job handler; api, worker and scheduler call it.
 
+#![deny(missing_docs)]
+
 pub mod analytics;
 pub mod auth;
 pub mod db;

@@ -23,7 +23,7 @@
 //! assert_eq!(rules.apply("Prix: 3.5 euros!", false, None), "Prix\u{a0}: 3,5 euros\u{a0}!");
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod catalogue;
 pub mod dates;

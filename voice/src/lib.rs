@@ -9,7 +9,7 @@
 //! * [`pitch`]: F0 tracking (YIN). [`resample`]: band-limited resampling.
 //! * [`asr`]: speech recognition with pocketsphinx. [`text`]: sentence splitting.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod asr;
 pub mod convert;

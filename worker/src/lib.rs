@@ -5,6 +5,8 @@
 //! a name with its replacement and its jobs are re-enqueued once its heartbeat is
 //! stale (by any live worker of the queue, and by the scheduler's sweep).
 
+#![deny(missing_docs)]
+
 pub mod documents;
 mod job;
 pub mod quality;

@@ -4,6 +4,8 @@
 //! are never touched; a misspelled word is replaced only by a close suggestion
 //! (edit distance ≤ 2), else left as is.
 
+#![deny(missing_docs)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
