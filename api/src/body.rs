@@ -1,14 +1,45 @@
-//! Request bodies that DeepL accepts either as JSON or as
-//! `application/x-www-form-urlencoded`.
+//! Reading request bodies: one size limit per kind of operation, one test of
+//! the Content-Type, one 413, bodies DeepL accepts as JSON or as
+//! `application/x-www-form-urlencoded`, and the NUL check of stored text.
 
+use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
+use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
 
 use crate::ApiError;
 
-/// Largest JSON/form body these endpoints read.
-const LIMIT: usize = 128 * 1024;
+/// Largest body of the text operations (`/v2/translate`, `/v2/write/*`,
+/// document status and download): DeepL's 128 KiB.
+pub const TEXT_BODY_BYTES: usize = 128 * 1024;
+/// Largest glossary body (entries included).
+pub const GLOSSARY_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Largest quality evaluation body (its segments).
+pub const EVALUATION_BODY_BYTES: usize = 48 * 1024 * 1024;
+
+/// Whether the request's Content-Type says JSON (anything else, or none, is
+/// read as a form where both are accepted).
+pub fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
+}
+
+/// Reads a whole body of at most `limit` bytes; a larger one is a 413 that
+/// names the limit.
+pub async fn read(body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::TooLarge(format!(
+            "Request body too large: at most {limit} bytes are accepted."
+        ))
+    })
+}
 
 /// A body parsed from JSON or from a form, by its Content-Type (form when absent).
 #[derive(Debug)]
@@ -22,19 +53,8 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|ct| {
-                ct.trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("application/json")
-            })
-            .unwrap_or(false);
-        let bytes = axum::body::to_bytes(req.into_body(), LIMIT)
-            .await
-            .map_err(|_| ApiError::TooLarge("Request body too large.".to_owned()))?;
+        let is_json = is_json(req.headers());
+        let bytes = read(req.into_body(), TEXT_BODY_BYTES).await?;
         let parsed = if is_json {
             serde_json::from_slice(&bytes)
                 .map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {e}")))

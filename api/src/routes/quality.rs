@@ -24,8 +24,6 @@ use crate::{ApiError, AppState};
 pub const MAX_SEGMENTS: usize = 500;
 /// Most characters per source or target.
 pub const MAX_SEGMENT_CHARS: usize = 10_000;
-/// Largest request body: 500 segments × 2 × 10,000 characters of up to 4 bytes, plus JSON.
-const MAX_BODY_BYTES: usize = 48 * 1024 * 1024;
 /// Seconds a client should wait before polling.
 const RETRY_AFTER_SECS: &str = "1";
 const NOT_FOUND: &str = "Quality estimation job not found.";
@@ -179,9 +177,7 @@ async fn submit(
     Extension(TraceId(trace_id)): Extension<TraceId>,
     req: Request,
 ) -> Result<Response, ApiError> {
-    let bytes = axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
-        .await
-        .map_err(|_| ApiError::TooLarge("Request body too large.".to_owned()))?;
+    let bytes = crate::body::read(req.into_body(), crate::body::EVALUATION_BODY_BYTES).await?;
     let body: Value =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("Invalid JSON body: {e}")))?;
     crate::body::reject_nul(&body)?;

@@ -88,15 +88,7 @@ fn view(l: &StyleRuleList, detailed: bool) -> Value {
 
 /// Reads a JSON object body (the style rule operations take JSON only).
 async fn json_body(headers: &HeaderMap, body: Body) -> Result<Map<String, Value>, ApiError> {
-    let is_json = headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
-        });
-    if !is_json {
+    if !crate::body::is_json(headers) {
         return Err(bad(
             "The request body must be JSON (Content-Type: application/json).",
         ));

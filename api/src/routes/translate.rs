@@ -12,7 +12,6 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
@@ -30,9 +29,6 @@ use crate::routes::glossaries::{self, apply};
 use crate::routes::languages;
 use crate::routes::translation_memories::apply as tm_apply;
 use crate::{ApiError, AppState};
-
-/// Largest request body, in bytes (DeepL's limit).
-pub const MAX_BODY_BYTES: usize = 128 * 1024;
 
 /// Header carrying the client's custom reporting tag.
 pub const REPORTING_TAG_HEADER: &str = "x-deepl-reporting-tag";
@@ -617,22 +613,8 @@ async fn translate(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
-        });
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            ApiError::TooLarge(format!(
-                "Request body too large: at most {MAX_BODY_BYTES} bytes are accepted."
-            ))
-        })?;
-    let params = Params::parse(&bytes, json)?;
+    let bytes = crate::body::read(body, crate::body::TEXT_BODY_BYTES).await?;
+    let params = Params::parse(&bytes, crate::body::is_json(&headers))?;
     let opts = options(&params)?;
     let custom_tag = reporting_tag(&headers)?;
     languages::check(

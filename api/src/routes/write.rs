@@ -6,7 +6,6 @@
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::http::header::CONTENT_TYPE;
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Serialize;
@@ -17,9 +16,6 @@ use crate::auth::AuthKey;
 use crate::routes::languages::engine_error;
 use crate::routes::translate::{Params, reporting_tag};
 use crate::{ApiError, AppState};
-
-/// Largest request body, in bytes.
-const MAX_BODY_BYTES: usize = 128 * 1024;
 
 /// `target_lang` values of the wire format.
 const TARGET_LANGS: &[&str] = &[
@@ -75,22 +71,8 @@ fn bad(msg: impl Into<String>) -> ApiError {
 }
 
 async fn params(headers: &HeaderMap, body: Body) -> Result<Params, ApiError> {
-    let json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
-        });
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            ApiError::TooLarge(format!(
-                "Request body too large: at most {MAX_BODY_BYTES} bytes are accepted."
-            ))
-        })?;
-    Params::parse(&bytes, json)
+    let bytes = crate::body::read(body, crate::body::TEXT_BODY_BYTES).await?;
+    Params::parse(&bytes, crate::body::is_json(headers))
 }
 
 /// The language of each text: `target_lang` when given, else detected.

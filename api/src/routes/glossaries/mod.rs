@@ -13,7 +13,6 @@ pub mod v3;
 
 use axum::Router;
 use axum::http::HeaderMap;
-use axum::http::header::CONTENT_TYPE;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 use tolk_engine::lang;
@@ -26,8 +25,6 @@ use crate::{ApiError, AppState};
 pub const MAX_GLOSSARY_BYTES: i64 = 10 * 1024 * 1024;
 /// Most glossaries per organization.
 pub const MAX_GLOSSARIES: i64 = 1000;
-/// Largest request body: 10 MiB of terms, JSON-escaped, with room to spare.
-const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 /// Routes of v2 and v3.
 pub fn router() -> Router<AppState> {
@@ -61,21 +58,8 @@ pub(crate) async fn body_object(
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Map<String, Value>, ApiError> {
-    let json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            ct.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/json")
-        });
-    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            ApiError::TooLarge(format!(
-                "Request body too large: at most {MAX_BODY_BYTES} bytes are accepted."
-            ))
-        })?;
+    let json = crate::body::is_json(headers);
+    let bytes = crate::body::read(body, crate::body::GLOSSARY_BODY_BYTES).await?;
     if json {
         match serde_json::from_slice(&bytes) {
             Ok(Value::Object(m)) => {
