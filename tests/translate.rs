@@ -718,3 +718,46 @@ async fn translate_tag_handling_options() -> Result<()> {
     assert_eq!(texts(&body), ["  La casa es grande.\n"]);
     Ok(())
 }
+
+#[tokio::test]
+async fn languages_read_their_type_from_a_get_body_as_deepl_clients_send_it() -> Result<()> {
+    let mut world = World::new("languages_get_body").await?;
+    let key = world.create_key("languages", false).await?;
+    let api = world.start_api().await?;
+    let codes = |body: &Value| -> Vec<String> {
+        body.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| l["language"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (_, targets) = get(&api, &key, "/v2/languages?type=target").await?;
+    let (_, sources) = get(&api, &key, "/v2/languages").await?;
+    assert_ne!(
+        codes(&targets),
+        codes(&sources),
+        "the lists differ (EN-US is a target only)"
+    );
+    // deepl-python: GET with the form body `type=target`.
+    let res = api
+        .http
+        .get(api.url("/v2/languages"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .form(&[("type", "target")])
+        .send()
+        .await?;
+    assert_eq!(res.status(), 200);
+    assert_eq!(codes(&res.json().await?), codes(&targets));
+    // A JSON body too; the query wins over the body.
+    let res = api
+        .http
+        .get(api.url("/v2/languages?type=source"))
+        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .json(&json!({"type": "target"}))
+        .send()
+        .await?;
+    assert_eq!(codes(&res.json().await?), codes(&sources));
+    Ok(())
+}

@@ -1,7 +1,9 @@
 //! `GET /v2/languages`, and the language validation shared by the routes that
 //! take `source_lang`/`target_lang`.
 
+use axum::body::Body;
 use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
@@ -26,21 +28,39 @@ struct LanguageEntry {
 }
 
 /// `GET /v2/languages?type=source|target` (default `source`): the languages
-/// the installed engines really reach, directly or through pivots.
+/// the installed engines really reach, directly or through pivots. As DeepL's
+/// servers do, `type` is also read from a body (form or JSON) sent with the
+/// GET, as deepl-python sends it; the query wins when both give it.
 async fn list(
     State(state): State<AppState>,
     AuthKey(_key): AuthKey,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Body,
 ) -> Result<Json<Vec<LanguageEntry>>, ApiError> {
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
             .map_err(|e| ApiError::BadRequest(format!("Invalid query string: {e}")))?;
-    let kind = pairs
+    let from_query = pairs
         .iter()
         .rev()
         .find(|(k, _)| k == "type")
-        .map(|(_, v)| v.trim().to_ascii_lowercase())
-        .unwrap_or_default();
+        .map(|(_, v)| v.to_owned());
+    let kind = match from_query {
+        Some(kind) => kind,
+        None => {
+            let bytes = crate::body::read(body, crate::body::TEXT_BODY_BYTES).await?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                String::new()
+            } else {
+                crate::routes::translate::Params::parse(&bytes, crate::body::is_json(&headers))?
+                    .string("type")?
+                    .unwrap_or_default()
+            }
+        }
+    }
+    .trim()
+    .to_ascii_lowercase();
     let languages = state.translator.languages();
     let entries = match kind.as_str() {
         "" | "source" => languages
