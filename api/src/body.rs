@@ -71,30 +71,20 @@ where
 /// naming the field (`name`, `dictionaries[0].entries`) instead of failing when
 /// stored.
 pub fn reject_nul(value: &serde_json::Value) -> Result<(), ApiError> {
-    match nul_path(value) {
-        None => Ok(()),
-        Some(path) => Err(nul_error(&path)),
-    }
+    nul_free(nul_path(vec![(String::new(), value)]))
 }
 
 /// [`reject_nul`] for a JSON object's members.
 pub fn reject_nul_map(map: &serde_json::Map<String, serde_json::Value>) -> Result<(), ApiError> {
-    for (k, v) in map {
-        if k.contains('\0') {
-            return Err(nul_error(&k.replace('\0', "\\u0000")));
-        }
-        if let Some(inner) = nul_path(v) {
-            let path = if inner == "body" {
-                k.clone()
-            } else if inner.starts_with('[') {
-                format!("{k}{inner}")
-            } else {
-                format!("{k}.{inner}")
-            };
-            return Err(nul_error(&path));
-        }
+    let mut roots = Vec::new();
+    if let Some(key) = members("", map, &mut roots) {
+        return Err(nul_error(&key));
     }
-    Ok(())
+    nul_free(nul_path(roots))
+}
+
+fn nul_free(path: Option<String>) -> Result<(), ApiError> {
+    path.map_or(Ok(()), |p| Err(nul_error(&p)))
 }
 
 /// [`reject_nul`] for form pairs.
@@ -115,12 +105,33 @@ pub fn nul_error(field: &str) -> ApiError {
     ))
 }
 
-/// The path of the first string holding a NUL, walking without recursion (a
-/// JSON body nests at most 128 levels, serde_json's limit, but the walk does not
-/// rely on it).
-fn nul_path(value: &serde_json::Value) -> Option<String> {
+/// Pushes the members of `map` (at `path`) onto `stack`; returns the name of a
+/// key that holds a NUL, if one does.
+fn members<'v>(
+    path: &str,
+    map: &'v serde_json::Map<String, serde_json::Value>,
+    stack: &mut Vec<(String, &'v serde_json::Value)>,
+) -> Option<String> {
+    for (k, item) in map {
+        if k.contains('\0') {
+            return Some(k.replace('\0', "\\u0000"));
+        }
+        let name = if path.is_empty() {
+            k.clone()
+        } else {
+            format!("{path}.{k}")
+        };
+        stack.push((name, item));
+    }
+    None
+}
+
+/// The path of the first string holding a NUL below the `(path, value)`
+/// roots, walking without recursion (a JSON body nests at most 128 levels,
+/// serde_json's limit, but the walk does not rely on it). A string at the
+/// empty path is the body itself.
+fn nul_path(mut stack: Vec<(String, &serde_json::Value)>) -> Option<String> {
     use serde_json::Value;
-    let mut stack: Vec<(String, &Value)> = vec![(String::new(), value)];
     while let Some((path, v)) = stack.pop() {
         match v {
             Value::String(s) if s.contains('\0') => {
@@ -136,15 +147,8 @@ fn nul_path(value: &serde_json::Value) -> Option<String> {
                 }
             }
             Value::Object(map) => {
-                for (k, item) in map {
-                    let name = if k.contains('\0') {
-                        return Some(k.replace('\0', "\\u0000"));
-                    } else if path.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{path}.{k}")
-                    };
-                    stack.push((name, item));
+                if let Some(key) = members(&path, map, &mut stack) {
+                    return Some(key);
                 }
             }
             _ => {}
@@ -172,6 +176,9 @@ mod tests {
         assert!(message(e).contains("'dictionaries[1].entries'"));
         let e = reject_nul(&json!({"a\u{0}": 1})).expect_err("NUL in a key");
         assert!(message(e).contains("a\\u0000"));
+        let map = json!({"dictionaries": [{"entries": "\u{0}"}], "name": "n"});
+        let e = reject_nul_map(map.as_object().expect("an object")).expect_err("member NUL");
+        assert!(message(e).contains("'dictionaries[0].entries'"));
         assert!(reject_nul_pairs(&[("label".into(), "fine".into())]).is_ok());
         let e = reject_nul_pairs(&[("label".into(), "x\u{0}".into())]).expect_err("form NUL");
         assert!(message(e).contains("'label'"));
