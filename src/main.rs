@@ -523,7 +523,7 @@ async fn serve_api(
         record_usage: true,
         ledger_writes: args.ledger_writes.into(),
         usage_appender,
-        glossary_cache: std::sync::Arc::new(tolk_api::glossary_cache::GlossaryCache::new(
+        glossary_cache: std::sync::Arc::new(tolk_pipeline::GlossaryCache::new(
             args.glossary_cache_mb.saturating_mul(1024 * 1024),
         )),
         bearer,

@@ -8,20 +8,15 @@ use std::collections::BTreeMap;
 fn dependencies() -> BTreeMap<String, Vec<String>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut all = BTreeMap::new();
-    for member in [
-        "api",
-        "auth",
-        "worker",
-        "scheduler",
-        "storage",
-        "engine",
-        "formats",
-        "voice",
-        "quality",
-        "write",
-        "style",
-        "bench",
-    ] {
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("Cargo.toml: {e}"));
+    let members_line = workspace
+        .lines()
+        .find(|l| l.trim_start().starts_with("members"))
+        .unwrap_or_else(|| panic!("no members line in Cargo.toml"));
+    let members: Vec<&str> = members_line.split('"').skip(1).step_by(2).collect();
+    assert!(members.len() >= 13, "members read: {members:?}");
+    for member in members {
         let manifest = std::fs::read_to_string(root.join(member).join("Cargo.toml"))
             .unwrap_or_else(|e| panic!("{member}/Cargo.toml: {e}"));
         let mut section = String::new();
@@ -66,6 +61,17 @@ fn crates_depend_only_as_the_architecture_allows() {
         "storage depends on {:?}",
         of("storage")
     );
+    // One translation pipeline below the API and the worker, above the leaves.
+    assert_eq!(
+        of("pipeline"),
+        ["tolk-storage", "tolk-engine", "tolk-formats", "tolk-style"]
+    );
+    for role in ["api", "worker"] {
+        assert!(
+            of(role).contains(&"tolk-pipeline".to_owned()),
+            "{role} does not translate through the pipeline"
+        );
+    }
     // The parser saw the manifests: the roles do depend on storage.
     assert!(of("worker").contains(&"tolk-storage".to_owned()));
 }

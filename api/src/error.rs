@@ -4,6 +4,8 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use tolk_engine::EngineError;
+use tolk_pipeline::PipelineError;
 
 /// An error answered to the client.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +99,69 @@ fn unstorable_text_error() -> ApiError {
         "Invalid text: a value contains a NUL character (U+0000) or bytes that are not valid UTF-8."
             .to_owned(),
     )
+}
+
+/// How an engine failure is answered: overload 529, timeouts and outages 504
+/// (logged), an engine fault 500, anything else (an unsupported pair, a bad
+/// code, markup too deep) the client's 400.
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Overloaded(m) => {
+                tracing::warn!(error = %m, "translation engine overloaded");
+                Self::Overloaded(
+                "Too many requests: the translation engines are overloaded. Please try again later."
+                    .to_owned(),
+            )
+            }
+            EngineError::Timeout(m) => {
+                tracing::warn!(error = %m, "translation engine timed out");
+                Self::Timeout(
+                    "The translation engine did not answer in time. Please try again later."
+                        .to_owned(),
+                )
+            }
+            EngineError::Unavailable(m) => {
+                tracing::warn!(error = %m, "translation engine unavailable");
+                Self::Timeout(
+                    "The translation engine is temporarily unavailable. Please try again later."
+                        .to_owned(),
+                )
+            }
+            EngineError::Failed(m) => Self::Internal(m),
+            other => Self::BadRequest(other.to_string()),
+        }
+    }
+}
+
+/// How a pipeline failure is answered: a customisation that does not exist is
+/// a 404, one that does not fit the request a 400; engines and storage as
+/// their own errors.
+impl From<PipelineError> for ApiError {
+    fn from(e: PipelineError) -> Self {
+        match e {
+            PipelineError::Engine(e) => Self::from(e),
+            PipelineError::Storage(e) => Self::from(e),
+            PipelineError::GlossaryNotFound(id) => {
+                Self::NotFound(format!("Glossary '{id}' not found."))
+            }
+            PipelineError::NoDictionary { id, from, to } => Self::BadRequest(format!(
+                "Glossary '{id}' has no dictionary for the language pair {from}→{to}."
+            )),
+            PipelineError::GlossaryPair { from, to } => Self::BadRequest(format!(
+                "Glossaries do not support the language pair {from}→{to}."
+            )),
+            PipelineError::StyleNotFound(id) => {
+                Self::NotFound(format!("Style rule list '{id}' not found."))
+            }
+            PipelineError::MemoryNotFound(id) => {
+                Self::NotFound(format!("Translation memory '{id}' not found."))
+            }
+            e @ PipelineError::StyleLanguage { .. } => Self::BadRequest(e.to_string()),
+            e @ PipelineError::MemoryPair { .. } => Self::NotFound(e.to_string()),
+            e @ PipelineError::Mismatch { .. } => Self::Internal(e.to_string()),
+        }
+    }
 }
 
 impl From<tolk_storage::StorageError> for ApiError {

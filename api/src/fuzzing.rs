@@ -11,7 +11,7 @@ use crate::ApiError;
 /// The request parameters of `/v2/translate` and `/v2/write/*` from a JSON
 /// (`json`) or form body.
 pub fn params(bytes: &[u8], json: bool) -> Result<(), ApiError> {
-    crate::routes::translate::Params::parse(bytes, json).map(|_| ())
+    crate::params::Params::parse(bytes, json).map(|_| ())
 }
 
 /// A JSON body as the JSON-only operations read it: an object, with no NUL in

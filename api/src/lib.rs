@@ -12,8 +12,8 @@ pub mod drain;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod glossary_cache;
 pub mod limits;
+pub mod params;
 pub mod rate_limit;
 pub mod routes;
 pub mod state;

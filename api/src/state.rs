@@ -38,7 +38,7 @@ pub struct AppState {
     pub usage_appender: tolk_storage::usage_appender::UsageAppender,
     /// Glossary terms of recent `/v2/translate` requests, checked against the
     /// glossaries' versions per request (`TOLK_GLOSSARY_CACHE_MB`).
-    pub glossary_cache: Arc<crate::glossary_cache::GlossaryCache>,
+    pub glossary_cache: Arc<tolk_pipeline::GlossaryCache>,
     /// Enqueue transactions, the wake-up NOTIFYs and the wait for durability
     /// (`tolk_storage::enqueuer`).
     pub enqueuer: tolk_storage::enqueuer::Enqueuer,
@@ -48,6 +48,18 @@ pub struct AppState {
     /// The workers' heartbeat period (`TOLK_WORKER_HEARTBEAT_SECS`): a worker
     /// loop seen within 3 of them counts as live in `/metrics`.
     pub worker_heartbeat: std::time::Duration,
+}
+
+impl AppState {
+    /// The translation pipeline over this state's database, engines and
+    /// glossary cache.
+    pub fn pipeline(&self) -> tolk_pipeline::Pipeline<'_> {
+        tolk_pipeline::Pipeline {
+            db: &self.db,
+            translator: &self.translator,
+            glossary_cache: Some(&self.glossary_cache),
+        }
+    }
 }
 
 /// How a request's ledger entry reaches the ledger, for keys without a limit

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
-use tolk_api::glossary_cache::GlossaryCache;
+use tolk_pipeline::GlossaryCache;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 

@@ -1,30 +1,21 @@
 //! Handler of `translate-document` jobs: source object → formats::extract →
-//! engine → formats::merge → result object, then one transaction marks the
+//! the translation pipeline (`tolk_pipeline`) → formats::merge → result object, then one transaction marks the
 //! document done and appends the usage entry.
 
 use apalis::prelude::*;
-use futures::{StreamExt, TryStreamExt};
-use tolk_engine::glossary::{self, Terms};
-use tolk_engine::{MarkupOptions, TagHandling, TranslateOptions, TranslateRequest};
+use tolk_engine::{MarkupOptions, TranslateOptions};
 use tolk_formats::{DocumentFormat, inline};
+use tolk_pipeline::{Customizations, MemoryUse, Progress, Request};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
 use tolk_storage::quality;
 use tolk_storage::queue::{self, EvaluateQuality, TranslateDocument};
 use tolk_storage::translation_memories as memories;
 use tolk_storage::usage::{self, UsageEvent};
-use tolk_storage::{glossaries, style_rules};
-use tolk_style::StyleRules;
 
 use crate::WorkerState;
 use crate::job::{self, JobError, Tracked};
 
-/// Segments per engine call: large enough to batch, small enough to report progress.
-const CHUNK_SEGMENTS: usize = 200;
-/// Characters per engine call at most.
-const CHUNK_CHARS: usize = 40_000;
-/// Chunks of one document in flight at once.
-const CHUNKS_IN_FLIGHT: usize = 2;
 /// Characters sampled for language detection.
 const DETECT_SAMPLE_CHARS: usize = 4_000;
 
@@ -115,12 +106,27 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         .sum();
 
     let source_lang = source_language(state, &doc, &segments).await?;
-    let custom = Customizations {
-        terms: glossary_terms(state, &doc, &source_lang).await?,
-        style: style(state, &doc).await?,
-    };
+    let custom = customizations(state, &doc, &source_lang).await?;
     let sources = segments.clone();
-    let translated = translate_with_memory(state, &doc, &source_lang, segments, &custom).await?;
+    let translated = state
+        .pipeline()
+        .translate(
+            Request {
+                source_lang: Some(source_lang.clone()),
+                target_lang: doc.target_lang.clone(),
+                texts: segments,
+                markup: Some(MarkupOptions::default()),
+                split_lines: false,
+                options: TranslateOptions::default(),
+                custom: &custom,
+            },
+            &DocumentProgress {
+                state,
+                document_id: &doc.id,
+            },
+        )
+        .await?
+        .texts;
 
     let evaluation = match quality::for_document(&state.db, &doc.id).await? {
         Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
@@ -240,250 +246,55 @@ fn base(code: &str) -> String {
     code.split('-').next().unwrap_or(code).to_ascii_uppercase()
 }
 
-/// The glossary terms and style rules of a document.
-struct Customizations {
-    /// Terms of the document's glossaries for its language pair.
-    terms: Terms,
-    /// The style rule list, if any.
-    style: Option<StyleRules>,
-}
-
-/// Lower-case DeepL base code, as glossary dictionaries store languages.
-fn glossary_lang(code: &str) -> Option<String> {
-    tolk_engine::lang::parse_source(code)
-        .ok()
-        .and_then(|l| l.deepl_base())
-        .map(|b| b.to_ascii_lowercase())
-}
-
-/// Loads the entries of the document's glossaries for its pair. A glossary
-/// deleted (or emptied of the pair) since the upload fails the document.
-async fn glossary_terms(
+/// The glossaries, style rule list and translation memory the document was
+/// uploaded with. One deleted since the upload fails the document.
+async fn customizations(
     state: &WorkerState,
     doc: &Document,
     source_lang: &str,
-) -> Result<Terms, JobError> {
-    if doc.glossary_ids.is_empty() {
-        return Ok(Terms::default());
-    }
-    let (Some(s), Some(t)) = (glossary_lang(source_lang), glossary_lang(&doc.target_lang)) else {
-        return Err(JobError::Permanent(format!(
-            "Glossaries do not support the pair {source_lang}→{}.",
-            doc.target_lang
-        )));
-    };
-    let mut pairs = Vec::new();
-    for id in &doc.glossary_ids {
-        let dicts = glossaries::entries(&state.db, doc.organization_id, *id, Some((&s, &t)))
-            .await?
-            .ok_or_else(|| JobError::Permanent(format!("The glossary {id} no longer exists.")))?;
-        let d = dicts.into_iter().next().ok_or_else(|| {
-            JobError::Permanent(format!(
-                "The glossary {id} no longer has a dictionary for {s}→{t}."
-            ))
-        })?;
-        pairs.extend(d.sources.into_iter().zip(d.targets));
-    }
-    Ok(Terms::new(pairs))
-}
-
-/// Loads the document's style rule list; one deleted since the upload fails
-/// the document.
-async fn style(state: &WorkerState, doc: &Document) -> Result<Option<StyleRules>, JobError> {
-    let Some(id) = doc.style_id else {
-        return Ok(None);
-    };
-    let l = style_rules::get(&state.db, doc.organization_id, id)
-        .await?
-        .ok_or_else(|| {
-            JobError::Permanent(format!("The style rule list {id} no longer exists."))
-        })?;
-    Ok(Some(StyleRules::from_json(
-        &l.language,
-        &l.configured_rules,
-        &l.custom_instructions,
-    )))
-}
-
-/// Segments without inline tags whose plain text has a good enough match in
-/// the document's translation memory take the memory's translation; the
-/// others are translated by the engines.
-async fn translate_with_memory(
-    state: &WorkerState,
-    doc: &Document,
-    source_lang: &str,
-    segments: Vec<String>,
-    custom: &Customizations,
-) -> Result<Vec<String>, JobError> {
-    let Some(memory) = memories::for_document(&state.db, &doc.id).await? else {
-        return translate_segments(state, doc, source_lang, segments, custom).await;
-    };
-    let mut hits: Vec<Option<String>> = Vec::with_capacity(segments.len());
-    for s in &segments {
-        let text = inline::plain_text(s);
-        let core = text.trim();
-        let hit = if s.contains('<') || core.is_empty() {
-            None
-        } else {
-            memories::lookup(
-                &state.db,
-                memory.memory_id,
-                &memory.target_language,
-                core,
-                memory.threshold,
-            )
-            .await?
-            .map(|m| {
-                let lead = &text[..text.len() - text.trim_start().len()];
-                let trail = &text[text.trim_end().len()..];
-                inline::escape(&format!("{lead}{}{trail}", m.target_text))
-            })
-        };
-        hits.push(hit);
-    }
-    let applied = hits.iter().filter(|h| h.is_some()).count();
-    tracing::info!(
-        segments = segments.len(),
-        applied,
-        "translation memory matches"
-    );
-    let pending: Vec<String> = segments
-        .into_iter()
-        .zip(&hits)
-        .filter(|(_, h)| h.is_none())
-        .map(|(s, _)| s)
-        .collect();
-    let mut engine = translate_segments(state, doc, source_lang, pending, custom)
-        .await?
-        .into_iter();
-    hits.into_iter()
-        .map(|h| match h {
-            Some(t) => Ok(t),
-            None => engine.next().ok_or_else(|| {
-                JobError::Transient("the engines returned fewer segments than sent".to_owned())
-            }),
-        })
-        .collect()
-}
-
-/// Translates all segments in chunks, a few chunks in flight, recording progress.
-/// Glossary terms are protected before the engine and released after it (the
-/// same way as in `/v2/translate`); the style list's deterministic rules run
-/// last.
-async fn translate_segments(
-    state: &WorkerState,
-    doc: &Document,
-    source_lang: &str,
-    segments: Vec<String>,
-    custom: &Customizations,
-) -> Result<Vec<String>, JobError> {
-    let total = segments.len();
-    if total == 0 {
-        return Ok(Vec::new());
-    }
-    let chunks = chunk(segments);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut markup = MarkupOptions::default();
-    if !custom.terms.is_empty() {
-        markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
-    }
-    let source_base = tolk_style::language::base(source_lang);
-    let options = TranslateOptions {
-        style_instructions: custom
-            .style
-            .as_ref()
-            .map(|s| s.instructions(Some(&source_base)))
-            .unwrap_or_default(),
-        ..Default::default()
-    };
-    let results: Vec<Vec<String>> = futures::stream::iter(chunks)
-        .map(|texts| {
-            let n = texts.len();
-            let texts = if custom.terms.is_empty() {
-                texts
-            } else {
-                texts
-                    .iter()
-                    .map(|t| glossary::protect(t, &custom.terms, true))
-                    .collect()
-            };
-            let req = TranslateRequest {
-                source_lang: Some(source_lang.to_owned()),
-                target_lang: doc.target_lang.clone(),
-                texts,
-                tag_handling: TagHandling::Xml,
-                options: options.clone(),
-                markup: markup.clone(),
-            };
-            let done = &done;
-            let source_base = source_base.as_str();
-            async move {
-                let res = state
-                    .translator
-                    .translate(req)
-                    .await
-                    .map_err(JobError::from)?;
-                if res.texts.len() != n {
-                    return Err(JobError::Transient(format!(
-                        "the engine returned {} texts for {n}",
-                        res.texts.len()
-                    )));
-                }
-                let finished = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
-                documents::set_progress(&state.db, &doc.id, finished as f32 / total as f32).await?;
-                let texts = res.texts.into_iter().map(|t| {
-                    let t = if custom.terms.is_empty() {
-                        t
-                    } else {
-                        glossary::release(&t, true)
-                    };
-                    match &custom.style {
-                        Some(style) => style.apply(&t, true, Some(source_base)),
-                        None => t,
-                    }
-                });
-                Ok(texts.collect::<Vec<_>>())
-            }
-        })
-        .buffered(CHUNKS_IN_FLIGHT)
-        .try_collect()
+) -> Result<Customizations, JobError> {
+    let pipeline = state.pipeline();
+    let terms = pipeline
+        .glossary_terms(
+            doc.organization_id,
+            &doc.glossary_ids,
+            source_lang,
+            &doc.target_lang,
+        )
         .await?;
-    Ok(results.into_iter().flatten().collect())
+    let style = match doc.style_id {
+        Some(id) => Some(
+            pipeline
+                .style_rules(doc.organization_id, id, &doc.target_lang)
+                .await?,
+        ),
+        None => None,
+    };
+    let memory = memories::for_document(&state.db, &doc.id)
+        .await?
+        .map(MemoryUse::from);
+    Ok(Customizations {
+        terms,
+        style,
+        memory,
+    })
 }
 
-fn chunk(segments: Vec<String>) -> Vec<Vec<String>> {
-    let mut chunks = Vec::new();
-    let mut current = Vec::new();
-    let mut chars = 0;
-    for s in segments {
-        if !current.is_empty() && (current.len() >= CHUNK_SEGMENTS || chars + s.len() > CHUNK_CHARS)
-        {
-            chunks.push(std::mem::take(&mut current));
-            chars = 0;
-        }
-        chars += s.len();
-        current.push(s);
+/// A document's progress column, advanced as chunks come back.
+struct DocumentProgress<'a> {
+    state: &'a WorkerState,
+    document_id: &'a str,
+}
+
+impl Progress for DocumentProgress<'_> {
+    async fn advance(&self, done: usize, total: usize) -> Result<(), StorageError> {
+        documents::set_progress(&self.state.db, self.document_id, done as f32 / total as f32).await
     }
-    if !current.is_empty() {
-        chunks.push(current);
-    }
-    chunks
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunks_keep_order_and_bounds() {
-        let segs: Vec<String> = (0..450).map(|i| format!("segment {i}")).collect();
-        let chunks = chunk(segs.clone());
-        assert_eq!(chunks.len(), 3);
-        assert!(chunks.iter().all(|c| c.len() <= CHUNK_SEGMENTS));
-        assert_eq!(chunks.concat(), segs);
-        let big = vec!["x".repeat(CHUNK_CHARS); 3];
-        assert_eq!(chunk(big).len(), 3);
-    }
 
     #[test]
     fn base_language() {

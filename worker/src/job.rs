@@ -21,6 +21,7 @@ use std::time::Instant;
 use apalis::prelude::{AbortError, Attempt, BoxDynError, TaskId};
 use tolk_engine::EngineError;
 use tolk_formats::FormatError;
+use tolk_pipeline::PipelineError;
 use tolk_storage::StorageError;
 use tolk_storage::queue;
 use tolk_voice::VoiceError;
@@ -51,6 +52,34 @@ pub(crate) enum JobError {
     /// Audio or a speech engine failed: permanent for bad audio.
     #[error(transparent)]
     Voice(#[from] VoiceError),
+    /// The translation pipeline failed: transient when
+    /// [`PipelineError::is_transient`].
+    #[error(transparent)]
+    Pipeline(PipelineError),
+}
+
+/// A pipeline failure in a job's words: what the upload referred to and is
+/// gone now is said so; engines and storage keep their own variants.
+impl From<PipelineError> for JobError {
+    fn from(e: PipelineError) -> Self {
+        match e {
+            PipelineError::Engine(e) => Self::Engine(e),
+            PipelineError::Storage(e) => Self::Storage(e),
+            PipelineError::GlossaryNotFound(id) => {
+                Self::Permanent(format!("The glossary {id} no longer exists."))
+            }
+            PipelineError::NoDictionary { id, from, to } => Self::Permanent(format!(
+                "The glossary {id} no longer has a dictionary for {from}→{to}."
+            )),
+            PipelineError::StyleNotFound(id) => {
+                Self::Permanent(format!("The style rule list {id} no longer exists."))
+            }
+            PipelineError::MemoryNotFound(id) => {
+                Self::Permanent(format!("The translation memory {id} no longer exists."))
+            }
+            other => Self::Pipeline(other),
+        }
+    }
 }
 
 impl JobError {
@@ -61,6 +90,7 @@ impl JobError {
             Self::Transient(_) | Self::Storage(_) => false,
             Self::Engine(e) => !e.is_transient(),
             Self::Voice(e) => e.is_client_error(),
+            Self::Pipeline(e) => !e.is_transient(),
         }
     }
 }

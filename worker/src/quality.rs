@@ -5,7 +5,8 @@
 
 use apalis::prelude::*;
 use serde::{Deserialize, Serialize};
-use tolk_engine::TranslateRequest;
+use tolk_engine::TranslateOptions;
+use tolk_pipeline::{Customizations, NoProgress, Request};
 use tolk_quality::{Options, SegmentResult, Summary};
 use tolk_storage::StorageError;
 use tolk_storage::quality::{self, Evaluation};
@@ -13,9 +14,6 @@ use tolk_storage::queue::{self, EvaluateQuality};
 
 use crate::WorkerState;
 use crate::job::{self, JobError, Tracked};
-
-/// Texts per back-translation engine call.
-const BACK_TRANSLATION_CHUNK: usize = 100;
 
 /// The input of an evaluation, as stored in `quality_evaluations.request` (text
 /// jobs) or in the object [`segments_object`] (document jobs).
@@ -173,23 +171,21 @@ async fn back_translate(
     e: &Evaluation,
     input: &EvaluationInput,
 ) -> Result<Vec<String>, JobError> {
-    let mut out = Vec::with_capacity(input.segments.len());
-    for chunk in input.segments.chunks(BACK_TRANSLATION_CHUNK) {
-        let req = TranslateRequest {
-            source_lang: Some(e.target_lang.clone()),
-            target_lang: e.source_lang.clone(),
-            texts: chunk.iter().map(|p| p.target.clone()).collect(),
-            ..Default::default()
-        };
-        let res = state.translator.translate(req).await?;
-        if res.texts.len() != chunk.len() {
-            return Err(JobError::Transient(format!(
-                "the engine returned {} texts for {}",
-                res.texts.len(),
-                chunk.len()
-            )));
-        }
-        out.extend(res.texts);
-    }
-    Ok(out)
+    let none = Customizations::default();
+    let res = state
+        .pipeline()
+        .translate(
+            Request {
+                source_lang: Some(e.target_lang.clone()),
+                target_lang: e.source_lang.clone(),
+                texts: input.segments.iter().map(|p| p.target.clone()).collect(),
+                markup: None,
+                split_lines: false,
+                options: TranslateOptions::default(),
+                custom: &none,
+            },
+            &NoProgress,
+        )
+        .await?;
+    Ok(res.texts)
 }

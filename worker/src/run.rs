@@ -132,6 +132,17 @@ pub struct WorkerState {
     pub recognizer: tolk_voice::asr::Recognizer,
 }
 
+impl WorkerState {
+    /// The translation pipeline over this state's database and engines.
+    pub fn pipeline(&self) -> tolk_pipeline::Pipeline<'_> {
+        tolk_pipeline::Pipeline {
+            db: &self.db,
+            translator: &self.translator,
+            glossary_cache: None,
+        }
+    }
+}
+
 /// A worker name unique to this process start.
 pub fn unique_name(queue: &str) -> String {
     let host = std::fs::read_to_string("/etc/hostname")

@@ -4,7 +4,8 @@
 //! transaction completes the job and appends the speech_to_text usage entry.
 
 use apalis::prelude::*;
-use tolk_engine::{TagHandling, TranslateRequest};
+use tolk_engine::TranslateOptions;
+use tolk_pipeline::{Customizations, NoProgress, Request};
 use tolk_storage::StorageError;
 use tolk_storage::queue::{self, VoiceTranslate};
 use tolk_storage::usage::{self, UsageEvent};
@@ -152,23 +153,22 @@ async fn produce(
     let text = if base(&target.language) == base(source_lang) || transcript.is_empty() {
         transcript.to_owned()
     } else {
+        let none = Customizations::default();
         let res = state
-            .translator
-            .translate(TranslateRequest {
-                source_lang: Some(base(source_lang)),
-                target_lang: target.language.clone(),
-                texts: vec![transcript.to_owned()],
-                tag_handling: TagHandling::None,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| {
-                if e.is_transient() {
-                    JobError::Transient(e.to_string())
-                } else {
-                    JobError::Permanent(e.to_string())
-                }
-            })?;
+            .pipeline()
+            .translate(
+                Request {
+                    source_lang: Some(base(source_lang)),
+                    target_lang: target.language.clone(),
+                    texts: vec![transcript.to_owned()],
+                    markup: None,
+                    split_lines: false,
+                    options: TranslateOptions::default(),
+                    custom: &none,
+                },
+                &NoProgress,
+            )
+            .await?;
         res.texts.into_iter().next().unwrap_or_default()
     };
     let (bytes, content_type, ext) = match target.kind.as_str() {

@@ -224,11 +224,15 @@ async fn upload(
     .await?;
     let style_id = match up.style_id.as_deref() {
         None => None,
-        Some(id) => Some(
-            crate::routes::style_rules::load_for(&state, key.organization_id, id, &target_lang)
-                .await?
-                .0,
-        ),
+        Some(id) => {
+            let uuid = uuid::Uuid::parse_str(id)
+                .map_err(|_| ApiError::NotFound(format!("Style rule list '{id}' not found.")))?;
+            state
+                .pipeline()
+                .style_rules(key.organization_id, uuid, &target_lang)
+                .await?;
+            Some(uuid)
+        }
     };
     // 456 once the key's character limit is reached (a document's size is known
     // only after translation; it is billed in full then).
@@ -397,25 +401,16 @@ async fn document_memory(
         }
         return Ok(None);
     };
-    if uuid::Uuid::parse_str(id).is_err() {
+    let Ok(uuid) = uuid::Uuid::parse_str(id) else {
         return Err(ApiError::BadRequest(format!(
             "Value for 'translation_memory_id' is not a valid ID: '{id}'."
         )));
-    }
-    let m = crate::routes::translation_memories::apply::resolve(
-        state,
-        organization_id,
-        id,
-        source_lang,
-        target_lang,
-        threshold,
-    )
-    .await?;
-    Ok(Some(tolk_storage::translation_memories::DocumentMemory {
-        memory_id: m.memory_id,
-        target_language: m.target,
-        threshold: m.threshold,
-    }))
+    };
+    let m = state
+        .pipeline()
+        .memory(organization_id, uuid, source_lang, target_lang, threshold)
+        .await?;
+    Ok(Some((&m).into()))
 }
 
 /// Body of status and download requests.

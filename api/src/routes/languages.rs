@@ -10,6 +10,7 @@ use serde::Serialize;
 use tolk_engine::{EngineError, Formality, lang};
 
 use crate::auth::AuthKey;
+use crate::params::Params;
 use crate::{ApiError, AppState};
 
 /// Routes of this module.
@@ -48,16 +49,10 @@ async fn list(
         .map(|(_, v)| v.to_owned());
     let kind = match from_query {
         Some(kind) => kind,
-        None => {
-            let bytes = crate::body::read(body, crate::body::TEXT_BODY_BYTES).await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                String::new()
-            } else {
-                crate::routes::translate::Params::parse(&bytes, crate::body::is_json(&headers))?
-                    .string("type")?
-                    .unwrap_or_default()
-            }
-        }
+        None => Params::read(&headers, body, crate::body::TEXT_BODY_BYTES)
+            .await?
+            .string("type")?
+            .unwrap_or_default(),
     }
     .trim()
     .to_ascii_lowercase();
@@ -99,11 +94,11 @@ pub fn check(
     target: &str,
     formality: Formality,
 ) -> Result<(), ApiError> {
-    let target_lang = lang::parse_target(target).map_err(engine_error)?;
+    let target_lang = lang::parse_target(target).map_err(ApiError::from)?;
     match source {
         Some(source) => match state.translator.route(source, target) {
             Ok(_) | Err(EngineError::SameLanguage { .. }) => {}
-            Err(e) => return Err(engine_error(e)),
+            Err(e) => return Err(ApiError::from(e)),
         },
         None => {
             let code = target_lang
@@ -145,36 +140,5 @@ fn check_formality(state: &AppState, target: &str, formality: Formality) -> Resu
             target.trim().to_ascii_uppercase(),
             formality.as_str()
         )))
-    }
-}
-
-/// Maps an engine error to the API's 400 with the engine's message (which names the
-/// parameter or the pair), to 504 when the engine is unavailable or timed out
-/// (transient: the client may retry; details only in the log), to 529 when its
-/// queue is full, or to 500 for other engine failures.
-pub fn engine_error(e: EngineError) -> ApiError {
-    match e {
-        EngineError::Overloaded(m) => {
-            tracing::warn!(error = %m, "translation engine overloaded");
-            ApiError::Overloaded(
-                "Too many requests: the translation engines are overloaded. Please try again later."
-                    .to_owned(),
-            )
-        }
-        EngineError::Timeout(m) => {
-            tracing::warn!(error = %m, "translation engine timed out");
-            ApiError::Timeout(
-                "The translation engine did not answer in time. Please try again later.".to_owned(),
-            )
-        }
-        EngineError::Unavailable(m) => {
-            tracing::warn!(error = %m, "translation engine unavailable");
-            ApiError::Timeout(
-                "The translation engine is temporarily unavailable. Please try again later."
-                    .to_owned(),
-            )
-        }
-        EngineError::Failed(m) => ApiError::Internal(m),
-        other => ApiError::BadRequest(other.to_string()),
     }
 }

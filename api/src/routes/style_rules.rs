@@ -4,8 +4,8 @@
 //! validated against DeepL's `ConfiguredRules` schema (`tolk_style::catalogue`).
 //!
 //! A list is applied with `style_id` in `/v2/translate` and `/v2/document`
-//! ([`load_for`]): unknown → 404, a language that does not cover the target
-//! → 400.
+//! (loaded by `tolk_pipeline`): unknown → 404, a language that does not cover
+//! the target → 400.
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tolk_storage::style_rules::{self, StyleRuleList};
-use tolk_style::{StyleRules, catalogue, language};
+use tolk_style::{catalogue, language};
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
@@ -400,32 +400,4 @@ async fn delete_instruction(
     .ok_or_else(not_found)?
     .ok_or_else(instruction_not_found)?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// The list named by `style_id` for a translation into `target_lang`: 404
-/// when unknown (or another organization's), 400 when its language does not
-/// cover the target (a root list covers every variant, a variant list only
-/// itself).
-pub(crate) async fn load_for(
-    state: &AppState,
-    organization_id: Uuid,
-    id: &str,
-    target_lang: &str,
-) -> Result<(Uuid, StyleRules), ApiError> {
-    let missing = || ApiError::NotFound(format!("Style rule list '{id}' not found."));
-    let uuid = Uuid::parse_str(id).map_err(|_| missing())?;
-    let l = style_rules::get(&state.db, organization_id, uuid)
-        .await?
-        .ok_or_else(missing)?;
-    if !language::applies_to(&l.language, target_lang) {
-        return Err(bad(format!(
-            "Style rule list '{id}' is for language '{}', which does not match target_lang '{}'.",
-            l.language,
-            target_lang.to_ascii_uppercase()
-        )));
-    }
-    Ok((
-        uuid,
-        StyleRules::from_json(&l.language, &l.configured_rules, &l.custom_instructions),
-    ))
 }

@@ -13,8 +13,8 @@ use tolk_engine::TranslateRequest;
 use tolk_storage::usage::{self, UsageEvent};
 
 use crate::auth::AuthKey;
-use crate::routes::languages::engine_error;
-use crate::routes::translate::{Params, reporting_tag};
+use crate::params::Params;
+use crate::routes::translate::reporting_tag;
 use crate::{ApiError, AppState};
 
 /// `target_lang` values of the wire format.
@@ -71,8 +71,7 @@ fn bad(msg: impl Into<String>) -> ApiError {
 }
 
 async fn params(headers: &HeaderMap, body: Body) -> Result<Params, ApiError> {
-    let bytes = crate::body::read(body, crate::body::TEXT_BODY_BYTES).await?;
-    Params::parse(&bytes, crate::body::is_json(headers))
+    Params::read(headers, body, crate::body::TEXT_BODY_BYTES).await
 }
 
 /// The language of each text: `target_lang` when given, else detected.
@@ -253,7 +252,7 @@ async fn rephrase(
             let rewritten = engine
                 .rephrase(&l, vec![text.clone()], &instructions)
                 .await
-                .map_err(engine_error)?;
+                .map_err(ApiError::from)?;
             out.push(Improvement {
                 text: rewritten.into_iter().next().unwrap_or_default(),
                 detected_source_language: detected.clone(),
@@ -293,7 +292,7 @@ async fn rephrase(
                 ..Default::default()
             })
             .await
-            .map_err(engine_error)?;
+            .map_err(ApiError::from)?;
         let back = state
             .translator
             .translate(TranslateRequest {
@@ -303,7 +302,7 @@ async fn rephrase(
                 ..Default::default()
             })
             .await
-            .map_err(engine_error)?;
+            .map_err(ApiError::from)?;
         let text = back
             .texts
             .into_iter()

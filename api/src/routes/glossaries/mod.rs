@@ -6,7 +6,6 @@
 //! as lower-case base codes, so an `en`, `pt` or `zh` target dictionary serves
 //! every variant of its language.
 
-pub mod apply;
 pub mod entries;
 pub mod v2;
 pub mod v3;
@@ -53,34 +52,15 @@ pub(crate) fn refused(r: Refusal) -> ApiError {
     }
 }
 
-/// Reads the body as a JSON object, or a form (each key once) as string members.
+/// Reads the body as one JSON object ([`crate::params::Params::into_object`]):
+/// a form's keys once each, keys in bracket or dot notation as nested values.
 pub(crate) async fn body_object(
     headers: &HeaderMap,
     body: axum::body::Body,
 ) -> Result<Map<String, Value>, ApiError> {
-    let json = crate::body::is_json(headers);
-    let bytes = crate::body::read(body, crate::body::GLOSSARY_BODY_BYTES).await?;
-    if json {
-        match serde_json::from_slice(&bytes) {
-            Ok(Value::Object(m)) => {
-                crate::body::reject_nul_map(&m)?;
-                Ok(m)
-            }
-            Ok(_) => Err(bad("Invalid JSON body: expected an object.")),
-            Err(e) => Err(bad(format!("Invalid JSON body: {e}"))),
-        }
-    } else {
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes)
-            .map_err(|e| bad(format!("Invalid form body: {e}")))?;
-        crate::body::reject_nul_pairs(&pairs)?;
-        let mut m = Map::new();
-        for (k, v) in pairs {
-            if m.insert(k.clone(), Value::String(v)).is_some() {
-                return Err(bad(format!("Parameter '{k}' may be given only once.")));
-            }
-        }
-        Ok(m)
-    }
+    crate::params::Params::read(headers, body, crate::body::GLOSSARY_BODY_BYTES)
+        .await?
+        .into_object()
 }
 
 /// A string member; `None` when absent or null.

@@ -3,9 +3,10 @@
 //! /v3/glossaries/{id}`, `GET /v3/glossaries/{id}/entries?source_lang&target_lang`,
 //! `PUT/DELETE /v3/glossaries/{id}/dictionaries`. Bodies are JSON or, where
 //! the interface description allows it (create and patch), forms: a form
-//! gives its dictionaries as indexed fields (`dictionaries[0][source_lang]=en&
-//! dictionaries[0][target_lang]=de&dictionaries[0][entries]=…`, the
-//! convention of DeepL's mock server), as one `dictionaries` field holding a
+//! gives its dictionaries as indexed fields in bracket or dot notation
+//! (`dictionaries[0][source_lang]=en`, as DeepL's mock server does, or
+//! `dictionaries[0].source_lang=en`, as deepl-node does; read by
+//! [`crate::params`]), as one `dictionaries` field holding a
 //! JSON array, or, for a single dictionary, as top-level `source_lang`,
 //! `target_lang`, `entries` and `entries_format` fields.
 
@@ -57,8 +58,9 @@ fn view(g: &Glossary) -> Value {
     })
 }
 
-/// The dictionaries of a form body, as JSON objects (see the module
-/// documentation); `None` when the form names none.
+/// The dictionaries of a form body given as one JSON text or as top-level
+/// fields, as JSON objects (see the module documentation); `None` when the
+/// form names none. Indexed fields arrive as an array already.
 fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, ApiError> {
     if let Some(Value::String(text)) = obj.get("dictionaries") {
         return match serde_json::from_str(text) {
@@ -67,29 +69,6 @@ fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, Api
                 "Value for 'dictionaries' must be a JSON array of dictionaries.",
             )),
         };
-    }
-    let mut indexed: std::collections::BTreeMap<usize, Map<String, Value>> = Default::default();
-    for (k, v) in obj {
-        let Some(rest) = k.strip_prefix("dictionaries[") else {
-            continue;
-        };
-        let parsed = rest
-            .split_once("][")
-            .and_then(|(i, f)| Some((i.parse::<usize>().ok()?, f.strip_suffix(']')?.to_owned())));
-        let Some((i, field)) = parsed.filter(|(i, _)| *i < 1000) else {
-            return Err(bad(format!(
-                "Invalid form field '{k}': expected dictionaries[N][field]."
-            )));
-        };
-        indexed.entry(i).or_default().insert(field, v.clone());
-    }
-    if !indexed.is_empty() {
-        if indexed.keys().copied().ne(0..indexed.len()) {
-            return Err(bad(
-                "Form fields dictionaries[N][…] must be numbered from 0 without gaps.",
-            ));
-        }
-        return Ok(Some(indexed.into_values().map(Value::Object).collect()));
     }
     if obj.contains_key("entries") || obj.contains_key("source_lang") {
         let single: Map<String, Value> =
@@ -323,11 +302,9 @@ mod tests {
     use super::*;
 
     fn form(body: &str) -> Map<String, Value> {
-        serde_urlencoded::from_str::<Vec<(String, String)>>(body)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| (k, Value::String(v)))
-            .collect()
+        crate::params::Params::parse(body.as_bytes(), false)
+            .and_then(crate::params::Params::into_object)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -355,11 +332,12 @@ mod tests {
         assert_eq!(d[0].targets, ["gato"]);
 
         assert!(matches!(dictionaries(&form("name=g")), Ok(None)));
-        for bad_form in [
-            "dictionaries%5Bx%5D%5Bentries%5D=a",
-            "dictionaries%5B1%5D%5Bentries%5D=a%09b",
-            "dictionaries=notjson",
-        ] {
+        let dotted = form(
+            "name=g&dictionaries%5B0%5D.source_lang=en&dictionaries%5B0%5D.target_lang=de&dictionaries%5B0%5D.entries=cat%09Katze",
+        );
+        let d = dictionaries(&dotted).ok().flatten().unwrap_or_default();
+        assert_eq!(d[0].targets, ["Katze"]);
+        for bad_form in ["dictionaries%5Bx%5D%5Bentries%5D=a", "dictionaries=notjson"] {
             assert!(dictionaries(&form(bad_form)).is_err(), "{bad_form}");
         }
     }

@@ -6,9 +6,8 @@
 //! * `GET /v3/translation_memories/{id}/segments?page_cursor&page_size&filter_text&filter_case_sensitive`
 //!   → `{segments, segment_count, next_page_cursor?}`;
 //! * TMX import and export jobs: see [`jobs`];
-//! * use in `/v2/translate`: see [`apply`].
+//! * use in `/v2/translate` and documents: `tolk_pipeline::customizations::memory`.
 
-pub mod apply;
 pub mod jobs;
 
 use axum::extract::{Path, Query, State};

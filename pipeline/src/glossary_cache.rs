@@ -1,5 +1,5 @@
-//! A cache of glossary terms for `/v2/translate`, so that a request does not
-//! load (and index) every entry of its glossaries again.
+//! A cache of glossary terms, so that a translation does not load (and index)
+//! every entry of its glossaries again (one per API process).
 //!
 //! Entries are keyed by the request's glossaries and language pair and carry
 //! the `version` of each glossary they were built from. Every write to a

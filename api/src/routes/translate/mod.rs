@@ -1,0 +1,227 @@
+//! Text translation: `POST /v2/translate`, in the DeepL wire format.
+//!
+//! The body is JSON or `application/x-www-form-urlencoded` (at most 128 KiB,
+//! else 413), read by [`Params`]; [`options`] validates it. The route then
+//! resolves the customisations the request names, reserves the characters,
+//! runs the one translation pipeline (`tolk_pipeline`) and answers.
+
+mod options;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde::Serialize;
+use tolk_engine::TranslateOptions;
+use tolk_pipeline::{Customizations, NoProgress, Request};
+use tolk_storage::limits::Meter;
+use tolk_storage::usage;
+
+pub use options::{MAX_CUSTOM_INSTRUCTION_CHARS, MAX_CUSTOM_INSTRUCTIONS, MAX_GLOSSARIES};
+
+use crate::auth::AuthKey;
+use crate::limits::Charge;
+use crate::params::Params;
+use crate::routes::{glossaries, languages};
+use crate::{ApiError, AppState};
+use options::{Options, model_type_used};
+
+/// Header carrying the client's custom reporting tag.
+pub const REPORTING_TAG_HEADER: &str = "x-deepl-reporting-tag";
+
+/// Longest accepted reporting tag, in characters.
+pub const MAX_REPORTING_TAG_CHARS: usize = 100;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new().route("/v2/translate", post(translate))
+}
+
+/// One translated text.
+#[derive(Debug, Serialize)]
+struct Translation {
+    detected_source_language: String,
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    billed_characters: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_type_used: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tag_handling_version: Option<&'static str>,
+}
+
+/// Body of a successful `POST /v2/translate`.
+#[derive(Debug, Serialize)]
+struct TranslateResponse {
+    translations: Vec<Translation>,
+}
+
+/// The reporting tag of the request, if any (at most 100 characters).
+pub(crate) fn reporting_tag(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(REPORTING_TAG_HEADER) else {
+        return Ok(None);
+    };
+    let tag = value
+        .to_str()
+        .map_err(|_| {
+            ApiError::BadRequest(
+                "Header 'X-DeepL-Reporting-Tag' must be visible ASCII text.".to_owned(),
+            )
+        })?
+        .trim();
+    if tag.chars().count() > MAX_REPORTING_TAG_CHARS {
+        return Err(ApiError::BadRequest(format!(
+            "Header 'X-DeepL-Reporting-Tag' is longer than {MAX_REPORTING_TAG_CHARS} characters."
+        )));
+    }
+    Ok(Some(tag.to_owned()).filter(|t| !t.is_empty()))
+}
+
+/// The glossaries, style rule list and translation memory the request names:
+/// 404 for one that does not exist, 400 for one that does not fit the pair.
+async fn customizations(
+    state: &AppState,
+    organization_id: uuid::Uuid,
+    opts: &Options,
+) -> Result<Customizations, ApiError> {
+    let pipeline = state.pipeline();
+    let terms = match opts.source_lang.as_deref() {
+        Some(source) if !opts.glossary_ids.is_empty() => {
+            // The codes' own 400s first (a code glossaries never support).
+            glossaries::lang_code("source_lang", source)?;
+            glossaries::lang_code("target_lang", &opts.target_lang)?;
+            pipeline
+                .glossary_terms(
+                    organization_id,
+                    &opts.glossary_ids,
+                    source,
+                    &opts.target_lang,
+                )
+                .await?
+        }
+        _ => Default::default(),
+    };
+    let style = match opts.style_id {
+        Some(id) => Some(
+            pipeline
+                .style_rules(organization_id, id, &opts.target_lang)
+                .await?,
+        ),
+        None => None,
+    };
+    let memory = match opts.translation_memory_id {
+        Some(id) => Some(
+            pipeline
+                .memory(
+                    organization_id,
+                    id,
+                    opts.source_lang.as_deref(),
+                    &opts.target_lang,
+                    opts.translation_memory_threshold,
+                )
+                .await?,
+        ),
+        None => None,
+    };
+    Ok(Customizations {
+        terms,
+        style,
+        memory,
+    })
+}
+
+async fn translate(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let params = Params::read(&headers, body, crate::body::TEXT_BODY_BYTES).await?;
+    let opts = options::options(&params)?;
+    let custom_tag = reporting_tag(&headers)?;
+    languages::check(
+        &state,
+        opts.source_lang.as_deref(),
+        &opts.target_lang,
+        opts.formality,
+    )?;
+    let custom = customizations(&state, key.organization_id, &opts).await?;
+
+    let billed: Vec<usize> = opts.texts.iter().map(|t| t.chars().count()).collect();
+    let total = i64::try_from(billed.iter().sum::<usize>())
+        .map_err(|_| ApiError::Internal("character count overflow".to_owned()))?;
+    // Metering (api/src/limits.rs): 456 unless the characters fit the key's
+    // limit; for a key without one, the ledger entry is appended during the work.
+    let charge = Charge::reserve(
+        &state,
+        &key,
+        Meter::Characters,
+        total,
+        usage::kind::TEXT_TRANSLATION,
+        custom_tag.as_deref(),
+    )
+    .await?;
+
+    let out = state
+        .pipeline()
+        .translate(
+            Request {
+                source_lang: opts.source_lang.clone(),
+                target_lang: opts.target_lang.clone(),
+                texts: opts.texts,
+                markup: opts.tag_handling.map(|_| opts.markup.clone()),
+                split_lines: opts.split_lines,
+                options: TranslateOptions {
+                    formality: opts.formality,
+                    context: opts.context.clone(),
+                    custom_instructions: opts.custom_instructions.clone(),
+                    model_type: opts.model_type.map(str::to_owned),
+                    style_instructions: Vec::new(),
+                },
+                custom: &custom,
+            },
+            &NoProgress,
+        )
+        .await?;
+
+    // The ledger entry durable (a hold becomes the entry in one transaction).
+    charge.settle(&state).await?;
+
+    let model_type_used = opts.model_type.map(model_type_used);
+    let tag_handling_version = opts
+        .tag_handling
+        .map(|_| opts.tag_handling_version.unwrap_or("v2"));
+    let translations = out
+        .texts
+        .into_iter()
+        .zip(billed)
+        .map(|(text, chars)| Translation {
+            detected_source_language: out.detected_source_lang.clone(),
+            text,
+            billed_characters: opts.show_billed_characters.then_some(chars),
+            model_type_used,
+            tag_handling_version,
+        })
+        .collect();
+    Ok(Json(TranslateResponse { translations }).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reporting_tag_is_bounded() {
+        let mut h = HeaderMap::new();
+        assert_eq!(reporting_tag(&h).ok(), Some(None));
+        h.insert(REPORTING_TAG_HEADER, "team-billing".parse().unwrap());
+        assert_eq!(
+            reporting_tag(&h).ok(),
+            Some(Some("team-billing".to_owned()))
+        );
+        h.insert(REPORTING_TAG_HEADER, "x".repeat(101).parse().unwrap());
+        assert!(reporting_tag(&h).is_err());
+    }
+}

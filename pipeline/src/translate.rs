@@ -1,0 +1,249 @@
+//! [`Pipeline::translate`]: segments, options and customisations in,
+//! translations out (see the crate documentation for the steps).
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::{StreamExt, TryStreamExt};
+use tolk_engine::glossary::{self, Terms};
+use tolk_engine::{MarkupOptions, TagHandling, TranslateOptions, TranslateRequest};
+use tolk_storage::StorageError;
+use tolk_style::language;
+
+use crate::chunks::{self, CHUNKS_IN_FLIGHT};
+use crate::{Customizations, Pipeline, PipelineError, lines};
+
+/// One translation.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// DeepL source code; `None` to detect it (then the engines see all texts
+    /// in one call, so that one language is detected for all of them).
+    pub source_lang: Option<String>,
+    /// DeepL target code.
+    pub target_lang: String,
+    /// The texts, translated each on its own, order kept.
+    pub texts: Vec<String>,
+    /// `Some` when the texts carry XML or HTML markup (with its options);
+    /// `None` for plain text.
+    pub markup: Option<MarkupOptions>,
+    /// Cut texts into lines, so that a line break ends a sentence.
+    pub split_lines: bool,
+    /// Formality, context, custom instructions, model type (the style list's
+    /// instructions are added from the customisations).
+    pub options: TranslateOptions,
+    /// Glossary terms, style rules, translation memory.
+    pub custom: &'a Customizations,
+}
+
+/// The answer to a [`Request`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translated {
+    /// One translation per text, in order.
+    pub texts: Vec<String>,
+    /// DeepL code (upper case, no variant) of the source language, as given or
+    /// as detected.
+    pub detected_source_lang: String,
+}
+
+/// Told how far a translation has come (e.g. a document's progress column).
+pub trait Progress: Sync {
+    /// `done` of `total` segments sent to the engines are translated.
+    fn advance(
+        &self,
+        done: usize,
+        total: usize,
+    ) -> impl Future<Output = Result<(), StorageError>> + Send;
+}
+
+/// Progress nobody follows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    async fn advance(&self, _done: usize, _total: usize) -> Result<(), StorageError> {
+        Ok(())
+    }
+}
+
+/// What the engines returned for the segments sent to them.
+struct EngineOutput {
+    texts: Vec<String>,
+    detected_source_lang: Option<String>,
+}
+
+impl Pipeline<'_> {
+    /// Translates `req`'s texts through the whole pipeline.
+    pub async fn translate(
+        &self,
+        req: Request<'_>,
+        progress: &impl Progress,
+    ) -> Result<Translated, PipelineError> {
+        let count = req.texts.len();
+        let markup = req.markup.is_some();
+        let (layouts, segments) = if req.split_lines {
+            let (layouts, lines) = lines::split(&req.texts);
+            (Some(layouts), lines)
+        } else {
+            (None, req.texts.clone())
+        };
+        let hits = match &req.custom.memory {
+            Some(memory) => {
+                let hits = self.memory_matches(memory, &segments, markup).await?;
+                tracing::debug!(
+                    segments = segments.len(),
+                    applied = hits.iter().filter(|h| h.is_some()).count(),
+                    "translation memory matches"
+                );
+                hits
+            }
+            None => vec![None; segments.len()],
+        };
+        let pending: Vec<String> = segments
+            .into_iter()
+            .zip(&hits)
+            .filter(|(_, hit)| hit.is_none())
+            .map(|(s, _)| s)
+            .collect();
+        let engine = self.engines(&req, pending, progress).await?;
+        let detected_source_lang = engine
+            .detected_source_lang
+            .or_else(|| req.source_lang.clone())
+            .or_else(|| {
+                req.custom
+                    .memory
+                    .as_ref()
+                    .and_then(|m| m.source_language.clone())
+            })
+            .map(|l| language::base(&l).to_ascii_uppercase())
+            .unwrap_or_default();
+        let mut from_engine = engine.texts.into_iter();
+        let sent = hits.iter().filter(|h| h.is_none()).count();
+        let segments = hits
+            .into_iter()
+            .map(|hit| match hit {
+                Some(t) => Ok(t),
+                None => from_engine
+                    .next()
+                    .ok_or(PipelineError::Mismatch { sent, got: 0 }),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let texts = match layouts {
+            Some(layouts) => lines::join(layouts, &segments).ok_or(PipelineError::Mismatch {
+                sent: count,
+                got: segments.len(),
+            })?,
+            None => segments,
+        };
+        // The style list's deterministic rules, after any engine or memory.
+        let texts = match &req.custom.style {
+            Some(rules) => {
+                let source = detected_source_lang.to_ascii_lowercase();
+                texts
+                    .iter()
+                    .map(|t| rules.apply(t, markup, Some(&source)))
+                    .collect()
+            }
+            None => texts,
+        };
+        if texts.len() != count {
+            return Err(PipelineError::Mismatch {
+                sent: count,
+                got: texts.len(),
+            });
+        }
+        Ok(Translated {
+            texts,
+            detected_source_lang,
+        })
+    }
+
+    /// Sends `texts` to the engines in chunks, a few in flight, glossary terms
+    /// protected before and released after.
+    async fn engines(
+        &self,
+        req: &Request<'_>,
+        texts: Vec<String>,
+        progress: &impl Progress,
+    ) -> Result<EngineOutput, PipelineError> {
+        let total = texts.len();
+        if total == 0 {
+            return Ok(EngineOutput {
+                texts,
+                detected_source_lang: None,
+            });
+        }
+        let terms: &Terms = &req.custom.terms;
+        let markup_in = req.markup.is_some();
+        // Glossary terms travel through the engines as ignored elements: plain
+        // text is sent as XML for that.
+        let mut markup = req.markup.clone().unwrap_or_default();
+        if !terms.is_empty() {
+            markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
+        }
+        let tag_handling = if markup_in || !terms.is_empty() {
+            TagHandling::Xml
+        } else {
+            TagHandling::None
+        };
+        let source_base = req.source_lang.as_deref().map(language::base);
+        let mut options = req.options.clone();
+        if let Some(style) = &req.custom.style {
+            options.style_instructions = style.instructions(source_base.as_deref());
+        }
+        let chunks = if req.source_lang.is_some() {
+            chunks::chunk(texts)
+        } else {
+            vec![texts]
+        };
+        let done = AtomicUsize::new(0);
+        let results: Vec<(Vec<String>, String)> = futures::stream::iter(chunks)
+            .map(|texts| {
+                let n = texts.len();
+                let texts = if terms.is_empty() {
+                    texts
+                } else {
+                    texts
+                        .iter()
+                        .map(|t| glossary::protect(t, terms, markup_in))
+                        .collect()
+                };
+                let request = TranslateRequest {
+                    source_lang: req.source_lang.clone(),
+                    target_lang: req.target_lang.clone(),
+                    texts,
+                    tag_handling,
+                    options: options.clone(),
+                    markup: markup.clone(),
+                };
+                let done = &done;
+                async move {
+                    let res = self.translator.translate(request).await?;
+                    if res.texts.len() != n {
+                        return Err(PipelineError::Mismatch {
+                            sent: n,
+                            got: res.texts.len(),
+                        });
+                    }
+                    let finished = done.fetch_add(n, Ordering::Relaxed) + n;
+                    progress.advance(finished, total).await?;
+                    let texts = if terms.is_empty() {
+                        res.texts
+                    } else {
+                        res.texts
+                            .iter()
+                            .map(|t| glossary::release(t, markup_in))
+                            .collect()
+                    };
+                    Ok((texts, res.detected_source_lang))
+                }
+            })
+            .buffered(CHUNKS_IN_FLIGHT)
+            .try_collect()
+            .await?;
+        let detected_source_lang = results.first().map(|(_, d)| d.clone());
+        Ok(EngineOutput {
+            texts: results.into_iter().flat_map(|(t, _)| t).collect(),
+            detected_source_lang,
+        })
+    }
+}
