@@ -1,36 +1,62 @@
 #!/usr/bin/env bash
-# scripts/setup.sh — make this machine ready to build, test and run Tolk.
+# scripts/setup.sh — make this machine ready to run (and test) Tolk.
+#
+#   scripts/setup.sh run    what running Tolk needs (scripts/up.sh)
+#   scripts/setup.sh test   that plus what only the tests need (scripts/test.sh);
+#                           the default when no mode is given
 #
 # Idempotent and fast when everything is already there: it checks first and
-# only installs or starts what is missing.
+# only installs or starts what is missing (apt-get update runs only when some
+# package is missing, then once).
 #
-#   - Debian packages: PostgreSQL (with contrib: pg_trgm, hstore), Redis,
-#     Apertium and the language pairs eng-spa, es-pt, fr-es, eng-cat,
-#     apertium-apy (the HTTP engine and the bench baseline),
-#     python3-docx (the tests open result .docx files with it),
-#     python3-translate (translate-toolkit: the TMX tests import po2tmx
-#     output and validate exports with lxml; pip elsewhere), and a C
-#     toolchain for the few -sys crates (gcc, libc6-dev); the speech engines
+# run:
+#   - Debian packages (RUN_PACKAGES below): PostgreSQL (with contrib: pg_trgm,
+#     hstore), Redis, Apertium and the language pairs eng-spa, es-pt, fr-es,
+#     eng-cat, the hunspell dictionaries of /v2/write, the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
-#     (recognition of voice jobs); lame (MP3 streams; the voice tests also
-#     encode MP3 with it), flac and vorbis-tools (the voice tests encode
-#     FLAC/OGG inputs with them); chromium and chromium-driver (the auth
-#     tests drive the sign-in and consent pages in headless Chromium through
-#     chromedriver) with fonts-dejavu-core (their screenshots need a font);
-#     python3-authlib and python3-requests (the auth tests run authlib's OAuth
-#     client against the server).
+#     (recognition of voice jobs), lame (MP3 streams), and a C toolchain for
+#     the few -sys crates (gcc, libc6-dev).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.
+#   - cargo (the Rust toolchain must already be there).
+# test, in addition:
+#   - Debian packages (TEST_PACKAGES below): apertium-apy (the engine tests
+#     start it), flac and vorbis-tools (the voice tests encode FLAC/OGG inputs),
+#     chromium, chromium-driver and fonts-dejavu-core (the auth browser tests),
+#     python3, python3-venv and the Python modules of TEST_PYTHON_MODULES.
+#   - rustfmt and clippy (rustup components).
 #   - s3s-fs (a small S3-compatible server on a folder) in ~/.cargo/bin, for
 #     the object-store tests.
+#   - The tests' Python: a virtual environment on Debian's /usr/bin/python3
+#     with --system-site-packages (so it sees python3-docx & co.), in
+#     $TOLK_TEST_VENV; modules that still do not import are pip-installed
+#     into it. Every module of TEST_PYTHON_MODULES must import, else it fails
+#     and names them. When TOLK_TEST_PYTHON names another interpreter, that
+#     one is only checked, never changed.
 #
 # Environment:
 #   TOLK_NO_INSTALL=1   only check and report what is missing; change nothing.
 #                       Exit status 0 when all is present, 1 otherwise.
 #   TOLK_PG_PORT        PostgreSQL port to check (default 5432)
 #   TOLK_REDIS_PORT     Redis port to check (default 6379)
+#   TOLK_TEST_VENV      the tests' virtual environment
+#                       (default ${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-venv)
+#   TOLK_TEST_PYTHON    the tests' interpreter (default $TOLK_TEST_VENV/bin/python)
 set -euo pipefail
+
+MODE="${1:-test}"
+case $MODE in
+    run | test) ;;
+    -h | --help)
+        sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        printf 'setup: unknown mode %s (usage: %s [run|test])\n' "$MODE" "$0" >&2
+        exit 2
+        ;;
+esac
 
 PG_PORT="${TOLK_PG_PORT:-5432}"
 REDIS_PORT="${TOLK_REDIS_PORT:-6379}"
@@ -38,22 +64,56 @@ NO_INSTALL="${TOLK_NO_INSTALL:-0}"
 # s3s-fs 0.15 and later need rustc 1.96; 0.14.1 builds with 1.92+.
 S3S_FS_VERSION="${TOLK_S3S_FS_VERSION:-0.14.1}"
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+TEST_VENV="${TOLK_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-venv}"
 
-# Packages named exactly (checked with dpkg-query). PostgreSQL is handled
-# apart: any server version Debian ships will do.
-PACKAGES=(
+# Debian packages named exactly (checked with dpkg-query). PostgreSQL is
+# handled apart: any server version Debian ships will do.
+#
+# What running Tolk needs (setup.sh run, scripts/up.sh).
+RUN_PACKAGES=(
+    ca-certificates gcc libc6-dev             # cargo builds tolk; -sys crates
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
-    apertium-apy
-    python3 python3-docx python3-translate
-    hunspell-en-us hunspell-es
-    gcc libc6-dev
-    espeak-ng pocketsphinx pocketsphinx-en-us
-    lame flac vorbis-tools
-    chromium chromium-driver fonts-dejavu-core
-    python3-authlib python3-requests
-    ca-certificates
+    hunspell-en-us hunspell-es                # /v2/write spelling dictionaries
+    espeak-ng                                 # text to speech
+    pocketsphinx pocketsphinx-en-us           # recognition in voice jobs
+    lame                                      # MP3 output of TTS streams
 )
+# What only the tests need, on top of RUN_PACKAGES (setup.sh test,
+# scripts/test.sh). The Python modules' packages come from
+# TEST_PYTHON_MODULES below.
+TEST_PACKAGES=(
+    apertium-apy                              # the engine tests start it (and tolk-bench)
+    flac vorbis-tools                         # the voice tests encode FLAC/OGG inputs
+    chromium chromium-driver fonts-dejavu-core # the auth browser tests
+    python3 python3-venv                      # the tests' virtual environment
+)
+# Every Python module the tests import beyond the standard library (tests/*.rs
+# snippets run with TOLK_TEST_PYTHON, formats/testdata/make_docx.py):
+#   "module  Debian-package  PyPI-name"
+TEST_PYTHON_MODULES=(
+    "docx                                 python3-docx         python-docx"
+    "docx.oxml                            python3-docx         python-docx"
+    "lxml.etree                           python3-lxml         lxml"
+    "translate.storage.tmx                python3-translate    translate-toolkit"
+    "translate.convert.po2tmx             python3-translate    translate-toolkit"
+    "requests                             python3-requests     requests"
+    "authlib.integrations.requests_client python3-authlib      Authlib"
+    "authlib.jose                         python3-authlib      Authlib"
+    "cryptography                         python3-cryptography cryptography"  # authlib.jose RS256
+)
+
+# The packages this mode installs.
+wanted_packages() {
+    printf '%s\n' "${RUN_PACKAGES[@]}"
+    [[ $MODE == test ]] || return 0
+    printf '%s\n' "${TEST_PACKAGES[@]}"
+    local line pkg
+    for line in "${TEST_PYTHON_MODULES[@]}"; do
+        read -r _ pkg _ <<<"$line"
+        printf '%s\n' "$pkg"
+    done | sort -u
+}
 
 log() { printf 'setup: %s\n' "$*"; }
 warn() { printf 'setup: %s\n' "$*" >&2; }
@@ -107,12 +167,15 @@ postgres_installed() {
 
 ensure_packages() {
     if ! command -v dpkg-query >/dev/null 2>&1; then
-        warn "not a Debian-like system (no dpkg-query): install by hand PostgreSQL (+contrib), Redis, Apertium with the pairs eng-spa es-pt fr-es eng-cat, python3-docx, python3-authlib, python3-requests, chromium, chromium-driver"
+        local all
+        mapfile -t all < <(wanted_packages)
+        warn "not a Debian-like system (no dpkg-query): install by hand PostgreSQL (+contrib) and the equivalents of: ${all[*]}"
         missing+=("debian-packages(unknown)")
         return
     fi
-    local need
-    mapfile -t need < <(not_installed "${PACKAGES[@]}")
+    local wanted need
+    mapfile -t wanted < <(wanted_packages)
+    mapfile -t need < <(not_installed "${wanted[@]}")
     if ! postgres_installed || ! command -v pg_isready >/dev/null 2>&1 || ! command -v psql >/dev/null 2>&1; then
         need+=(postgresql postgresql-contrib)
     fi
@@ -120,7 +183,7 @@ ensure_packages() {
         need+=(redis-tools)
     fi
     if [[ ${#need[@]} -eq 0 ]]; then
-        log "packages: all present"
+        log "packages ($MODE): all present"
         return
     fi
     local cmd="DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${need[*]}"
@@ -288,7 +351,7 @@ ensure_redis() {
     log "redis: ready on 127.0.0.1:$REDIS_PORT"
 }
 
-# --- 4. Rust tools and s3s-fs --------------------------------------------
+# --- 4. Rust tools, and s3s-fs (test) ------------------------------------
 ensure_rust() {
     if ! command -v cargo >/dev/null 2>&1; then
         missing+=("cargo")
@@ -296,6 +359,8 @@ ensure_rust() {
         [[ $NO_INSTALL == 1 ]] && return
         exit 1
     fi
+    # fmt and clippy only serve the test command's checks.
+    [[ $MODE == test ]] || return 0
     local comp=()
     cargo fmt --version >/dev/null 2>&1 || comp+=(rustfmt)
     cargo clippy --version >/dev/null 2>&1 || comp+=(clippy)
@@ -329,53 +394,131 @@ ensure_s3s_fs() {
     log "s3s-fs: $CARGO_BIN/s3s-fs"
 }
 
-# --- 5. Python with docx, authlib and requests (for the tests) -----------
-# PATH's python3 may be a pyenv one that does not see Debian's packages.
-ensure_python_modules() {
-    local py
-    for py in /usr/bin/python3 python3; do
-        if "$py" -c 'import docx, authlib, requests' >/dev/null 2>&1; then
-            log "python with docx, authlib, requests: $(command -v "$py")"
-            return
-        fi
-    done
-    missing+=("python3-docx/python3-authlib/python3-requests(import fails)")
-    warn "no python3 can 'import docx, authlib, requests' (apt-get install python3-docx python3-authlib python3-requests)"
-    [[ $NO_INSTALL == 1 ]] || exit 1
-}
-
-# --- 6. Chromium and chromedriver (the browser tests of the auth pages) ---
+# --- 5. Chromium and chromedriver (test: the auth pages' browser tests) ---
 ensure_chromium() {
-    local b
+    local b found=()
     for b in chromium chromedriver; do
-        if ! command -v "$b" >/dev/null 2>&1; then
+        if command -v "$b" >/dev/null 2>&1; then
+            found+=("$b: $(command -v "$b")")
+        else
             missing+=("$b(not on PATH)")
             warn "$b is not on PATH (apt-get install chromium chromium-driver)"
-            [[ $NO_INSTALL == 1 ]] || exit 1
+        fi
+    done
+    if [[ ${#found[@]} -lt 2 ]]; then
+        [[ $NO_INSTALL == 1 ]] || exit 1
+        return
+    fi
+    log "${found[0]}, ${found[1]}"
+}
+
+# --- 6. The tests' Python (test) -----------------------------------------
+# PATH's python3 may be a pyenv one that does not see Debian's packages, so
+# the tests get their own interpreter: a virtual environment on Debian's
+# /usr/bin/python3 that also sees its site-packages (python3-docx & co.);
+# what Debian does not provide is pip-installed into it.
+
+# For each module of "$@" (after the interpreter $1) that does not import,
+# prints "MODULE<TAB>error". Fails when the interpreter itself does not run.
+py_missing_modules() {
+    local py=$1
+    shift
+    "$py" - "$@" <<'PY'
+import importlib, sys, warnings
+warnings.simplefilter("ignore")
+out, sys.stdout = sys.stdout, sys.stderr  # what a module prints is no answer
+for m in sys.argv[1:]:
+    try:
+        importlib.import_module(m)
+    except Exception as e:  # ImportError, or a module that breaks on import
+        print(f"{m}\t{type(e).__name__}: {e}".replace("\n", " "), file=out)
+PY
+}
+
+# The field $2 (1: module, 2: Debian package, 3: PyPI name) of
+# TEST_PYTHON_MODULES for module $1.
+py_module_field() {
+    local line m f
+    for line in "${TEST_PYTHON_MODULES[@]}"; do
+        read -r m _ <<<"$line"
+        if [[ $m == "$1" ]]; then
+            f=$(awk -v n="$2" '{ print $n }' <<<"$line")
+            printf '%s\n' "$f"
             return
         fi
     done
-    log "chromium: $(command -v chromium), chromedriver: $(command -v chromedriver)"
 }
 
-# --- 6. translate-toolkit (po2tmx; the TMX tests import its output) --------
-# Debian 12 packages it as python3-translate (installed above); elsewhere pip.
-ensure_translate_toolkit() {
-    local py=/usr/bin/python3
-    [[ -x $py ]] || py=python3
-    if "$py" -c 'import translate.convert.po2tmx' >/dev/null 2>&1; then
-        log "translate-toolkit: $("$py" -c 'import translate.__version__ as v; print(v.sver)' 2>/dev/null)"
+# True when $TEST_VENV works, sees the system site-packages and is built on
+# interpreter $1 (same prefix and version: a Python upgrade makes a new one).
+venv_ok() {
+    local base=$1 want have
+    [[ -x $TEST_VENV/bin/python ]] || return 1
+    grep -qE '^include-system-site-packages *= *true' "$TEST_VENV/pyvenv.cfg" 2>/dev/null || return 1
+    want=$("$base" -c 'import sys; print(sys.prefix, *sys.version_info[:2])' 2>/dev/null) || return 1
+    have=$("$TEST_VENV/bin/python" -c 'import sys; print(sys.base_prefix, *sys.version_info[:2])' 2>/dev/null) || return 1
+    [[ $want == "$have" ]]
+}
+
+ensure_test_python() {
+    local venv_py="$TEST_VENV/bin/python"
+    local py="${TOLK_TEST_PYTHON:-$venv_py}"
+    local modules=() line m
+    for line in "${TEST_PYTHON_MODULES[@]}"; do
+        read -r m _ <<<"$line"
+        modules+=("$m")
+    done
+
+    if [[ $py == "$venv_py" ]]; then
+        local base=/usr/bin/python3
+        if [[ ! -x $base ]]; then
+            if ! base=$(command -v python3); then
+                missing+=("python3")
+                warn "no python3 (apt-get install python3 python3-venv)"
+                [[ $NO_INSTALL == 1 ]] && return
+                exit 1
+            fi
+            warn "no Debian /usr/bin/python3: the tests' environment is built on $base"
+        fi
+        if ! venv_ok "$base"; then
+            if [[ $NO_INSTALL == 1 ]]; then
+                missing+=("test-venv($TEST_VENV)")
+                warn "the tests' Python environment $TEST_VENV is missing or not built on $base"
+                warn "  create with: $base -m venv --system-site-packages $TEST_VENV"
+                return
+            fi
+            log "creating the tests' Python environment $TEST_VENV on $base (--system-site-packages)"
+            "$base" -m venv --clear --system-site-packages "$TEST_VENV" ||
+                die "could not create $TEST_VENV with $base -m venv (apt-get install python3-venv)"
+        fi
+    fi
+
+    local bad
+    bad=$(py_missing_modules "$py" "${modules[@]}") ||
+        die "the tests' Python $py does not run (TOLK_TEST_PYTHON)"
+    if [[ -n $bad && $py == "$venv_py" && $NO_INSTALL != 1 ]]; then
+        local dists=()
+        mapfile -t dists < <(cut -f1 <<<"$bad" | while read -r m; do py_module_field "$m" 3; done | sort -u)
+        log "pip-installing into $TEST_VENV what Debian's packages do not provide: ${dists[*]}"
+        "$venv_py" -m pip install --quiet --disable-pip-version-check "${dists[@]}" ||
+            die "pip install ${dists[*]} into $TEST_VENV failed"
+        bad=$(py_missing_modules "$py" "${modules[@]}") || die "$py does not run"
+    fi
+    if [[ -n $bad ]]; then
+        local names=()
+        while IFS=$'\t' read -r m line; do
+            names+=("$m")
+            warn "the tests' Python $py cannot import $m ($line);" \
+                "Debian package $(py_module_field "$m" 2), PyPI $(py_module_field "$m" 3)"
+        done <<<"$bad"
+        missing+=("python-modules(${names[*]} in $py)")
+        if [[ $py != "$venv_py" ]]; then
+            warn "TOLK_TEST_PYTHON=$py is checked, not changed: install them there, or unset TOLK_TEST_PYTHON to use $venv_py"
+        fi
+        [[ $NO_INSTALL == 1 ]] || die "the tests' Python $py lacks: ${names[*]}"
         return
     fi
-    if [[ $NO_INSTALL == 1 ]]; then
-        missing+=("translate-toolkit(python3 -c 'import translate' fails)")
-        return
-    fi
-    log "installing translate-toolkit with pip for $py"
-    as_root "$py" -m pip install --quiet --break-system-packages translate-toolkit \
-        || die "translate-toolkit could not be installed (apt-get install python3-translate, or pip install translate-toolkit)"
-    "$py" -c 'import translate.convert.po2tmx' >/dev/null 2>&1 \
-        || die "translate-toolkit is installed but 'import translate.convert.po2tmx' still fails"
+    log "tests' python: $py ($("$py" -c 'import sys; print(sys.version.split()[0])'); imports ${modules[*]})"
 }
 
 # --- run ---------------------------------------------------------------
@@ -383,13 +526,14 @@ ensure_packages
 ensure_postgres
 ensure_redis
 ensure_rust
-ensure_s3s_fs
-ensure_python_modules
-ensure_chromium
-ensure_translate_toolkit
+if [[ $MODE == test ]]; then
+    ensure_s3s_fs
+    ensure_chromium
+    ensure_test_python
+fi
 
 if [[ ${#missing[@]} -gt 0 ]]; then
-    warn "missing: ${missing[*]}"
+    warn "missing ($MODE): ${missing[*]}"
     exit 1
 fi
-log "ok"
+log "ok ($MODE)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/up.sh — the project's start command: everything on one machine.
 #
-# Runs scripts/setup.sh, creates the database if missing, then
+# Runs `scripts/setup.sh run` (only what running needs: PostgreSQL, Redis,
+# the engines; none of the test tools), creates the database if missing, then
 # `tolk up` (API + worker + scheduler in one process) in release mode.
 # Extra arguments go to `tolk up`, e.g.:  scripts/up.sh --concurrency 4
 #
@@ -15,7 +16,7 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-bash scripts/setup.sh
+bash scripts/setup.sh run
 
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tolk}"
 export TOLK_LISTEN="${TOLK_LISTEN:-127.0.0.1:8080}"
