@@ -1,0 +1,130 @@
+//! `tolk migrate` and `tolk admin …`: one-off commands on the database. What
+//! a command makes is printed on stdout (a key's secret, a user's or an
+//! application's JSON).
+
+use anyhow::Context;
+use tolk_storage::auth::{applications, authorities, users};
+use tolk_storage::{PgPool, db, keys};
+
+use crate::cli::{AdminCommand, Common};
+use crate::services::connect;
+
+/// `tolk migrate`: applies the migrations.
+pub async fn migrate(common: &Common) -> anyhow::Result<()> {
+    let pool = connect(common).await?;
+    db::migrate(&pool).await.context("running migrations")?;
+    tracing::info!("migrations applied");
+    Ok(())
+}
+
+/// `tolk admin …`: migrates the database, then runs the command.
+pub async fn run(common: &Common, command: AdminCommand) -> anyhow::Result<()> {
+    let pool = connect(common).await?;
+    db::migrate(&pool).await.context("running migrations")?;
+    match command {
+        AdminCommand::CreateKey {
+            label,
+            admin,
+            organization,
+        } => {
+            let org = keys::ensure_organization(&pool, &organization).await?;
+            let key = keys::create(&pool, org, &label, admin).await?;
+            println!("{}", key.secret);
+        }
+        command @ AdminCommand::CreateUser { .. } => create_user(&pool, command).await?,
+        command @ AdminCommand::CreateApp { .. } => create_app(&pool, command).await?,
+    }
+    Ok(())
+}
+
+/// A user of the auth service, with a bcrypt digest of the password.
+async fn create_user(pool: &PgPool, command: AdminCommand) -> anyhow::Result<()> {
+    let AdminCommand::CreateUser {
+        email,
+        password,
+        name,
+        admin,
+        domain,
+    } = command
+    else {
+        anyhow::bail!("not a create-user command");
+    };
+    let authority = authorities::ensure(pool, &domain).await?;
+    let digest = tolk_auth::passwords::hash(password, tolk_auth::passwords::DEFAULT_COST).await?;
+    let permissions = if admin { users::SYS_ADMIN } else { 0 };
+    let user = users::create(
+        pool,
+        authority.id,
+        email.trim(),
+        &name,
+        &digest,
+        permissions,
+    )
+    .await?
+    .with_context(|| format!("a user with the email {email} already exists"))?;
+    println!(
+        "{}",
+        serde_json::json!({ "id": user.id, "email": user.email })
+    );
+    Ok(())
+}
+
+/// An OAuth application: a random uid and, unless public, a random secret
+/// (shown once; only its digest is stored).
+async fn create_app(pool: &PgPool, command: AdminCommand) -> anyhow::Result<()> {
+    let AdminCommand::CreateApp {
+        name,
+        redirect_uris,
+        scopes,
+        skip_authorization,
+        public,
+        domain,
+    } = command
+    else {
+        anyhow::bail!("not a create-app command");
+    };
+    let authority = authorities::ensure(pool, &domain).await?;
+    let uid = random_hex(16);
+    let secret = (!public).then(|| random_hex(32));
+    let digest = secret.as_deref().map(tolk_storage::auth::digest);
+    let scopes: Vec<String> = scopes
+        .split([' ', ','])
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let redirect_uris: Vec<String> = redirect_uris
+        .into_iter()
+        .filter(|u| !u.is_empty())
+        .collect();
+    applications::create(
+        pool,
+        applications::NewApplication {
+            authority_id: authority.id,
+            name: &name,
+            uid: &uid,
+            secret_digest: digest.as_deref(),
+            redirect_uris: &redirect_uris,
+            scopes: &scopes,
+            skip_authorization,
+        },
+    )
+    .await?;
+    let mut out = serde_json::json!({ "uid": uid, "name": name });
+    if let Some(secret) = secret {
+        out["secret"] = serde_json::json!(secret);
+    }
+    println!("{out}");
+    Ok(())
+}
+
+/// `bytes` random bytes in lower-case hex.
+fn random_hex(bytes: usize) -> String {
+    use rand::RngCore;
+    use std::fmt::Write;
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    buf.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
