@@ -3,7 +3,7 @@
 //
 //   node graphile.js '<json spec>'
 //
-// The spec (written by bench/src/queue.rs) names the test and its settings; the
+// The spec (written by bench/src/queue/graphile.rs) names the test and its settings; the
 // script prints exactly one JSON object on its last stdout line, which the Rust
 // bench reads. Everything else (warnings, errors) goes to stderr.
 //

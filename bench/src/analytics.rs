@@ -20,11 +20,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use tolk_api::LedgerWrites;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
+
+use crate::db::ThrowawayDb;
 
 /// Options of the analytics benchmark.
 #[derive(Debug, Args)]
@@ -179,9 +181,9 @@ async fn tail(db: &sqlx::PgPool, n: i64) -> Result<()> {
 
 /// Times `requests` GETs of `url` until the last body byte is read (the body
 /// is read chunk by chunk and dropped, as `curl -o /dev/null` does: gathering
-/// 110 MB into one buffer would time this client's copying on the same 2 cores
-/// as the server). Returns sorted durations, the body size and the body of one
-/// more, untimed request.
+/// the whole body into one buffer would time this client's copying on the same
+/// cores as the server). Returns sorted durations, the body size and the body
+/// of one more, untimed request.
 async fn time_get(
     http: &reqwest::Client,
     url: &str,
@@ -302,27 +304,14 @@ async fn translate_ab(
 /// Runs the benchmark.
 pub async fn run(args: AnalyticsArgs) -> Result<()> {
     let db_name = "tolk_bench_analytics";
-    let admin_db = sqlx::PgPool::connect(&args.database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    if !args.reuse {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"
-        )))
-        .execute(&admin_db)
-        .await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-            .execute(&admin_db)
-            .await?;
-    }
-    let base_url = args
-        .database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
-    let url = format!("{base_url}/{db_name}?sslmode=disable");
-    let db = tolk_storage::db::connect(url.parse()?, 16).await?;
-    tolk_storage::db::migrate(&db).await?;
+    let database = if args.reuse {
+        let database = ThrowawayDb::existing(&args.database_url, db_name);
+        database.migrate().await?;
+        database
+    } else {
+        ThrowawayDb::create(&args.database_url, db_name).await?
+    };
+    let db = database.connect(16).await?;
 
     let admin = if args.reuse {
         // A fresh admin key in the existing bench organization.
@@ -527,11 +516,7 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
     let _ = stop_tx.send(true);
     db.close().await;
     if !args.keep {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"
-        )))
-        .execute(&admin_db)
-        .await?;
+        database.drop_database().await?;
         let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())

@@ -27,6 +27,8 @@ use clap::Args;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
+use crate::db::ThrowawayDb;
+
 /// Options of the auth benchmark.
 #[derive(Debug, Args)]
 pub struct AuthArgs {
@@ -158,37 +160,24 @@ fn ratio(a: &Rate, b: &Rate) -> f64 {
 pub async fn run(args: AuthArgs) -> Result<()> {
     let duration = Duration::from_secs_f64(args.seconds);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let db_name = format!("tolk_bench_auth_{}", std::process::id());
-    let admin_db = sqlx::PgPool::connect(&args.database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"
-    )))
-    .execute(&admin_db)
+    let database = ThrowawayDb::create(
+        &args.database_url,
+        &format!("tolk_bench_auth_{}", std::process::id()),
+    )
     .await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-        .execute(&admin_db)
-        .await?;
-    let base_url = args
-        .database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
-    let url = format!("{base_url}/{db_name}?sslmode=disable");
-    let result = measure(&args, &url, duration, threads).await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"
-    )))
-    .execute(&admin_db)
-    .await?;
-    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(&db_name));
+    let result = measure(&args, &database, duration, threads).await;
+    database.drop_database().await?;
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(&database.name));
     result
 }
 
-async fn measure(args: &AuthArgs, url: &str, duration: Duration, threads: usize) -> Result<()> {
-    let db = tolk_storage::db::connect(url.parse()?, 32).await?;
-    tolk_storage::db::migrate(&db).await?;
+async fn measure(
+    args: &AuthArgs,
+    database: &ThrowawayDb,
+    duration: Duration,
+    threads: usize,
+) -> Result<()> {
+    let db = database.connect(32).await?;
 
     // The tenant, a user, a confidential client, an API key.
     let authority = tolk_storage::auth::authorities::ensure(&db, "localhost").await?;
@@ -229,12 +218,7 @@ async fn measure(args: &AuthArgs, url: &str, duration: Duration, threads: usize)
             eprintln!("auth: {e}");
         }
     });
-    let dir = std::env::temp_dir().join(
-        url.rsplit('/')
-            .next()
-            .and_then(|s| s.split('?').next())
-            .unwrap_or("tolk_bench_auth"),
-    );
+    let dir = std::env::temp_dir().join(&database.name);
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
     let translator = Arc::new(Translator::apertium(ApertiumConfig {
         modes_dir: args.modes.clone(),

@@ -18,6 +18,8 @@ use tokio::io::AsyncWriteExt;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
+use crate::db::ThrowawayDb;
+
 /// Options of the documents benchmark.
 #[derive(Debug, Args)]
 pub struct DocumentsArgs {
@@ -217,8 +219,7 @@ pub(crate) async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration
 pub(crate) struct Platform {
     pub(crate) base: String,
     pub(crate) key: String,
-    db_name: String,
-    admin_url: String,
+    database: ThrowawayDb,
     dir: std::path::PathBuf,
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -243,32 +244,17 @@ pub(crate) async fn start_platform_with(
     concurrency: usize,
     tag: &str,
 ) -> Result<Platform> {
-    let db_name = format!("tolk_bench_{tag}_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name}"
-    )))
-    .execute(&admin)
+    let database = ThrowawayDb::create(
+        database_url,
+        &format!("tolk_bench_{tag}_{}", std::process::id()),
+    )
     .await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-        .execute(&admin)
-        .await?;
-    admin.close().await;
-    let base_url = database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(database_url);
-    let url = format!("{base_url}/{db_name}?sslmode=disable");
-    let options: sqlx::postgres::PgConnectOptions = url.parse()?;
-    let db = tolk_storage::db::connect(options, 10).await?;
-    tolk_storage::db::migrate(&db).await?;
+    let db = database.connect(10).await?;
     let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
     let key = tolk_storage::keys::create(&db, org, "bench", false)
         .await?
         .secret;
-    let dir = std::env::temp_dir().join(&db_name);
+    let dir = std::env::temp_dir().join(&database.name);
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
     let mut config = ApertiumConfig {
         modes_dir: modes.to_owned(),
@@ -325,8 +311,7 @@ pub(crate) async fn start_platform_with(
     Ok(Platform {
         base,
         key,
-        db_name,
-        admin_url: database_url.to_owned(),
+        database,
         dir,
         stop,
         tasks,
@@ -334,29 +319,18 @@ pub(crate) async fn start_platform_with(
 }
 
 impl Platform {
-    /// Stops everything and drops the database.
     /// URL of the platform's throwaway database.
-    pub(crate) fn database_url(&self) -> String {
-        let base = self
-            .admin_url
-            .rsplit_once('/')
-            .map(|(b, _)| b)
-            .unwrap_or(&self.admin_url);
-        format!("{base}/{}?sslmode=disable", self.db_name)
+    pub(crate) fn database_url(&self) -> Result<String> {
+        self.database.url()
     }
 
+    /// Stops everything and drops the database.
     pub(crate) async fn shutdown(self) -> Result<()> {
         let _ = self.stop.send(true);
         for t in self.tasks {
             let _ = tokio::time::timeout(Duration::from_secs(40), t).await;
         }
-        let admin = sqlx::PgPool::connect(&self.admin_url).await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.db_name
-        )))
-        .execute(&admin)
-        .await?;
+        self.database.drop_database().await?;
         let _ = std::fs::remove_dir_all(&self.dir);
         Ok(())
     }

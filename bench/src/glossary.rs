@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
-use tolk_pipeline::GlossaryCache;
 use tolk_engine::{ApertiumConfig, Translator};
+use tolk_pipeline::GlossaryCache;
 use tolk_storage::objects::Objects;
+
+use crate::db::ThrowawayDb;
 
 /// Options of the glossary benchmark.
 #[derive(Debug, Args)]
@@ -85,26 +87,16 @@ async fn one(http: &reqwest::Client, base: &str, auth: &str, body: &Value) -> Re
 
 /// Runs the benchmark.
 pub async fn run(args: GlossaryArgs) -> Result<()> {
-    let db_name = format!("tolk_bench_glossary_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(&args.database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-        .execute(&admin)
-        .await?;
-    let base_url = args
-        .database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
-    let options: sqlx::postgres::PgConnectOptions =
-        format!("{base_url}/{db_name}?sslmode=disable").parse()?;
+    let database = ThrowawayDb::create(
+        &args.database_url,
+        &format!("tolk_bench_glossary_{}", std::process::id()),
+    )
+    .await?;
     let outcome = async {
-        let db = tolk_storage::db::connect(options, 10).await?;
-        tolk_storage::db::migrate(&db).await?;
+        let db = database.connect(10).await?;
         let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
         let key = tolk_storage::keys::create(&db, org, "bench", false).await?.secret;
-        let dir = std::env::temp_dir().join(&db_name);
+        let dir = std::env::temp_dir().join(&database.name);
         let objects = Objects::open(&dir.join("objects").display().to_string())?;
         let translator = Arc::new(Translator::apertium(ApertiumConfig {
             modes_dir: args.modes.clone(),
@@ -191,10 +183,6 @@ pub async fn run(args: GlossaryArgs) -> Result<()> {
         anyhow::Ok(())
     }
     .await;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name} WITH (FORCE)"
-    )))
-    .execute(&admin)
-    .await?;
+    database.drop_database().await?;
     outcome
 }

@@ -26,6 +26,7 @@
 mod analytics;
 mod app;
 mod auth;
+mod db;
 mod documents;
 mod glossary;
 mod quality;

@@ -387,7 +387,7 @@ pub async fn run(args: TmxArgs) -> Result<()> {
     );
     let platform = start_platform_with(&args.database_url, &args.modes, Some(1), 2, "tmx").await?;
     let outcome = async {
-        let db = sqlx::PgPool::connect(&platform.database_url()).await?;
+        let db = sqlx::PgPool::connect(&platform.database_url()?).await?;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(1800))
             .build()?;

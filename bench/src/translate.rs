@@ -18,6 +18,7 @@ use clap::Args;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
+use crate::db::ThrowawayDb;
 use crate::documents::{Text, raw_apertium};
 
 /// Options of the translate benchmark.
@@ -184,42 +185,25 @@ async fn load(
 struct Tolk {
     url: String,
     key: String,
-    db_name: String,
-    admin_url: String,
+    database: ThrowawayDb,
     stop: tokio::sync::watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
 
 async fn start_tolk(args: &TranslateArgs, pipelines: usize) -> Result<Tolk> {
-    let db_name = format!("tolk_bench_translate_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(&args.database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name}"
-    )))
-    .execute(&admin)
+    let database = ThrowawayDb::create(
+        &args.database_url,
+        &format!("tolk_bench_translate_{}", std::process::id()),
+    )
     .await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-        .execute(&admin)
-        .await?;
-    admin.close().await;
-    let base = args
-        .database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
-    let options: sqlx::postgres::PgConnectOptions =
-        format!("{base}/{db_name}?sslmode=disable").parse()?;
-    let db = tolk_storage::db::connect(options, 10).await?;
-    tolk_storage::db::migrate(&db).await?;
+    let db = database.connect(10).await?;
     let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
     let key = tolk_storage::keys::create(&db, org, "bench", false)
         .await?
         .secret;
     let objects = Objects::open(
         &std::env::temp_dir()
-            .join(&db_name)
+            .join(&database.name)
             .join("objects")
             .display()
             .to_string(),
@@ -244,8 +228,7 @@ async fn start_tolk(args: &TranslateArgs, pipelines: usize) -> Result<Tolk> {
     Ok(Tolk {
         url,
         key,
-        db_name,
-        admin_url: args.database_url.clone(),
+        database,
         stop,
         task,
     })
@@ -255,14 +238,8 @@ impl Tolk {
     async fn shutdown(self) -> Result<()> {
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
-        let admin = sqlx::PgPool::connect(&self.admin_url).await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.db_name
-        )))
-        .execute(&admin)
-        .await?;
-        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(&self.db_name));
+        self.database.drop_database().await?;
+        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(&self.database.name));
         Ok(())
     }
 }

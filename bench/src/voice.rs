@@ -19,6 +19,8 @@ use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 use tolk_voice::voices::{TtsVoice, VoiceLookup};
 
+use crate::db::ThrowawayDb;
+
 /// Options of the voice benchmark.
 #[derive(Debug, Args)]
 pub struct VoiceArgs {
@@ -53,41 +55,24 @@ const VC_VOICE: i64 = 204;
 struct Platform {
     base: String,
     key: String,
-    db_name: String,
-    admin_url: String,
+    database: ThrowawayDb,
     dir: std::path::PathBuf,
     stop: tokio::sync::watch::Sender<bool>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
-    let db_name = format!("tolk_bench_voice_{}", std::process::id());
-    let admin = sqlx::PgPool::connect(&args.database_url)
-        .await
-        .context("PostgreSQL must be running (scripts/setup.sh)")?;
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DROP DATABASE IF EXISTS {db_name}"
-    )))
-    .execute(&admin)
+    let database = ThrowawayDb::create(
+        &args.database_url,
+        &format!("tolk_bench_voice_{}", std::process::id()),
+    )
     .await?;
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db_name}")))
-        .execute(&admin)
-        .await?;
-    admin.close().await;
-    let base_url = args
-        .database_url
-        .rsplit_once('/')
-        .map(|(b, _)| b)
-        .unwrap_or(&args.database_url);
-    let options: sqlx::postgres::PgConnectOptions =
-        format!("{base_url}/{db_name}?sslmode=disable").parse()?;
-    let db = tolk_storage::db::connect(options, 10).await?;
-    tolk_storage::db::migrate(&db).await?;
+    let db = database.connect(10).await?;
     let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
     let key = tolk_storage::keys::create(&db, org, "bench", false)
         .await?
         .secret;
-    let dir = std::env::temp_dir().join(&db_name);
+    let dir = std::env::temp_dir().join(&database.name);
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
     let translator = Arc::new(Translator::apertium(ApertiumConfig::default())?);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -134,8 +119,7 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
     Ok(Platform {
         base,
         key,
-        db_name,
-        admin_url: args.database_url.clone(),
+        database,
         dir,
         stop,
         tasks,
@@ -148,13 +132,7 @@ impl Platform {
         for t in self.tasks {
             let _ = tokio::time::timeout(Duration::from_secs(40), t).await;
         }
-        let admin = sqlx::PgPool::connect(&self.admin_url).await?;
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.db_name
-        )))
-        .execute(&admin)
-        .await?;
+        self.database.drop_database().await?;
         let _ = std::fs::remove_dir_all(&self.dir);
         Ok(())
     }
