@@ -188,7 +188,7 @@ pub struct ApiArgs {
     #[arg(long, env = "TOLK_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// Largest document upload, in bytes.
-    #[arg(long, env = "TOLK_MAX_UPLOAD_BYTES", default_value_t = 30 * 1024 * 1024)]
+    #[arg(long, env = "TOLK_MAX_UPLOAD_BYTES", default_value_t = tolk_api::state::DEFAULT_MAX_UPLOAD_BYTES)]
     pub max_upload_bytes: usize,
     /// Largest audio upload (voice conversion, voice jobs), in bytes.
     #[arg(long, env = "TOLK_MAX_VOICE_UPLOAD_BYTES", default_value_t = 20 * 1024 * 1024)]

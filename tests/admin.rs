@@ -8,60 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::support::{Api, World, send};
-
-/// Sends a request with the key; returns (status, headers, JSON body).
-async fn call(
-    api: &Api,
-    method: reqwest::Method,
-    key: &str,
-    path: &str,
-    body: Option<&Value>,
-) -> Result<(u16, reqwest::header::HeaderMap, Value)> {
-    let res = send(api, key, method, path, body).await?;
-    let code = res.status().as_u16();
-    let headers = res.headers().clone();
-    Ok((code, headers, res.json().await.unwrap_or(Value::Null)))
-}
-
-async fn get(api: &Api, key: &str, path: &str) -> Result<(u16, Value)> {
-    let (c, _, b) = call(api, reqwest::Method::GET, key, path, None).await?;
-    Ok((c, b))
-}
-
-async fn put(api: &Api, key: &str, path: &str, body: &Value) -> Result<(u16, Value)> {
-    let (c, _, b) = call(api, reqwest::Method::PUT, key, path, Some(body)).await?;
-    Ok((c, b))
-}
-
-async fn post(api: &Api, key: &str, path: &str, body: &Value) -> Result<(u16, Value)> {
-    let (c, _, b) = call(api, reqwest::Method::POST, key, path, Some(body)).await?;
-    Ok((c, b))
-}
-
-/// Translates `texts` (English → Spanish) with an optional reporting tag.
-async fn translate(
-    api: &Api,
-    key: &str,
-    texts: &[&str],
-    tag: Option<&str>,
-) -> Result<(u16, Value)> {
-    let mut req = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .json(&json!({"text": texts, "source_lang": "EN", "target_lang": "ES"}));
-    if let Some(tag) = tag {
-        req = req.header("X-DeepL-Reporting-Tag", tag);
-    }
-    let res = req.send().await?;
-    let code = res.status().as_u16();
-    Ok((code, res.json().await.unwrap_or(Value::Null)))
-}
-
-fn message(body: &Value) -> &str {
-    body["message"].as_str().unwrap_or_default()
-}
+use crate::support::{Answer, Api, World, call, exchange, message};
 
 /// Characters as the spec counts them (Unicode scalar values).
 fn chars(texts: &[&str]) -> i64 {
@@ -70,13 +17,9 @@ fn chars(texts: &[&str]) -> i64 {
 
 /// Creates a developer key through the admin API; returns (key_id, credential).
 async fn new_developer_key(api: &Api, admin: &str, label: &str) -> Result<(String, String)> {
-    let (code, body) = post(
-        api,
-        admin,
-        "/v2/admin/developer-keys",
-        &json!({"label": label}),
-    )
-    .await?;
+    let (code, body) = api
+        .post(admin, "/v2/admin/developer-keys", &json!({"label": label}))
+        .await?;
     if code != 200 {
         bail!("create key answered {code}: {body}");
     }
@@ -141,10 +84,10 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
             "/v2/admin/analytics/custom-tags?start_date=2026-01-01&end_date=2026-01-02",
         ),
     ] {
-        let (code, _, body) = call(
+        let (code, body) = call(
             &a,
-            method.clone(),
             &developer,
+            method.clone(),
             path,
             Some(&json!({"key_id": "x"})),
         )
@@ -157,13 +100,13 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
     assert_eq!(res.status().as_u16(), 403);
 
     // Create: the ApiKey object, with the credential shown this once.
-    let (code, created) = post(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys",
-        &json!({"label": "staging"}),
-    )
-    .await?;
+    let (code, created) = a
+        .post(
+            &admin,
+            "/v2/admin/developer-keys",
+            &json!({"label": "staging"}),
+        )
+        .await?;
     assert_eq!(code, 200, "{created}");
     let key_id = created["key_id"].as_str().context("key_id")?.to_owned();
     let secret = created["key"].as_str().context("key")?.to_owned();
@@ -183,18 +126,20 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
                "speech_to_speech_milliseconds": null})
     );
     // A label is optional (the reference default).
-    let (code, unnamed) = post(&a, &admin, "/v2/admin/developer-keys", &json!({})).await?;
+    let (code, unnamed) = a
+        .post(&admin, "/v2/admin/developer-keys", &json!({}))
+        .await?;
     assert_eq!(code, 200, "{unnamed}");
     assert_eq!(unnamed["label"], "DeepL API Key");
 
     // The new key works on both replicas.
     for api in [&a, &b] {
-        let (code, body) = get(api, &secret, "/v2/usage").await?;
+        let (code, body) = api.get(&secret, "/v2/usage").await?;
         assert_eq!(code, 200, "{body}");
     }
 
     // List: the organization's developer keys (not the admin key), no secrets.
-    let (code, list) = get(&b, &admin, "/v2/admin/developer-keys").await?;
+    let (code, list) = b.get(&admin, "/v2/admin/developer-keys").await?;
     assert_eq!(code, 200, "{list}");
     let listed = list.as_array().context("array")?;
     assert_eq!(listed.len(), 3, "{list}"); // CLI developer key + two created
@@ -207,20 +152,18 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
     assert!(listed.iter().all(|k| k["key_id"] != admin_id), "{list}");
 
     // Label.
-    let (code, body) = put(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys/label",
-        &json!({"key_id": key_id, "label": "production"}),
-    )
-    .await?;
+    let (code, body) = a
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/label",
+            &json!({"key_id": key_id, "label": "production"}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["label"], "production");
 
     // Limits: set, then replace (an omitted limit is removed).
-    let (code, body) = put(
-        &a,
-        &admin,
+    let (code, body) = a.put(&admin,
         "/v2/admin/developer-keys/limits",
         &json!({"key_id": key_id, "characters": 5000, "speech_to_text_milliseconds": 3_600_000}),
     )
@@ -231,20 +174,20 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
         body["usage_limits"]["speech_to_text_milliseconds"],
         3_600_000
     );
-    let (code, body) = put(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys/limits",
-        &json!({"key_id": key_id, "characters": 7000, "speech_to_text_milliseconds": null}),
-    )
-    .await?;
+    let (code, body) = a
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/limits",
+            &json!({"key_id": key_id, "characters": 7000, "speech_to_text_milliseconds": null}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["usage_limits"]["characters"], 7000);
     assert_eq!(
         body["usage_limits"]["speech_to_text_milliseconds"],
         Value::Null
     );
-    let (_, usage) = get(&b, &secret, "/v2/usage").await?;
+    let (_, usage) = b.get(&secret, "/v2/usage").await?;
     assert_eq!(usage["character_limit"], 7000, "{usage}");
 
     // Malformed bodies: 400 naming the field; unknown keys: 404.
@@ -291,23 +234,21 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
             "'key_id'",
         ),
     ] {
-        let (code, res) = put(&a, &admin, path, &body).await?;
+        let (code, res) = a.put(&admin, path, &body).await?;
         assert_eq!(code, 400, "{path} {body}: {res}");
         assert!(message(&res).contains(field), "{path} {body}: {res}");
     }
-    let (code, res) = post(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys",
-        &json!({"label": ["x"]}),
-    )
-    .await?;
+    let (code, res) = a
+        .post(&admin, "/v2/admin/developer-keys", &json!({"label": ["x"]}))
+        .await?;
     assert_eq!(code, 400, "{res}");
     assert!(message(&res).contains("'label'"), "{res}");
     let res = a
-        .http
-        .put(a.url("/v2/admin/developer-keys/deactivate"))
-        .header("Authorization", format!("DeepL-Auth-Key {admin}"))
+        .keyed(
+            reqwest::Method::PUT,
+            "/v2/admin/developer-keys/deactivate",
+            &admin,
+        )
         .header("Content-Type", "application/json")
         .body("{\"key_id\": ")
         .send()
@@ -318,21 +259,25 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
         "/v2/admin/developer-keys/label",
         "/v2/admin/developer-keys/limits",
     ] {
-        let (code, res) = put(&a, &admin, path, &json!({"key_id": "nope", "label": "x"})).await?;
+        let (code, res) = a
+            .put(&admin, path, &json!({"key_id": "nope", "label": "x"}))
+            .await?;
         assert_eq!(code, 404, "{path}: {res}");
         // An admin key is not a developer key: not reachable either.
-        let (code, res) = put(&a, &admin, path, &json!({"key_id": admin_id, "label": "x"})).await?;
+        let (code, res) = a
+            .put(&admin, path, &json!({"key_id": admin_id, "label": "x"}))
+            .await?;
         assert_eq!(code, 404, "{path}: {res}");
     }
 
     // Deactivate on replica A: replica B refuses the key at once, for good.
-    let (code, body) = put(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys/deactivate",
-        &json!({"key_id": key_id}),
-    )
-    .await?;
+    let (code, body) = a
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/deactivate",
+            &json!({"key_id": key_id}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["is_deactivated"], true);
     let deactivated_time = body["deactivated_time"]
@@ -340,26 +285,26 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
         .context("time")?
         .to_owned();
     for api in [&b, &a] {
-        let (code, body) = get(api, &secret, "/v2/usage").await?;
+        let (code, body) = api.get(&secret, "/v2/usage").await?;
         assert_eq!(code, 403, "{body}");
-        let (code, body) = translate(api, &secret, &["Hello"], None).await?;
+        let (code, body) = api.en_es(&secret, &["Hello"], None).await?;
         assert_eq!(code, 403, "{body}");
     }
     // A third replica started afterwards refuses it too.
     let c = world.start_api().await?;
-    let (code, _) = get(&c, &secret, "/v2/usage").await?;
+    let (code, _) = c.get(&secret, "/v2/usage").await?;
     assert_eq!(code, 403);
     // Deactivation is permanent: again → same time; the list shows it.
-    let (code, body) = put(
-        &b,
-        &admin,
-        "/v2/admin/developer-keys/deactivate",
-        &json!({"key_id": key_id}),
-    )
-    .await?;
+    let (code, body) = b
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/deactivate",
+            &json!({"key_id": key_id}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["deactivated_time"], deactivated_time.as_str());
-    let (_, list) = get(&c, &admin, "/v2/admin/developer-keys").await?;
+    let (_, list) = c.get(&admin, "/v2/admin/developer-keys").await?;
     let entry = list
         .as_array()
         .and_then(|l| l.iter().find(|k| k["key_id"] == key_id.as_str()))
@@ -367,7 +312,7 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
     assert_eq!(entry["is_deactivated"], true);
     assert_eq!(entry["label"], "production");
     // The other keys still work.
-    let (code, _) = get(&c, &developer, "/v2/usage").await?;
+    let (code, _) = c.get(&developer, "/v2/usage").await?;
     assert_eq!(code, 200);
     // The ledger names keys without a foreign key (migration 20261123000001):
     // the database itself refuses to delete a key or an organization.
@@ -380,7 +325,7 @@ async fn developer_key_lifecycle_and_deactivation_on_a_second_replica() -> Resul
         let e = refused.err().context("a key or organization was deleted")?;
         assert!(e.to_string().contains("never deleted"), "{e}");
     }
-    let (code, _) = get(&c, &admin, "/v2/admin/developer-keys").await?;
+    let (code, _) = c.get(&admin, "/v2/admin/developer-keys").await?;
     assert_eq!(code, 200);
     Ok(())
 }
@@ -397,13 +342,13 @@ async fn character_limit_holds_under_32_concurrent_requests_on_two_replicas() ->
     let size = chars(&[TEXT]);
     let admitted_max = 10;
     let limit = size * admitted_max + 5; // room for 10 requests, not 11
-    let (code, body) = put(
-        &a,
-        &admin,
-        "/v2/admin/developer-keys/limits",
-        &json!({"key_id": key_id, "characters": limit}),
-    )
-    .await?;
+    let (code, body) = a
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/limits",
+            &json!({"key_id": key_id, "characters": limit}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
 
     // 32 clients at once, alternating between the two replicas.
@@ -415,9 +360,9 @@ async fn character_limit_holds_under_32_concurrent_requests_on_two_replicas() ->
             b.base.clone()
         });
         let key = key.clone();
-        tasks.push(tokio::spawn(async move {
-            translate(&api, &key, &[TEXT], None).await
-        }));
+        tasks.push(tokio::spawn(
+            async move { api.en_es(&key, &[TEXT], None).await },
+        ));
     }
     let mut ok = 0;
     let mut refused = 0;
@@ -451,15 +396,15 @@ async fn character_limit_holds_under_32_concurrent_requests_on_two_replicas() ->
     assert_eq!(holds, 0, "every hold settled or released");
 
     // /v2/usage agrees; the next request still does not fit; a 5-character one does.
-    let (_, usage) = get(&b, &key, "/v2/usage").await?;
+    let (_, usage) = b.get(&key, "/v2/usage").await?;
     assert_eq!(usage["character_count"], billed, "{usage}");
     assert_eq!(usage["character_limit"], limit, "{usage}");
-    let (code, _) = translate(&a, &key, &[TEXT], None).await?;
+    let (code, _) = a.en_es(&key, &[TEXT], None).await?;
     assert_eq!(code, 456);
-    let (code, body) = translate(&b, &key, &["Hello"], None).await?;
+    let (code, body) = b.en_es(&key, &["Hello"], None).await?;
     assert_eq!(code, 200, "{body}");
     // The limit is reached: even an empty request is refused, and so is a document.
-    let (code, _) = translate(&a, &key, &[""], None).await?;
+    let (code, _) = a.en_es(&key, &[""], None).await?;
     assert_eq!(code, 456);
     let (code, body) = a
         .upload(
@@ -471,26 +416,26 @@ async fn character_limit_holds_under_32_concurrent_requests_on_two_replicas() ->
         .await?;
     assert_eq!(code, 456, "{body}");
     // Raising the limit (through the admin API) lets requests through again, at once.
-    let (code, _) = put(
-        &b,
-        &admin,
-        "/v2/admin/developer-keys/limits",
-        &json!({"key_id": key_id, "characters": limit + size}),
-    )
-    .await?;
+    let (code, _) = b
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/limits",
+            &json!({"key_id": key_id, "characters": limit + size}),
+        )
+        .await?;
     assert_eq!(code, 200);
-    let (code, body) = translate(&a, &key, &[TEXT], None).await?;
+    let (code, body) = a.en_es(&key, &[TEXT], None).await?;
     assert_eq!(code, 200, "{body}");
     // Removing the limit (null) removes it.
-    let (code, _) = put(
-        &b,
-        &admin,
-        "/v2/admin/developer-keys/limits",
-        &json!({"key_id": key_id, "characters": null}),
-    )
-    .await?;
+    let (code, _) = b
+        .put(
+            &admin,
+            "/v2/admin/developer-keys/limits",
+            &json!({"key_id": key_id, "characters": null}),
+        )
+        .await?;
     assert_eq!(code, 200);
-    let (code, _) = translate(&a, &key, &[TEXT, TEXT], None).await?;
+    let (code, _) = a.en_es(&key, &[TEXT, TEXT], None).await?;
     assert_eq!(code, 200);
 
     // The speech meters use the same reservation (no speech endpoint yet: the
@@ -599,7 +544,7 @@ async fn check_reports(
         total.stt_ms += s.stt_ms;
         total.sts_ms += s.sts_ms;
     }
-    let (code, body) = get(api, admin, &format!("/v2/admin/analytics?{q}")).await?;
+    let (code, body) = api.get(admin, &format!("/v2/admin/analytics?{q}")).await?;
     assert_eq!(code, 200, "{label}: {body}");
     let report = &body["usage_report"];
     assert_figures(&report["total_usage"], &total);
@@ -608,7 +553,9 @@ async fn check_reports(
     assert!(report.get("group_by").is_none(), "{body}");
     assert!(report.get("key_usages").is_none(), "{body}");
 
-    let (code, body) = get(api, admin, &format!("/v2/admin/analytics?{q}&group_by=key")).await?;
+    let (code, body) = api
+        .get(admin, &format!("/v2/admin/analytics?{q}&group_by=key"))
+        .await?;
     assert_eq!(code, 200, "{label}: {body}");
     let report = &body["usage_report"];
     assert_eq!(report["group_by"], "key");
@@ -626,12 +573,12 @@ async fn check_reports(
         assert_figures(&item["usage"], &per_key[key_id]);
     }
 
-    let (code, body) = get(
-        api,
-        admin,
-        &format!("/v2/admin/analytics?{q}&group_by=key_and_day"),
-    )
-    .await?;
+    let (code, body) = api
+        .get(
+            admin,
+            &format!("/v2/admin/analytics?{q}&group_by=key_and_day"),
+        )
+        .await?;
     assert_eq!(code, 200, "{label}: {body}");
     let report = &body["usage_report"];
     assert_eq!(report["group_by"], "key_and_day");
@@ -662,7 +609,9 @@ async fn check_reports(
     );
 
     // Custom tags (period): text + improvement per tag.
-    let (code, body) = get(api, admin, &format!("/v2/admin/analytics/custom-tags?{q}")).await?;
+    let (code, body) = api
+        .get(admin, &format!("/v2/admin/analytics/custom-tags?{q}"))
+        .await?;
     assert_eq!(code, 200, "{label}: {body}");
     let report = &body["custom_tag_usage_report"];
     assert_eq!(report["aggregate_by"], "period");
@@ -721,7 +670,7 @@ async fn analytics_sums_equal_the_requests_made_before_and_after_the_rollup() ->
     ) -> Result<()> {
         for (k, b, tag) in plan {
             let (_, (key_id, key)) = &keys[*k];
-            let (code, body) = translate(api, key, batches[*b], tag.as_deref()).await?;
+            let (code, body) = api.en_es(key, batches[*b], tag.as_deref()).await?;
             assert_eq!(code, 200, "{body}");
             let n = chars(batches[*b]);
             per_key.entry(key_id.clone()).or_default().text += n;
@@ -882,12 +831,12 @@ async fn custom_tag_pages_and_every_analytics_400() -> Result<()> {
     for (i, tag) in tags.iter().enumerate() {
         let texts: Vec<String> = (0..=i).map(|j| format!("Good morning {j}")).collect();
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let (code, body) = translate(&api, &key, &texts, Some(tag)).await?;
+        let (code, body) = api.en_es(&key, &texts, Some(tag)).await?;
         assert_eq!(code, 200, "{body}");
         expected.insert(tag.to_string(), chars(&texts));
     }
     // Untagged usage is not in the report.
-    let (code, _) = translate(&api, &key, &["Good night"], None).await?;
+    let (code, _) = api.en_es(&key, &["Good night"], None).await?;
     assert_eq!(code, 200);
 
     let today = chrono::Utc::now().date_naive();
@@ -902,7 +851,7 @@ async fn custom_tag_pages_and_every_analytics_400() -> Result<()> {
             if let Some(p) = page {
                 path.push_str(&format!("&page={p}"));
             }
-            let (code, body) = get(&api, &admin, &path).await?;
+            let (code, body) = api.get(&admin, &path).await?;
             assert_eq!(code, 200, "{body}");
             let report = &body["custom_tag_usage_report"];
             let usage = report["usage"].as_array().context("usage")?;
@@ -937,12 +886,12 @@ async fn custom_tag_pages_and_every_analytics_400() -> Result<()> {
         assert_eq!(seen, want, "aggregate_by={aggregate}");
     }
     // A page past the end: empty, no next page.
-    let (code, body) = get(
-        &api,
-        &admin,
-        &format!("/v2/admin/analytics/custom-tags?start_date={today}&end_date={today}&page=9"),
-    )
-    .await?;
+    let (code, body) = api
+        .get(
+            &admin,
+            &format!("/v2/admin/analytics/custom-tags?start_date={today}&end_date={today}&page=9"),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["custom_tag_usage_report"]["usage"], json!([]));
     assert_eq!(body["custom_tag_usage_report"]["next_page"], Value::Null);
@@ -981,18 +930,18 @@ async fn custom_tag_pages_and_every_analytics_400() -> Result<()> {
             &["/v2/admin/analytics", "/v2/admin/analytics/custom-tags"]
         };
         for path in applies_to {
-            let (code, body) = get(&api, &admin, &format!("{path}?{query}")).await?;
+            let (code, body) = api.get(&admin, &format!("{path}?{query}")).await?;
             assert_eq!(code, 400, "{path}?{query}: {body}");
             assert!(message(&body).contains(expected), "{path}?{query}: {body}");
         }
     }
     // The longest accepted range: 366 days between the dates.
-    let (code, body) = get(
-        &api,
-        &admin,
-        "/v2/admin/analytics?start_date=2025-01-01&end_date=2026-01-02&group_by=key_and_day",
-    )
-    .await?;
+    let (code, body) = api
+        .get(
+            &admin,
+            "/v2/admin/analytics?start_date=2025-01-01&end_date=2026-01-02&group_by=key_and_day",
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     Ok(())
 }
@@ -1010,10 +959,15 @@ async fn rate_limits_are_shared_through_redis_or_kept_per_process() -> Result<()
     let b = world.start_api().await?;
     // Burst of 3 on replica A, then replica B refuses the 4th: the bucket is shared.
     for _ in 0..3 {
-        let (code, body) = get(&a, &key, "/v2/usage").await?;
+        let (code, body) = a.get(&key, "/v2/usage").await?;
         assert_eq!(code, 200, "{body}");
     }
-    let (code, headers, body) = call(&b, reqwest::Method::GET, &key, "/v2/usage", None).await?;
+    let Answer {
+        code,
+        headers,
+        body,
+        ..
+    } = exchange(&b, &key, reqwest::Method::GET, "/v2/usage", None).await?;
     assert_eq!(code, 429, "{body}");
     assert!(message(&body).contains("Too many requests"), "{body}");
     let retry: u64 = headers
@@ -1023,15 +977,15 @@ async fn rate_limits_are_shared_through_redis_or_kept_per_process() -> Result<()
         .context("Retry-After")?;
     assert!((1..=5).contains(&retry), "Retry-After {retry}");
     // Translation is limited too (the same bucket).
-    let (code, _) = translate(&a, &key, &["Hello"], None).await?;
+    let (code, _) = a.en_es(&key, &["Hello"], None).await?;
     assert_eq!(code, 429);
     // Another key is not affected.
     let other = world.create_key("other", false).await?;
-    let (code, _) = get(&b, &other, "/v2/usage").await?;
+    let (code, _) = b.get(&other, "/v2/usage").await?;
     assert_eq!(code, 200);
     // After Retry-After, the key may send again.
     tokio::time::sleep(Duration::from_secs(retry)).await;
-    let (code, body) = get(&b, &key, "/v2/usage").await?;
+    let (code, body) = b.get(&key, "/v2/usage").await?;
     assert_eq!(code, 200, "{body}");
 
     // Without Redis: a warning at start, and each process limits on its own.
@@ -1042,13 +996,13 @@ async fn rate_limits_are_shared_through_redis_or_kept_per_process() -> Result<()
     assert!(log.contains("REDIS_URL is not set"), "{log}");
     let fresh = world.create_key("fresh", false).await?;
     for _ in 0..3 {
-        let (code, _) = get(&lone, &fresh, "/v2/usage").await?;
+        let (code, _) = lone.get(&fresh, "/v2/usage").await?;
         assert_eq!(code, 200);
     }
-    let (code, _) = get(&lone, &fresh, "/v2/usage").await?;
+    let (code, _) = lone.get(&fresh, "/v2/usage").await?;
     assert_eq!(code, 429);
     // The shared replicas never saw this key's requests.
-    let (code, _) = get(&a, &fresh, "/v2/usage").await?;
+    let (code, _) = a.get(&fresh, "/v2/usage").await?;
     assert_eq!(code, 200);
     Ok(())
 }
@@ -1089,7 +1043,7 @@ async fn a_large_key_and_day_report_streams_whole_and_in_order() -> Result<()> {
 
     let path =
         format!("/v2/admin/analytics?start_date={start}&end_date={today}&group_by=key_and_day");
-    let (code, body) = get(&api, &admin, &path).await?;
+    let (code, body) = api.get(&admin, &path).await?;
     assert_eq!(code, 200, "{body}");
     let items = body["usage_report"]["key_and_day_usages"]
         .as_array()

@@ -146,9 +146,7 @@ async fn keys_validation_not_ready_trace_ids_and_metrics() -> Result<()> {
         .await?;
     assert_eq!(res.headers()["x-trace-id"], "abc123trace");
     let res = api
-        .http
-        .post(api.url("/v2/document"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/document", &key)
         .header("X-Trace-ID", "feedface01")
         .multipart(
             reqwest::multipart::Form::new()

@@ -973,9 +973,7 @@ async fn api_accepts_bearer_tokens_by_scope() -> Result<()> {
     // The DeepL key path is unchanged.
     let key = world.create_key("k", false).await?;
     let res = api
-        .http
-        .get(api.url("/v2/usage"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::GET, "/v2/usage", &key)
         .send()
         .await?;
     assert_eq!(res.status(), StatusCode::OK);

@@ -117,9 +117,7 @@ async fn openai_stand_in(log: Log) -> Result<String> {
 
 async fn post_json(api: &Api, key: &str, body: &Value) -> Result<(u16, Value)> {
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", key)
         .json(body)
         .send()
         .await?;
@@ -129,9 +127,11 @@ async fn post_json(api: &Api, key: &str, body: &Value) -> Result<(u16, Value)> {
 
 async fn languages(api: &Api, key: &str, kind: &str) -> Result<Vec<Value>> {
     let res = api
-        .http
-        .get(api.url(&format!("/v2/languages?type={kind}")))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(
+            reqwest::Method::GET,
+            &format!("/v2/languages?type={kind}"),
+            key,
+        )
         .send()
         .await?;
     let body: Value = res.json().await?;
@@ -285,9 +285,7 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     // Timeout: the only engine for EN → DE takes 3 s, the limit is 1 s → 504.
     let started = Instant::now();
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", &key)
         .header("X-DeepL-Reporting-Tag", "slow-failed")
         .json(&json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}))
         .send()
@@ -323,9 +321,7 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(50)).await;
         let res = api
-            .http
-            .post(api.url("/v2/translate"))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .keyed(reqwest::Method::POST, "/v2/translate", &key)
             .json(&json!({"text": ["Hello"], "source_lang": "EN", "target_lang": "DE"}))
             .send()
             .await?;
@@ -385,9 +381,7 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
 /// Translates `text` EN → `target` with the reporting tag `tag`; returns the status.
 async fn post_tagged(api: &Api, key: &str, tag: &str, text: &str, target: &str) -> Result<u16> {
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", key)
         .header("X-DeepL-Reporting-Tag", tag)
         .json(&json!({"text": [text], "source_lang": "EN", "target_lang": target}))
         .send()

@@ -5,25 +5,7 @@ use anyhow::Result;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Api, World, send};
-
-/// Sends a JSON (or no) body; returns (status, body as JSON or Null, raw text).
-async fn call(
-    api: &Api,
-    key: &str,
-    method: Method,
-    path: &str,
-    body: Option<&Value>,
-) -> Result<(u16, Value, String)> {
-    let res = send(api, key, method, path, body).await?;
-    let code = res.status().as_u16();
-    let text = res.text().await?;
-    Ok((
-        code,
-        serde_json::from_str(&text).unwrap_or(Value::Null),
-        text,
-    ))
-}
+use crate::support::{Answer, Api, World, call, exchange};
 
 #[tokio::test]
 async fn v2_glossaries_crud_and_errors() -> Result<()> {
@@ -33,9 +15,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
 
     // Form body, TSV entries.
     let res = api
-        .http
-        .post(api.url("/v2/glossaries"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/glossaries", &key)
         .form(&[
             ("name", "My Glossary"),
             ("source_lang", "en"),
@@ -46,7 +26,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
         .await?;
     assert_eq!(res.status().as_u16(), 400, "same language pair refused");
 
-    let (code, g, _) = call(
+    let (code, g) = call(
         &api,
         &key,
         Method::POST,
@@ -65,7 +45,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
 
     // CSV with quoting.
-    let (code, g2, _) = call(
+    let (code, g2) = call(
         &api,
         &key,
         Method::POST,
@@ -77,11 +57,11 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     assert_eq!(code, 201, "{g2}");
     assert_eq!(g2["entry_count"], 2);
 
-    let (code, list, _) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
+    let (code, list) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
     assert_eq!(code, 200);
     assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(2));
 
-    let (code, one, _) = call(
+    let (code, one) = call(
         &api,
         &key,
         Method::GET,
@@ -92,7 +72,9 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     assert_eq!(code, 200);
     assert_eq!(one["name"], "My Glossary");
 
-    let (code, _, tsv) = call(
+    let Answer {
+        code, text: tsv, ..
+    } = exchange(
         &api,
         &key,
         Method::GET,
@@ -112,7 +94,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
         ("a\tb\n\tx", "tsv", "line 2"),
         ("a,b\nc", "csv", "line 2"),
     ] {
-        let (code, e, _) = call(
+        let (code, e) = call(
             &api,
             &key,
             Method::POST,
@@ -127,7 +109,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
         let msg = e["message"].as_str().unwrap_or_default();
         assert!(msg.contains(want), "{msg}");
     }
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -137,7 +119,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     .await?;
     assert_eq!(code, 400, "{e}");
     let long = "x".repeat(1025);
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::POST,
@@ -147,7 +129,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     .await?;
     assert_eq!(code, 400);
 
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::DELETE,
@@ -156,7 +138,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 204);
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::GET,
@@ -166,7 +148,7 @@ async fn v2_glossaries_crud_and_errors() -> Result<()> {
     .await?;
     assert_eq!(code, 404, "{e}");
     assert!(e["message"].is_string());
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::DELETE,
@@ -184,7 +166,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     let key = world.create_key("g", false).await?;
     let api = world.start_api().await?;
 
-    let (code, g, _) = call(
+    let (code, g) = call(
         &api,
         &key,
         Method::POST,
@@ -206,7 +188,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     );
 
     // A bad line in the second dictionary names both.
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -225,7 +207,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     );
 
     // PATCH: rename and merge entries into en→de, add en→fr.
-    let (code, p, _) = call(
+    let (code, p) = call(
         &api,
         &key,
         Method::PATCH,
@@ -239,7 +221,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     assert_eq!(code, 200, "{p}");
     assert_eq!(p["name"], "Renamed");
     assert_eq!(p["dictionaries"].as_array().map(Vec::len), Some(3));
-    let (code, en, _) = call(
+    let (code, en) = call(
         &api,
         &key,
         Method::GET,
@@ -252,7 +234,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     assert_eq!(en["dictionaries"][0]["entries_format"], "tsv");
 
     // PUT replaces a dictionary.
-    let (code, r, _) = call(
+    let (code, r) = call(
         &api,
         &key,
         Method::PUT,
@@ -262,7 +244,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     .await?;
     assert_eq!(code, 200, "{r}");
     assert_eq!(r["entry_count"], 1);
-    let (_, en, _) = call(
+    let (_, en) = call(
         &api,
         &key,
         Method::GET,
@@ -273,7 +255,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     assert_eq!(en["dictionaries"][0]["entries"], "tree\tBaum");
 
     // Delete one dictionary, then the glossary.
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::DELETE,
@@ -282,7 +264,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 204);
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::GET,
@@ -291,7 +273,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 404);
-    let (code, one, _) = call(
+    let (code, one) = call(
         &api,
         &key,
         Method::GET,
@@ -301,10 +283,10 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     .await?;
     assert_eq!(code, 200);
     assert_eq!(one["dictionaries"].as_array().map(Vec::len), Some(2));
-    let (code, list, _) = call(&api, &key, Method::GET, "/v3/glossaries", None).await?;
+    let (code, list) = call(&api, &key, Method::GET, "/v3/glossaries", None).await?;
     assert_eq!(code, 200);
     assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(1));
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::DELETE,
@@ -313,7 +295,7 @@ async fn v3_glossaries_dictionaries_edit() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 204);
-    let (code, _, _) = call(
+    let (code, _) = call(
         &api,
         &key,
         Method::PATCH,
@@ -333,7 +315,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
     let key = world.create_key("g", false).await?;
     let api = world.start_api().await?;
 
-    let (code, g, _) = call(
+    let (code, g) = call(
         &api,
         &key,
         Method::POST,
@@ -353,7 +335,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
         "Cat food & my cat.\nA black cat.",
         "A catalog of dogs.",
     ];
-    let (code, plain, _) = call(
+    let (code, plain) = call(
         &api,
         &key,
         Method::POST,
@@ -370,7 +352,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
         "{plain}"
     );
 
-    let (code, res, _) = call(
+    let (code, res) = call(
         &api,
         &key,
         Method::POST,
@@ -408,7 +390,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
     assert!(!out.iter().any(|t| t.contains("tolk")), "{out:?}");
 
     // With XML markup: attributes untouched, terms in text replaced.
-    let (code, res, _) = call(
+    let (code, res) = call(
         &api,
         &key,
         Method::POST,
@@ -428,9 +410,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
 
     // HTML, and a form body with glossary_ids.
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", &key)
         .form(&[
             ("text", "<p>My cat<br>sleeps.</p>"),
             ("source_lang", "EN"),
@@ -446,7 +426,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
     assert!(t.contains("michi<br>") && t.starts_with("<p>"), "{t}");
 
     // Unknown glossary → 404; wrong pair → 400.
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -458,7 +438,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 404, "{e}");
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -491,7 +471,7 @@ async fn glossary_limits() -> Result<()> {
     let entries: String = (0..5500)
         .map(|i| format!("{i:06}{}\t{}\n", "s".repeat(994), "t".repeat(1000)))
         .collect();
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -502,7 +482,7 @@ async fn glossary_limits() -> Result<()> {
     assert_eq!(code, 413, "{e}");
     assert!(e["message"].is_string());
 
-    let (code, g, _) = call(
+    let (code, g) = call(
         &api,
         &key,
         Method::POST,
@@ -521,7 +501,7 @@ async fn glossary_limits() -> Result<()> {
     )
     .execute(&db)
     .await?;
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::POST,
@@ -531,7 +511,7 @@ async fn glossary_limits() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 456, "{e}");
-    let (code, list, _) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
+    let (code, list) = call(&api, &key, Method::GET, "/v2/glossaries", None).await?;
     assert_eq!(code, 200);
     assert_eq!(list["glossaries"].as_array().map(Vec::len), Some(1000));
     Ok(())
@@ -586,7 +566,7 @@ async fn glossary_terms_through_deepl_upstream() -> Result<()> {
         world.extra_env.push((k.to_owned(), v));
     }
     let api = world.start_api().await?;
-    let (code, g, _) = call(
+    let (code, g) = call(
         &api,
         &key,
         Method::POST,
@@ -596,7 +576,7 @@ async fn glossary_terms_through_deepl_upstream() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 201, "{g}");
-    let (code, res, _) = call(
+    let (code, res) = call(
         &api,
         &key,
         Method::POST,
@@ -633,11 +613,7 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
     let key = world.create_key("g", false).await?;
     let api = world.start_api().await?;
     let form = |path: String, method: Method, fields: Vec<(&'static str, String)>| {
-        api.http
-            .request(method, api.url(&path))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
-            .form(&fields)
-            .send()
+        api.keyed(method, &path, &key).form(&fields).send()
     };
 
     let res = form(
@@ -696,7 +672,7 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
     assert_eq!(res.status().as_u16(), 200);
     let g: Value = res.json().await?;
     assert_eq!(g["dictionaries"].as_array().map(Vec::len), Some(3), "{g}");
-    let (code, e, _) = call(
+    let (code, e) = call(
         &api,
         &key,
         Method::GET,
@@ -749,7 +725,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
     let key = world.create_key("g", false).await?;
     let a = world.start_api().await?;
     let b = world.start_api().await?;
-    let (code, g, _) = call(
+    let (code, g) = call(
         &b,
         &key,
         Method::POST,
@@ -763,9 +739,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
     let translate = |api: &Api| {
         let body = json!({"text": ["The cat."], "source_lang": "EN", "target_lang": "ES", "glossary_id": id});
         let req = api
-            .http
-            .post(api.url("/v2/translate"))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .keyed(reqwest::Method::POST, "/v2/translate", &key)
             .json(&body);
         async move {
             let res = req.send().await?;
@@ -780,7 +754,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
         assert!(v.to_string().contains("michi"), "{v}");
     }
     // Patch through B: A serves the new term at once.
-    let (code, _, _) = call(
+    let (code, _) = call(
         &b,
         &key,
         Method::PATCH,
@@ -796,7 +770,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
         "{v}"
     );
     // Replaced dictionary, then deleted dictionary, then deleted glossary.
-    let (code, _, _) = call(
+    let (code, _) = call(
         &b,
         &key,
         Method::PUT,
@@ -807,7 +781,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
     assert_eq!(code, 200);
     let (_, v) = translate(&a).await?;
     assert!(v.to_string().contains("minino"), "{v}");
-    let (code, _, _) = call(
+    let (code, _) = call(
         &b,
         &key,
         Method::DELETE,
@@ -818,7 +792,7 @@ async fn glossary_cache_follows_changes_across_replicas() -> Result<()> {
     assert_eq!(code, 204);
     let (code, v) = translate(&a).await?;
     assert_eq!(code, 400, "{v}");
-    let (code, _, _) = call(
+    let (code, _) = call(
         &b,
         &key,
         Method::DELETE,

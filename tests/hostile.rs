@@ -139,9 +139,7 @@ async fn send_raw(
     body: Vec<u8>,
 ) -> Result<(u16, Value)> {
     let res = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(method, path, key)
         .header("Content-Type", "application/json")
         .body(body)
         .send()
@@ -182,9 +180,7 @@ async fn stored_text_with_nul_is_refused_naming_its_field() -> Result<()> {
     }
     // A form body too.
     let res = api
-        .http
-        .post(api.url("/v2/glossaries"))
-        .header("Authorization", format!("DeepL-Auth-Key {admin}"))
+        .keyed(reqwest::Method::POST, "/v2/glossaries", &admin)
         .form(&[
             ("name", "g\u{0}"),
             ("source_lang", "en"),

@@ -2,6 +2,7 @@
 //! PostgreSQL (one database per test), real Apertium, a real S3-compatible
 //! server, spoken to over HTTP. One test binary (see Cargo.toml `[[test]] e2e`).
 
+mod in_process;
 mod support;
 
 mod admin;
@@ -23,6 +24,7 @@ mod queue_rows;
 mod queue_wake;
 mod recovery;
 mod redis_optional;
+mod requests;
 mod s3;
 mod style_rules;
 mod translate;

@@ -24,9 +24,7 @@ async fn tagged(db: &sqlx::PgPool, tag: &str) -> Result<(i64, i64)> {
 /// characters billed.
 async fn translate_tagged(api: &Api, key: &str, text: &str) -> Result<i64> {
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", key)
         .header("X-DeepL-Reporting-Tag", "batched")
         .json(&json!({"text": [text], "source_lang": "EN", "target_lang": "ES"}))
         .send()

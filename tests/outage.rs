@@ -107,9 +107,7 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
         "{body}"
     );
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", &key)
         .json(&json!({"text": ["The dog runs."], "target_lang": "ES"}))
         .send()
         .await?;

@@ -7,41 +7,23 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use crate::support::{Api, World};
+use crate::support::{Answer, Api, World, translated_texts};
 
+/// Submits an evaluation: (status, its Retry-After, body).
 async fn submit(api: &Api, key: &str, body: &Value) -> Result<(u16, Option<String>, Value)> {
-    let res = api
-        .http
-        .post(api.url("/v1/quality-evaluation"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .json(body)
-        .send()
-        .await?;
-    let code = res.status().as_u16();
-    let retry = res
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    Ok((code, retry, res.json().await.unwrap_or(Value::Null)))
-}
-
-async fn poll(api: &Api, key: &str, path: &str) -> Result<(u16, Value)> {
-    let res = api
-        .http
-        .get(api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .send()
-        .await?;
-    let code = res.status().as_u16();
-    Ok((code, res.json().await.unwrap_or(Value::Null)))
+    let a = Answer::of(
+        api.keyed(reqwest::Method::POST, "/v1/quality-evaluation", key)
+            .json(body),
+    )
+    .await?;
+    Ok((a.code, a.header("retry-after").map(str::to_owned), a.body))
 }
 
 /// Polls until the job leaves `processing`.
 pub async fn wait_done(api: &Api, key: &str, path: &str) -> Result<Value> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (code, body) = poll(api, key, path).await?;
+        let (code, body) = api.get(key, path).await?;
         if code == 200 {
             return Ok(body);
         }
@@ -62,25 +44,6 @@ fn at(text: &str, span: &Value) -> String {
     text.chars().skip(s).take(e.saturating_sub(s)).collect()
 }
 
-async fn translate(api: &Api, key: &str, texts: &[&str]) -> Result<Vec<String>> {
-    let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .json(&json!({"text": texts, "source_lang": "EN", "target_lang": "ES"}))
-        .send()
-        .await?;
-    let body: Value = res.json().await?;
-    Ok(body["translations"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["text"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default())
-}
-
 #[tokio::test]
 async fn quality_evaluation_polls_to_done_with_a_real_worker() -> Result<()> {
     let mut world = World::new("quality_done").await?;
@@ -94,7 +57,7 @@ async fn quality_evaluation_polls_to_done_with_a_real_worker() -> Result<()> {
         "The report was published on 12 March 2024.",
         "The house has three bedrooms and a large garden.",
     ];
-    let clean_tgt = translate(&api, &key, &clean_src).await?;
+    let clean_tgt = translated_texts(&api.en_es(&key, &clean_src, None).await?.1);
     assert_eq!(clean_tgt.len(), clean_src.len());
 
     // Planted errors.
@@ -141,7 +104,7 @@ async fn quality_evaluation_polls_to_done_with_a_real_worker() -> Result<()> {
     assert_eq!(path, format!("/v1/quality-evaluation/{job_id}"));
 
     // No worker yet: still processing.
-    let (code, pending) = poll(&api, &key, &path).await?;
+    let (code, pending) = api.get(&key, &path).await?;
     assert_eq!(code, 202);
     assert_eq!(pending["status"], "processing");
     assert_eq!(pending["job_id"], job_id.as_str());
@@ -274,24 +237,22 @@ async fn quality_evaluation_rejects_bad_requests() -> Result<()> {
     assert_eq!(code, 202);
     // Bad JSON.
     let res = api
-        .http
-        .post(api.url("/v1/quality-evaluation"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v1/quality-evaluation", &key)
         .header("Content-Type", "application/json")
         .body("{not json")
         .send()
         .await?;
     assert_eq!(res.status().as_u16(), 400);
     // Poll: bad id, unknown id, no key.
-    let (code, answer) = poll(&api, &key, "/v1/quality-evaluation/not-a-uuid").await?;
+    let (code, answer) = api.get(&key, "/v1/quality-evaluation/not-a-uuid").await?;
     assert_eq!(code, 400);
     assert_eq!(answer["message"], "job_id must be a valid UUID.");
-    let (code, answer) = poll(
-        &api,
-        &key,
-        "/v1/quality-evaluation/f3a8c5e1-9b7d-4e62-a1c4-8f5d2b6e3c19",
-    )
-    .await?;
+    let (code, answer) = api
+        .get(
+            &key,
+            "/v1/quality-evaluation/f3a8c5e1-9b7d-4e62-a1c4-8f5d2b6e3c19",
+        )
+        .await?;
     assert_eq!(code, 404);
     assert_eq!(answer["message"], "Quality estimation job not found.");
     let res = api

@@ -227,9 +227,7 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     .await?;
     error(code, &e, 400, "'sometimes'");
     let res = api
-        .http
-        .post(api.url("/v3/style_rules"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v3/style_rules", &key)
         .form(&[("name", "x"), ("language", "en")])
         .send()
         .await?;
@@ -297,12 +295,13 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         (code, page["style_rules"].as_array().map(Vec::len)),
         (200, Some(0))
     );
-    let (code, e) = translate(
-        &api,
-        &other,
-        json!({"text": ["a"], "source_lang": "ES", "target_lang": "EN-GB", "style_id": id}),
-    )
-    .await?;
+    let (code, e) = api
+        .translate(
+            &other,
+            &json!({"text": ["a"], "source_lang": "ES", "target_lang": "EN-GB", "style_id": id}),
+            None,
+        )
+        .await?;
     error(code, &e, 404, "Style rule list");
 
     let (code, _) = call(
@@ -337,10 +336,6 @@ async fn create_list(api: &Api, key: &str, language: &str, rules: Value) -> Resu
     .await?;
     assert_eq!(code, 201, "{l}");
     Ok(l["style_id"].as_str().unwrap_or_default().to_owned())
-}
-
-async fn translate(api: &Api, key: &str, body: Value) -> Result<(u16, Value)> {
-    call(api, key, Method::POST, "/v2/translate", Some(&body)).await
 }
 
 fn text(res: &Value) -> String {
@@ -389,21 +384,23 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
 
     // Without the list Apertium keeps the English number and quotes.
     let src = "The cat weighs 3.5 kilos and says \"hello\" on 2024-3-5.";
-    let (code, plain) = translate(
-        &api,
-        &key,
-        json!({"text": [src], "source_lang": "EN", "target_lang": "ES"}),
-    )
-    .await?;
+    let (code, plain) = api
+        .translate(
+            &key,
+            &json!({"text": [src], "source_lang": "EN", "target_lang": "ES"}),
+            None,
+        )
+        .await?;
     assert_eq!(code, 200, "{plain}");
     assert!(text(&plain).contains("3.5"), "{plain}");
 
-    let (code, res) = translate(
-        &api,
-        &key,
-        json!({"text": [src], "source_lang": "EN", "target_lang": "ES", "style_id": es}),
-    )
-    .await?;
+    let (code, res) = api
+        .translate(
+            &key,
+            &json!({"text": [src], "source_lang": "EN", "target_lang": "ES", "style_id": es}),
+            None,
+        )
+        .await?;
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
     assert!(t.contains("3,5") && !t.contains("3.5"), "{t}");
@@ -414,12 +411,8 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     assert!(t.contains("05/03/2024"), "{t}");
 
     // With markup only character data changes.
-    let (code, res) = translate(
-        &api,
-        &key,
-        json!({"text": ["<p title=\"a 1.5 \">It costs <b>2.5</b> euros.</p>"], "source_lang": "EN",
-               "target_lang": "ES", "style_id": es, "tag_handling": "xml"}),
-    )
+    let (code, res) = api.translate(&key, &json!({"text": ["<p title=\"a 1.5 \">It costs <b>2.5</b> euros.</p>"], "source_lang": "EN",
+               "target_lang": "ES", "style_id": es, "tag_handling": "xml"}), None)
     .await?;
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
@@ -429,11 +422,7 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     );
 
     // French spacing (EN → ES → FR through the pivot).
-    let (code, res) = translate(
-        &api,
-        &key,
-        json!({"text": ["Where is the cat? Here!"], "source_lang": "EN", "target_lang": "FR", "style_id": fr}),
-    )
+    let (code, res) = api.translate(&key, &json!({"text": ["Where is the cat? Here!"], "source_lang": "EN", "target_lang": "FR", "style_id": fr}), None)
     .await?;
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
@@ -448,11 +437,7 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
         (&en_us, "EN-GB", 400),
         (&es, "EN-US", 400),
     ] {
-        let (code, res) = translate(
-            &api,
-            &key,
-            json!({"text": ["El gato duerme..."], "source_lang": "ES", "target_lang": target, "style_id": list}),
-        )
+        let (code, res) = api.translate(&key, &json!({"text": ["El gato duerme..."], "source_lang": "ES", "target_lang": target, "style_id": list}), None)
         .await?;
         assert_eq!(code, want, "{list} → {target}: {res}");
         if want == 400 {
@@ -463,24 +448,19 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
     }
 
     // 404 unknown, 400 malformed, JSON only.
-    let (code, e) = translate(
-        &api,
-        &key,
-        json!({"text": ["a"], "target_lang": "ES", "source_lang": "EN", "style_id": "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"}),
-    )
+    let (code, e) = api.translate(&key, &json!({"text": ["a"], "target_lang": "ES", "source_lang": "EN", "style_id": "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"}), None)
     .await?;
     error(code, &e, 404, "Style rule list");
-    let (code, e) = translate(
-        &api,
-        &key,
-        json!({"text": ["a"], "target_lang": "ES", "style_id": "nope"}),
-    )
-    .await?;
+    let (code, e) = api
+        .translate(
+            &key,
+            &json!({"text": ["a"], "target_lang": "ES", "style_id": "nope"}),
+            None,
+        )
+        .await?;
     error(code, &e, 400, "'style_id'");
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", &key)
         .form(&[
             ("text", "a"),
             ("target_lang", "ES"),
@@ -566,11 +546,7 @@ async fn style_rules_reach_upstream_engines() -> Result<()> {
         .await?;
         assert_eq!(code, 201, "{l}");
         seen.lock().map_err(|_| anyhow::anyhow!("lock"))?.clear();
-        let (code, res) = translate(
-            &api,
-            &key,
-            json!({"text": ["Ready? Go!"], "source_lang": "EN", "target_lang": "FR", "style_id": l["style_id"]}),
-        )
+        let (code, res) = api.translate(&key, &json!({"text": ["Ready? Go!"], "source_lang": "EN", "target_lang": "FR", "style_id": l["style_id"]}), None)
         .await?;
         assert_eq!(code, 200, "{engine}: {res}");
         assert_eq!(text(&res), "Ready\u{a0}? Go\u{a0}!", "{engine}");

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use reqwest::multipart;
 use serde_json::Value;
 use tokio::process::{Child, Command};
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Admin URL of the test PostgreSQL server (a database to connect to for CREATE DATABASE).
 pub fn admin_url() -> String {
@@ -47,18 +48,10 @@ impl World {
     pub async fn new_on(tag: &str, admin: &str) -> Result<Self> {
         let name = format!("tolk_e2e_{tag}_{}", uuid::Uuid::new_v4().simple());
         let admin = admin.to_owned();
-        let pool = sqlx::PgPool::connect(&admin).await.with_context(|| {
+        let db = ThrowawayDb::create(&admin, &name).await.with_context(|| {
             format!("test PostgreSQL at {admin} must be running (scripts/setup.sh starts it)")
         })?;
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&pool)
-            .await?;
-        pool.close().await;
-        let base = admin
-            .rsplit_once('/')
-            .map(|(b, _)| b.to_owned())
-            .unwrap_or(admin.clone());
-        let database_url = format!("{base}/{name}?sslmode=disable");
+        let database_url = db.url()?;
         let dir = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&dir)?;
         let object_store = dir.join("objects").display().to_string();
@@ -71,13 +64,6 @@ impl World {
             extra_env: Vec::new(),
             children: Vec::new(),
         };
-        let out = world.tolk(&["migrate"]).output().await?;
-        if !out.status.success() {
-            bail!(
-                "tolk migrate failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
         Ok(world)
     }
 
@@ -245,15 +231,8 @@ impl Drop for World {
                 .enable_all()
                 .build()
                 .ok()?;
-            rt.block_on(async {
-                let pool = sqlx::PgPool::connect(&admin).await.ok()?;
-                sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&pool)
-                .await
+            rt.block_on(ThrowawayDb::existing(&admin, &name).drop_database())
                 .ok()
-            })
         })
         .join();
         if matches!(dropped, Ok(Some(_))) {
@@ -306,9 +285,7 @@ impl Api {
             form = form.text(k.to_string(), v.to_string());
         }
         let res = self
-            .http
-            .post(self.url("/v2/document"))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .keyed(reqwest::Method::POST, "/v2/document", key)
             .multipart(form)
             .send()
             .await?;
@@ -343,9 +320,7 @@ impl Api {
 
     pub async fn status(&self, key: &str, id: &str, doc_key: &str) -> Result<(u16, Value)> {
         let res = self
-            .http
-            .post(self.url(&format!("/v2/document/{id}")))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .keyed(reqwest::Method::POST, &format!("/v2/document/{id}"), key)
             .json(&serde_json::json!({ "document_key": doc_key }))
             .send()
             .await?;
@@ -386,9 +361,11 @@ impl Api {
         doc_key: &str,
     ) -> Result<(u16, reqwest::header::HeaderMap, Vec<u8>)> {
         let res = self
-            .http
-            .post(self.url(&format!("/v2/document/{id}/result")))
-            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+            .keyed(
+                reqwest::Method::POST,
+                &format!("/v2/document/{id}/result"),
+                key,
+            )
             .form(&[("document_key", doc_key)])
             .send()
             .await?;
@@ -415,22 +392,51 @@ pub async fn python(script: &str, args: &[&Path]) -> Result<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
-/// Sends `method path` with a developer key and a JSON (or no) body.
-pub async fn send(
+/// An answer of the API: its status, headers, body text and the body as JSON
+/// (Null when it is not JSON).
+#[derive(Debug)]
+pub struct Answer {
+    pub code: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+    pub body: Value,
+}
+
+impl Answer {
+    /// Sends `req` and reads the whole answer.
+    pub async fn of(req: reqwest::RequestBuilder) -> Result<Self> {
+        let res = req.send().await?;
+        let code = res.status().as_u16();
+        let headers = res.headers().clone();
+        let text = res.text().await?;
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Ok(Self {
+            code,
+            headers,
+            text,
+            body,
+        })
+    }
+
+    /// The answer's header `name`, if it is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// [`send`], read whole.
+pub async fn exchange(
     api: &Api,
     key: &str,
     method: reqwest::Method,
     path: &str,
     body: Option<&Value>,
-) -> Result<reqwest::Response> {
-    let mut req = api
-        .http
-        .request(method, api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"));
+) -> Result<Answer> {
+    let mut req = api.keyed(method, path, key);
     if let Some(b) = body {
         req = req.json(b);
     }
-    Ok(req.send().await?)
+    Answer::of(req).await
 }
 
 /// Sends a JSON (or no) body with a developer key; returns (status, body as JSON
@@ -442,10 +448,89 @@ pub async fn call(
     path: &str,
     body: Option<&Value>,
 ) -> Result<(u16, Value)> {
-    let res = send(api, key, method, path, body).await?;
-    let code = res.status().as_u16();
-    let text = res.text().await?;
-    Ok((code, serde_json::from_str(&text).unwrap_or(Value::Null)))
+    let a = exchange(api, key, method, path, body).await?;
+    Ok((a.code, a.body))
+}
+
+impl Api {
+    /// A request to `path` with a developer key (`DeepL-Auth-Key`).
+    pub fn keyed(&self, method: reqwest::Method, path: &str, key: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("Authorization", format!("DeepL-Auth-Key {key}"))
+    }
+
+    /// `GET path` with the key: (status, JSON body or Null).
+    pub async fn get(&self, key: &str, path: &str) -> Result<(u16, Value)> {
+        call(self, key, reqwest::Method::GET, path, None).await
+    }
+
+    /// `POST path` with a JSON body.
+    pub async fn post(&self, key: &str, path: &str, body: &Value) -> Result<(u16, Value)> {
+        call(self, key, reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// `PUT path` with a JSON body.
+    pub async fn put(&self, key: &str, path: &str, body: &Value) -> Result<(u16, Value)> {
+        call(self, key, reqwest::Method::PUT, path, Some(body)).await
+    }
+
+    /// `POST path` with a form body (repeated keys as given).
+    pub async fn post_form(
+        &self,
+        key: &str,
+        path: &str,
+        fields: &[(&str, &str)],
+    ) -> Result<(u16, Value)> {
+        let a = Answer::of(self.keyed(reqwest::Method::POST, path, key).form(fields)).await?;
+        Ok((a.code, a.body))
+    }
+
+    /// `POST /v2/translate` with a JSON body and, if given, a reporting tag.
+    pub async fn translate(
+        &self,
+        key: &str,
+        body: &Value,
+        tag: Option<&str>,
+    ) -> Result<(u16, Value)> {
+        let mut req = self
+            .keyed(reqwest::Method::POST, "/v2/translate", key)
+            .json(body);
+        if let Some(tag) = tag {
+            req = req.header("X-DeepL-Reporting-Tag", tag);
+        }
+        let a = Answer::of(req).await?;
+        Ok((a.code, a.body))
+    }
+
+    /// `POST /v2/translate` of `texts` from English to Spanish, with a
+    /// reporting tag if given.
+    pub async fn en_es(
+        &self,
+        key: &str,
+        texts: &[&str],
+        tag: Option<&str>,
+    ) -> Result<(u16, Value)> {
+        let body = serde_json::json!({"text": texts, "source_lang": "EN", "target_lang": "ES"});
+        self.translate(key, &body, tag).await
+    }
+}
+
+/// The `message` of a JSON error body ("" when there is none).
+pub fn message(body: &Value) -> &str {
+    body["message"].as_str().unwrap_or_default()
+}
+
+/// The texts of a successful `/v2/translate` answer, in order.
+pub fn translated_texts(body: &Value) -> Vec<String> {
+    body["translations"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|t| t["text"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Asserts a JSON error with status `want` and a message containing `needle`.

@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tolk_formats::tmx::{Entry, Header, TmxReader, Unit};
 
-use crate::support::{Api, World, call, python};
+use crate::support::{Api, World, call, python, translated_texts};
 
 /// Creates an import job and uploads `tmx` to its signed URL; returns the job id.
 pub(crate) async fn import(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<String> {
@@ -96,21 +96,6 @@ async fn import_ok(api: &Api, key: &str, name: &str, tmx: &[u8]) -> Result<(Stri
             .to_owned(),
         body,
     ))
-}
-
-async fn translate(api: &Api, key: &str, body: Value) -> Result<(u16, Value)> {
-    call(api, key, Method::POST, "/v2/translate", Some(&body)).await
-}
-
-fn texts(v: &Value) -> Vec<String> {
-    v["translations"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|t| t["text"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Header and units of a TMX document, as tolk-formats reads it.
@@ -405,16 +390,17 @@ async fn tmx_from_translate_toolkit_imports_and_applies() -> Result<()> {
     assert_eq!(stored, 3, "{m} {job}");
     assert!(skipped <= 1, "{job}");
 
-    let (code, body) = translate(
-        &api,
-        &key,
-        json!({"text": ["The printer is out of paper.", "Close the window before you leave."],
+    let (code, body) = api
+        .translate(
+            &key,
+            &json!({"text": ["The printer is out of paper.", "Close the window before you leave."],
                "source_lang": "EN", "target_lang": "ES", "translation_memory_id": id}),
-    )
-    .await?;
+            None,
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(
-        texts(&body),
+        translated_texts(&body),
         [
             "La impresora no tiene papel.",
             "Cierre la ventana antes de salir."
@@ -473,27 +459,25 @@ async fn fuzzy_matches_at_74_75_and_100_percent() -> Result<()> {
         }
         b
     };
-    let (code, body) = translate(&api, &key, request(Some(75))).await?;
+    let (code, body) = api.translate(&key, &request(Some(75)), None).await?;
     assert_eq!(code, 200, "{body}");
-    let out = texts(&body);
+    let out = translated_texts(&body);
     assert_eq!(out[0], "MEMORIA EXACTA", "100 %");
     assert_eq!(out[1], "MEMORIA EXACTA", "75 % at threshold 75");
     assert_ne!(out[2], "MEMORIA EXACTA", "74 % below threshold 75");
     assert!(!out[2].is_empty(), "74 %: the engine's translation");
     assert_ne!(out[3], "MEMORIA EXACTA");
     // The default threshold is 75 too.
-    let (_, body) = translate(&api, &key, request(None)).await?;
-    assert_eq!(texts(&body)[..3], out[..3]);
+    let (_, body) = api.translate(&key, &request(None), None).await?;
+    assert_eq!(translated_texts(&body)[..3], out[..3]);
     // At 100 only the exact match applies.
-    let (_, body) = translate(&api, &key, request(Some(100))).await?;
-    let exact = texts(&body);
+    let (_, body) = api.translate(&key, &request(Some(100)), None).await?;
+    let exact = translated_texts(&body);
     assert_eq!(exact[0], "MEMORIA EXACTA");
     assert_ne!(exact[1], "MEMORIA EXACTA");
     // Form bodies too; a match inside split lines keeps the layout.
     let res = api
-        .http
-        .post(api.url("/v2/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/translate", &key)
         .form(&[
             ("text", "Good night.\nGood night."),
             ("source_lang", "EN"),
@@ -504,7 +488,11 @@ async fn fuzzy_matches_at_74_75_and_100_percent() -> Result<()> {
         .send()
         .await?;
     let body: Value = res.json().await?;
-    assert_eq!(texts(&body), ["Buenas noches.\nBuenas noches."], "{body}");
+    assert_eq!(
+        translated_texts(&body),
+        ["Buenas noches.\nBuenas noches."],
+        "{body}"
+    );
     Ok(())
 }
 
@@ -608,14 +596,10 @@ async fn concurrent_imports_into_two_memories() -> Result<()> {
         Some(1)
     );
     // Each memory answers from its own units only.
-    let (_, body) = translate(
-        &api,
-        &key,
-        json!({"text": [units_a[1234].0, units_b[1234].0], "source_lang": "EN",
-               "target_lang": "ES", "translation_memory_id": id_a, "translation_memory_threshold": 100}),
-    )
+    let (_, body) = api.translate(&key, &json!({"text": [units_a[1234].0, units_b[1234].0], "source_lang": "EN",
+               "target_lang": "ES", "translation_memory_id": id_a, "translation_memory_threshold": 100}), None)
     .await?;
-    let out = texts(&body);
+    let out = translated_texts(&body);
     assert_eq!(out[0], units_a[1234].1);
     assert_ne!(out[1], units_b[1234].1);
     Ok(())
@@ -687,7 +671,7 @@ async fn translation_memory_errors() -> Result<()> {
             "wrong source",
         ),
     ] {
-        let (code, body) = translate(&api, &key, base(extra)).await?;
+        let (code, body) = api.translate(&key, &base(extra), None).await?;
         assert_eq!(code, 404, "{why}: {body}");
         assert!(
             body["message"]
@@ -697,7 +681,9 @@ async fn translation_memory_errors() -> Result<()> {
         );
     }
     // Another organization's key sees nothing.
-    let (code, _) = translate(&api, &other, base(json!({"translation_memory_id": id}))).await?;
+    let (code, _) = api
+        .translate(&other, &base(json!({"translation_memory_id": id})), None)
+        .await?;
     assert_eq!(code, 404);
     let (code, _) = call(
         &api,
@@ -720,7 +706,7 @@ async fn translation_memory_errors() -> Result<()> {
             "translation_memory_id",
         ),
     ] {
-        let (code, body) = translate(&api, &key, base(extra)).await?;
+        let (code, body) = api.translate(&key, &base(extra), None).await?;
         assert_eq!(code, 400, "{body}");
         assert!(
             body["message"].as_str().is_some_and(|m| m.contains(field)),

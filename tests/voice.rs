@@ -825,23 +825,8 @@ async fn tts_streams_simplex_and_duplex() -> Result<()> {
 
 pub(crate) async fn create_job(api: &Api, key: &str, body: &Value) -> Result<(u16, Value)> {
     let res = api
-        .http
-        .post(api.url("/v1/jobs/voice/translate"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v1/jobs/voice/translate", key)
         .json(body)
-        .send()
-        .await?;
-    Ok((
-        res.status().as_u16(),
-        res.json().await.unwrap_or(Value::Null),
-    ))
-}
-
-async fn job_status(api: &Api, key: &str, id: &str) -> Result<(u16, Value)> {
-    let res = api
-        .http
-        .get(api.url(&format!("/v1/jobs/voice/translate/{id}")))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
         .send()
         .await?;
     Ok((
@@ -865,7 +850,9 @@ pub(crate) async fn upload_to(url: &str, signature: Option<&str>, data: Vec<u8>)
 pub(crate) async fn wait_job(api: &Api, key: &str, id: &str) -> Result<Value> {
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
     loop {
-        let (code, body) = job_status(api, key, id).await?;
+        let (code, body) = api
+            .get(key, &format!("/v1/jobs/voice/translate/{}", id))
+            .await?;
         if code != 200 {
             bail!("status answered {code}: {body}");
         }
@@ -938,7 +925,9 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         .to_owned();
 
     // Before the upload: pending, and only for this organization.
-    let (code, body) = job_status(&api, &key, &id).await?;
+    let (code, body) = api
+        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
+        .await?;
     assert_eq!(code, 200);
     assert_eq!(
         body["results"],
@@ -946,11 +935,22 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     );
     assert_eq!(body["product"], "voice");
     assert_eq!(body["targets"][3]["type"], "audio/wav");
-    assert_eq!(job_status(&api, &other, &id).await?.0, 404);
     assert_eq!(
-        job_status(&api, &key, "a74d88fb-ed2a-4943-a664-a4512398b994")
+        api.get(&other, &format!("/v1/jobs/voice/translate/{}", &id))
             .await?
             .0,
+        404
+    );
+    assert_eq!(
+        api.get(
+            &key,
+            &format!(
+                "/v1/jobs/voice/translate/{}",
+                "a74d88fb-ed2a-4943-a664-a4512398b994"
+            )
+        )
+        .await?
+        .0,
         404
     );
 
@@ -1009,7 +1009,9 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     assert_eq!(outputs[3].0, "audio/wav");
     assert!((es.len() as f64 / f64::from(es_rate) / pcm_secs - 1.0).abs() < 0.02);
     // Downloaded results say so.
-    let (_, after) = job_status(&api, &key, &id).await?;
+    let (_, after) = api
+        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
+        .await?;
     assert_eq!(after["results"][0]["status"], "downloaded");
     assert!(after["usage"]["storage_used"].as_i64().unwrap_or(0) > speech.len() as i64);
 
@@ -1121,9 +1123,7 @@ async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
 
     let speech = tts(&api, &key, 101, "I would like a cup of coffee please.").await?;
     let res = api
-        .http
-        .post(api.url("/v1/jobs/voice/translate?include=signed_url"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v1/jobs/voice/translate?include=signed_url", &key)
         .json(&json!({
             "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
             "targets": [{"language": "en", "type": "text/plain"}],
@@ -1151,9 +1151,11 @@ async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
     let done = wait_job(&api, &key, &id).await?;
     assert_eq!(done["results"][0]["status"], "complete", "{done}");
     let res = api
-        .http
-        .get(api.url(&format!("/v1/jobs/voice/translate/{id}?include=signed_url")))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(
+            reqwest::Method::GET,
+            &format!("/v1/jobs/voice/translate/{id}?include=signed_url"),
+            &key,
+        )
         .send()
         .await?;
     let body: Value = res.json().await?;

@@ -9,19 +9,7 @@ use axum::routing::post as route_post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::support::{Api, World};
-
-async fn post(api: &Api, key: &str, path: &str, body: &Value) -> Result<(u16, Value)> {
-    let res = api
-        .http
-        .post(api.url(path))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
-        .json(body)
-        .send()
-        .await?;
-    let code = res.status().as_u16();
-    Ok((code, res.json().await.unwrap_or(Value::Null)))
-}
+use crate::support::World;
 
 #[tokio::test]
 async fn write_correct_and_rephrase() -> Result<()> {
@@ -30,13 +18,13 @@ async fn write_correct_and_rephrase() -> Result<()> {
     let api = world.start_api().await?;
 
     let text = "Teh weather is beautifull today, and the garden looks wonderful.";
-    let (code, body) = post(
-        &api,
-        &key,
-        "/v2/write/correct",
-        &json!({"text": [text], "target_lang": "en-US"}),
-    )
-    .await?;
+    let (code, body) = api
+        .post(
+            &key,
+            "/v2/write/correct",
+            &json!({"text": [text], "target_lang": "en-US"}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     let fixed = body["improvements"][0]["text"].as_str().unwrap_or_default();
     assert_eq!(
@@ -53,9 +41,7 @@ async fn write_correct_and_rephrase() -> Result<()> {
     }
     // Form body, language detected, Spanish dictionary.
     let res = api
-        .http
-        .post(api.url("/v2/write/correct"))
-        .header("Authorization", format!("DeepL-Auth-Key {key}"))
+        .keyed(reqwest::Method::POST, "/v2/write/correct", &key)
         .form(&[("text", "La casa es muy bonitta y tiene un jardín grande.")])
         .send()
         .await?;
@@ -65,13 +51,13 @@ async fn write_correct_and_rephrase() -> Result<()> {
         b["improvements"][0]["text"],
         "La casa es muy bonita y tiene un jardín grande."
     );
-    let (code, body) = post(
-        &api,
-        &key,
-        "/v2/write/correct",
-        &json!({"text": ["Hallo"], "target_lang": "ja"}),
-    )
-    .await?;
+    let (code, body) = api
+        .post(
+            &key,
+            "/v2/write/correct",
+            &json!({"text": ["Hallo"], "target_lang": "ja"}),
+        )
+        .await?;
     assert_eq!(code, 400);
     assert!(
         body["message"]
@@ -79,19 +65,13 @@ async fn write_correct_and_rephrase() -> Result<()> {
             .unwrap_or_default()
             .contains("target_lang")
     );
-    let (code, _) = post(
-        &api,
-        &key,
-        "/v2/write/correct",
-        &json!({"target_lang": "en"}),
-    )
-    .await?;
+    let (code, _) = api
+        .post(&key, "/v2/write/correct", &json!({"target_lang": "en"}))
+        .await?;
     assert_eq!(code, 400);
 
     // Rephrase: a round trip through Spanish with Apertium.
-    let (code, body) = post(
-        &api,
-        &key,
+    let (code, body) = api.post(&key,
         "/v2/write/rephrase",
         &json!({"text": ["The house has three bedrooms and a large garden."], "target_lang": "en", "writing_style": "prefer_business"}),
     )
@@ -100,13 +80,13 @@ async fn write_correct_and_rephrase() -> Result<()> {
     let out = body["improvements"][0]["text"].as_str().unwrap_or_default();
     assert!(out.to_lowercase().contains("garden"), "{out}");
     for (option, value) in [("writing_style", "business"), ("tone", "friendly")] {
-        let (code, body) = post(
-            &api,
-            &key,
-            "/v2/write/rephrase",
-            &json!({"text": ["Hello there."], "target_lang": "en", option: value}),
-        )
-        .await?;
+        let (code, body) = api
+            .post(
+                &key,
+                "/v2/write/rephrase",
+                &json!({"text": ["Hello there."], "target_lang": "en", option: value}),
+            )
+            .await?;
         assert_eq!(code, 400);
         let msg = body["message"].as_str().unwrap_or_default();
         assert!(msg.contains(&format!("'{option}'")), "{msg}");
@@ -174,9 +154,7 @@ async fn rephrase_with_a_language_model_honours_style_and_tone() -> Result<()> {
     }
     let key = world.create_key("w", false).await?;
     let api = world.start_api().await?;
-    let (code, body) = post(
-        &api,
-        &key,
+    let (code, body) = api.post(&key,
         "/v2/write/rephrase",
         &json!({"text": ["The house is big."], "target_lang": "en-US", "writing_style": "business"}),
     )
@@ -186,13 +164,13 @@ async fn rephrase_with_a_language_model_honours_style_and_tone() -> Result<()> {
         body["improvements"][0]["text"],
         "[rewritten] The house is big."
     );
-    let (code, _) = post(
-        &api,
-        &key,
-        "/v2/write/rephrase",
-        &json!({"text": ["The house is big."], "target_lang": "en", "tone": "friendly"}),
-    )
-    .await?;
+    let (code, _) = api
+        .post(
+            &key,
+            "/v2/write/rephrase",
+            &json!({"text": ["The house is big."], "target_lang": "en", "tone": "friendly"}),
+        )
+        .await?;
     assert_eq!(code, 200);
     let got = prompts.lock().map(|p| p.clone()).unwrap_or_default();
     assert_eq!(got.len(), 2);
@@ -203,9 +181,7 @@ async fn rephrase_with_a_language_model_honours_style_and_tone() -> Result<()> {
     );
     assert!(got[1].contains("Use a friendly tone."), "{}", got[1]);
     // Spanish has no language model here: round trip, and a style is refused.
-    let (code, body) = post(
-        &api,
-        &key,
+    let (code, body) = api.post(&key,
         "/v2/write/rephrase",
         &json!({"text": ["La casa es grande."], "target_lang": "es", "writing_style": "casual"}),
     )

@@ -50,7 +50,39 @@ pub struct AppState {
     pub worker_heartbeat: std::time::Duration,
 }
 
+/// Largest document upload by default, in bytes (`TOLK_MAX_UPLOAD_BYTES`).
+pub const DEFAULT_MAX_UPLOAD_BYTES: usize = 30 * 1024 * 1024;
+
 impl AppState {
+    /// A state over `db`, `objects` and `translator` with the platform's
+    /// defaults, except that no rate limit applies (`tolk api` sets the
+    /// configured one); in-process users (benches, router tests) change
+    /// fields from here.
+    pub fn new(db: PgPool, objects: Objects, translator: Arc<Translator>) -> Self {
+        let usage_appender =
+            tolk_storage::usage_appender::UsageAppender::start(db.clone(), Default::default());
+        Self {
+            enqueuer: tolk_storage::enqueuer::Enqueuer::start(&db),
+            db,
+            objects,
+            translator,
+            speller: Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
+            max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
+            voice: Default::default(),
+            rate_limiter: RateLimiter::local(crate::rate_limit::RateLimit {
+                per_second: 0.0,
+                burst: 1,
+            }),
+            analytics_page_size: 100,
+            record_usage: true,
+            ledger_writes: LedgerWrites::default(),
+            usage_appender,
+            glossary_cache: Arc::default(),
+            bearer: None,
+            worker_heartbeat: std::time::Duration::from_secs(5),
+        }
+    }
+
     /// The translation pipeline over this state's database, engines and
     /// glossary cache.
     pub fn pipeline(&self) -> tolk_pipeline::Pipeline<'_> {

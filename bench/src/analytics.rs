@@ -26,7 +26,7 @@ use tolk_api::LedgerWrites;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the analytics benchmark.
 #[derive(Debug, Args)]

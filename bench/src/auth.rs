@@ -27,7 +27,7 @@ use clap::Args;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the auth benchmark.
 #[derive(Debug, Args)]

@@ -18,7 +18,7 @@ use tokio::io::AsyncWriteExt;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the documents benchmark.
 #[derive(Debug, Args)]
@@ -321,7 +321,7 @@ pub(crate) async fn start_platform_with(
 impl Platform {
     /// URL of the platform's throwaway database.
     pub(crate) fn database_url(&self) -> Result<String> {
-        self.database.url()
+        Ok(self.database.url()?)
     }
 
     /// Stops everything and drops the database.

@@ -15,7 +15,7 @@ use tolk_engine::{ApertiumConfig, Translator};
 use tolk_pipeline::GlossaryCache;
 use tolk_storage::objects::Objects;
 
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the glossary benchmark.
 #[derive(Debug, Args)]

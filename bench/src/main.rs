@@ -26,7 +26,6 @@
 mod analytics;
 mod app;
 mod auth;
-mod db;
 mod documents;
 mod glossary;
 mod quality;

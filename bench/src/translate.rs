@@ -18,8 +18,8 @@ use clap::Args;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
-use crate::db::ThrowawayDb;
 use crate::documents::{Text, raw_apertium};
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the translate benchmark.
 #[derive(Debug, Args)]

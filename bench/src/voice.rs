@@ -19,7 +19,7 @@ use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 use tolk_voice::voices::{TtsVoice, VoiceLookup};
 
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the voice benchmark.
 #[derive(Debug, Args)]

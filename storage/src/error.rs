@@ -28,6 +28,9 @@ pub enum StorageError {
     /// The usage appender's task is gone (the process is shutting down).
     #[error("usage appender: {0}")]
     Unavailable(String),
+    /// A database URL cannot be read.
+    #[error("database URL: {0}")]
+    DatabaseUrl(String),
     /// A job payload could not be (de)serialized.
     #[error("job payload: {0}")]
     Payload(#[from] serde_json::Error),

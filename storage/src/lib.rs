@@ -20,6 +20,8 @@ pub mod quality;
 pub mod queue;
 pub mod rollup;
 pub mod style_rules;
+#[cfg(feature = "throwaway")]
+pub mod throwaway;
 pub mod translation_memories;
 pub mod usage;
 pub mod usage_appender;

@@ -12,7 +12,7 @@ use super::noise::NoiseSampler;
 use super::raw::RAW_SCHEMA;
 use super::settings::{TolkSetting, Transport};
 use super::{Plan, QUEUE};
-use crate::db::ThrowawayDb;
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// The bench database and how to reach it.
 pub(super) struct Bench {

@@ -65,9 +65,9 @@ use anyhow::{Context, bail};
 use sqlx::postgres::PgConnectOptions;
 use tolk_storage::queue as tq;
 
-use crate::db::ThrowawayDb;
 use bench::Bench;
 use settings::{TolkSetting, tolk_settings};
+use tolk_storage::throwaway::ThrowawayDb;
 
 /// The platform's queue: the bench runs the document queue's name and payload shape.
 const QUEUE: &str = tq::TRANSLATE_DOCUMENT;

@@ -1,14 +1,18 @@
-//! The benches' throwaway PostgreSQL databases: created on the local server,
-//! migrated with the platform's own migrator, dropped at the end.
+//! Throwaway PostgreSQL databases for the benches and the end-to-end tests
+//! (feature `throwaway`): created on a server, migrated with the platform's
+//! own migrator, dropped at the end.
 
-use anyhow::{Context, Result};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::{Connection, PgConnection, PgPool};
 
-/// A database of a bench's own on the server of an admin URL.
-pub(crate) struct ThrowawayDb {
+use crate::StorageError;
+
+type Result<T> = std::result::Result<T, StorageError>;
+
+/// A database of a bench's or a test's own on the server of an admin URL.
+pub struct ThrowawayDb {
     /// The database's name.
-    pub(crate) name: String,
+    pub name: String,
     /// The admin URL (a database to connect to for CREATE and DROP DATABASE).
     admin_url: String,
 }
@@ -16,9 +20,9 @@ pub(crate) struct ThrowawayDb {
 impl ThrowawayDb {
     /// Creates database `name` on the server of `admin_url` (a database to connect
     /// to for CREATE and DROP DATABASE), dropping a leftover of that name first, and
-    /// migrates it with the platform's own migrator (`tolk_storage::db::migrate`:
+    /// migrates it with the platform's own migrator (`crate::db::migrate`:
     /// apalis' schema and ours). If the migration fails, the database is dropped.
-    pub(crate) async fn create(admin_url: &str, name: &str) -> Result<Self> {
+    pub async fn create(admin_url: &str, name: &str) -> Result<Self> {
         let db = Self::existing(admin_url, name);
         db.admin(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
             .await?;
@@ -31,7 +35,7 @@ impl ThrowawayDb {
     }
 
     /// Database `name` on the server of `admin_url`, as it is (nothing created).
-    pub(crate) fn existing(admin_url: &str, name: &str) -> Self {
+    pub fn existing(admin_url: &str, name: &str) -> Self {
         Self {
             name: name.to_owned(),
             admin_url: admin_url.to_owned(),
@@ -39,29 +43,26 @@ impl ThrowawayDb {
     }
 
     /// Runs the platform's migrations on the database.
-    pub(crate) async fn migrate(&self) -> Result<()> {
+    pub async fn migrate(&self) -> Result<()> {
         let pool = PgPoolOptions::new()
             .max_connections(1)
             .connect(&self.url()?)
-            .await
-            .with_context(|| format!("connecting to database {}", self.name))?;
-        let migrated = tolk_storage::db::migrate(&pool)
-            .await
-            .with_context(|| format!("migrating database {}", self.name));
+            .await?;
+        let migrated = crate::db::migrate(&pool).await;
         pool.close().await;
         migrated
     }
 
     /// The database's URL: the admin URL's, with `sslmode=disable`.
-    pub(crate) fn url(&self) -> Result<String> {
+    pub fn url(&self) -> Result<String> {
         self.url_with(&[("sslmode", "disable")])
     }
 
     /// The database's URL: the admin URL's, with the query parameters `set` set
     /// (replacing any of the same name).
-    pub(crate) fn url_with(&self, set: &[(&str, &str)]) -> Result<String> {
+    pub fn url_with(&self, set: &[(&str, &str)]) -> Result<String> {
         let mut u = url::Url::parse(&self.admin_url)
-            .with_context(|| format!("parsing the database URL {}", self.admin_url))?;
+            .map_err(|e| StorageError::DatabaseUrl(format!("{}: {e}", self.admin_url)))?;
         u.set_path(&format!("/{}", self.name));
         let pairs: Vec<(String, String)> = u
             .query_pairs()
@@ -86,14 +87,13 @@ impl ThrowawayDb {
 
     /// A pool of `size` connections to the database, the platform's
     /// (`tolk_storage::db::connect`), on [`ThrowawayDb::url`].
-    pub(crate) async fn connect(&self, size: u32) -> Result<PgPool> {
-        tolk_storage::db::connect(self.url()?.parse()?, size)
-            .await
-            .with_context(|| format!("connecting to database {}", self.name))
+    pub async fn connect(&self, size: u32) -> Result<PgPool> {
+        let options = self.url()?.parse()?;
+        crate::db::connect(options, size).await
     }
 
     /// Drops the database, closing whatever sessions it still has.
-    pub(crate) async fn drop_database(&self) -> Result<()> {
+    pub async fn drop_database(&self) -> Result<()> {
         self.admin(&format!(
             "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
             self.name
@@ -102,21 +102,13 @@ impl ThrowawayDb {
     }
 
     /// Runs one statement on the admin database.
-    pub(crate) async fn admin(&self, sql: &str) -> Result<()> {
-        let mut conn = PgConnection::connect(&self.admin_url)
-            .await
-            .with_context(|| {
-                format!(
-                    "connecting to {}: PostgreSQL must be running (scripts/setup.sh)",
-                    self.admin_url
-                )
-            })?;
+    pub async fn admin(&self, sql: &str) -> Result<()> {
+        let mut conn = PgConnection::connect(&self.admin_url).await?;
         let done = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
             .execute(&mut conn)
-            .await
-            .with_context(|| sql.to_owned());
+            .await;
         let _ = conn.close().await;
-        done.map(|_| ())
+        done.map(|_| ()).map_err(StorageError::from)
     }
 }
 
