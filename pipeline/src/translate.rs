@@ -72,6 +72,27 @@ struct EngineOutput {
 }
 
 impl Pipeline<'_> {
+    /// Translates plain `texts` from `source_lang` to `target_lang` with no
+    /// customisation (back-translations, transcripts).
+    pub async fn translate_plain(
+        &self,
+        source_lang: &str,
+        target_lang: &str,
+        texts: Vec<String>,
+    ) -> Result<Translated, PipelineError> {
+        let none = Customizations::default();
+        let req = Request {
+            source_lang: Some(source_lang.to_owned()),
+            target_lang: target_lang.to_owned(),
+            texts,
+            markup: None,
+            split_lines: false,
+            options: TranslateOptions::default(),
+            custom: &none,
+        };
+        self.translate(req, &NoProgress).await
+    }
+
     /// Translates `req`'s texts through the whole pipeline.
     pub async fn translate(
         &self,

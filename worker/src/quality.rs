@@ -5,8 +5,6 @@
 
 use apalis::prelude::*;
 use serde::{Deserialize, Serialize};
-use tolk_engine::TranslateOptions;
-use tolk_pipeline::{Customizations, NoProgress, Request};
 use tolk_quality::{Options, SegmentResult, Summary};
 use tolk_storage::StorageError;
 use tolk_storage::quality::{self, Evaluation};
@@ -171,21 +169,10 @@ async fn back_translate(
     e: &Evaluation,
     input: &EvaluationInput,
 ) -> Result<Vec<String>, JobError> {
-    let none = Customizations::default();
+    let texts = input.segments.iter().map(|p| p.target.clone()).collect();
     let res = state
         .pipeline()
-        .translate(
-            Request {
-                source_lang: Some(e.target_lang.clone()),
-                target_lang: e.source_lang.clone(),
-                texts: input.segments.iter().map(|p| p.target.clone()).collect(),
-                markup: None,
-                split_lines: false,
-                options: TranslateOptions::default(),
-                custom: &none,
-            },
-            &NoProgress,
-        )
+        .translate_plain(&e.target_lang, &e.source_lang, texts)
         .await?;
     Ok(res.texts)
 }

@@ -4,8 +4,6 @@
 //! transaction completes the job and appends the speech_to_text usage entry.
 
 use apalis::prelude::*;
-use tolk_engine::TranslateOptions;
-use tolk_pipeline::{Customizations, NoProgress, Request};
 use tolk_storage::StorageError;
 use tolk_storage::queue::{self, VoiceTranslate};
 use tolk_storage::usage::{self, UsageEvent};
@@ -153,20 +151,12 @@ async fn produce(
     let text = if base(&target.language) == base(source_lang) || transcript.is_empty() {
         transcript.to_owned()
     } else {
-        let none = Customizations::default();
         let res = state
             .pipeline()
-            .translate(
-                Request {
-                    source_lang: Some(base(source_lang)),
-                    target_lang: target.language.clone(),
-                    texts: vec![transcript.to_owned()],
-                    markup: None,
-                    split_lines: false,
-                    options: TranslateOptions::default(),
-                    custom: &none,
-                },
-                &NoProgress,
+            .translate_plain(
+                &base(source_lang),
+                &target.language,
+                vec![transcript.to_owned()],
             )
             .await?;
         res.texts.into_iter().next().unwrap_or_default()
