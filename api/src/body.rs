@@ -1,12 +1,11 @@
 //! Reading request bodies: one size limit per kind of operation, one test of
-//! the Content-Type, one 413, bodies DeepL accepts as JSON or as
-//! `application/x-www-form-urlencoded`, and the NUL check of stored text.
+//! the Content-Type, one 413, and the NUL check of stored text. Parameters of
+//! bodies DeepL accepts as JSON or as `application/x-www-form-urlencoded` are
+//! read by [`crate::params`].
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request};
 use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
-use serde::de::DeserializeOwned;
 
 use crate::ApiError;
 
@@ -39,31 +38,6 @@ pub async fn read(body: Body, limit: usize) -> Result<Bytes, ApiError> {
             "Request body too large: at most {limit} bytes are accepted."
         ))
     })
-}
-
-/// A body parsed from JSON or from a form, by its Content-Type (form when absent).
-#[derive(Debug)]
-pub struct JsonOrForm<T>(pub T);
-
-impl<S, T> FromRequest<S> for JsonOrForm<T>
-where
-    S: Send + Sync,
-    T: DeserializeOwned,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = is_json(req.headers());
-        let bytes = read(req.into_body(), TEXT_BODY_BYTES).await?;
-        let parsed = if is_json {
-            serde_json::from_slice(&bytes)
-                .map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {e}")))
-        } else {
-            serde_urlencoded::from_bytes(&bytes)
-                .map_err(|e| ApiError::BadRequest(format!("Invalid form body: {e}")))
-        }?;
-        Ok(Self(parsed))
-    }
 }
 
 /// Refuses a JSON body with a NUL character (U+0000) in any string, key or

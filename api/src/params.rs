@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use axum::body::Body;
+use axum::extract::{FromRequest, Request};
 use axum::http::HeaderMap;
 use serde_json::{Map, Value};
 
@@ -272,6 +273,17 @@ impl Params {
     pub fn under_query(mut self, query: Params) -> Self {
         self.fields.extend(query.fields);
         self
+    }
+}
+
+/// The parameters of a text-sized body (at most
+/// [`crate::body::TEXT_BODY_BYTES`]), as an extractor.
+impl<S: Send + Sync> FromRequest<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        Self::read(&parts.headers, body, crate::body::TEXT_BODY_BYTES).await
     }
 }
 

@@ -187,7 +187,7 @@ pub async fn usage_report(
     // rollup rows come in the order of their primary key (an index scan). With
     // statistics taken before a large rollup (autovacuum had not analyzed the
     // table yet in `tolk-bench analytics`) the planner expected 3 rows, chose a
-    // bitmap scan and sorted 15 MB on disk: 50 ms of a year's report, against 7 ms.
+    // bitmap scan and sorted the rows on disk, several times slower.
     let mut tx = pool
         .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL enable_sort = off")
         .await?;

@@ -142,9 +142,9 @@ pub fn relaxed_pool(db: &PgPool) -> PgPool {
 /// five runs PostgreSQL may keep a generic plan made for the table's size at that
 /// moment. `apalis.jobs` swings from a few rows to a backlog of 100,000 within a
 /// second, and a generic ack planned on the near-empty table scanned the whole
-/// backlog for every acknowledgement (15 ms for a batch of 2) until autovacuum
-/// next analyzed the table, up to a minute later: `tolk-bench queue`'s platform
-/// defaults drained 113–191 jobs/s end to end instead of ~1,700. Planning each
+/// backlog for every acknowledgement until autovacuum next analyzed the table,
+/// up to a minute later, slowing `tolk-bench queue`'s burn-down by an order of
+/// magnitude. Planning each
 /// statement costs a fraction of a millisecond; a fetch or ack of a batch pays it
 /// once.
 pub fn queue_options(options: PgConnectOptions) -> PgConnectOptions {

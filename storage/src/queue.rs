@@ -136,7 +136,7 @@ pub const INSERT_CHANNEL: &str = "apalis::job::insert";
 /// PostgreSQL serializes every committing transaction that notifies (a database-wide
 /// lock held through the commit's WAL flush), so the NOTIFY that apalis' insert
 /// trigger sent inside each enqueue made concurrent enqueues wait on each other's
-/// fsync (enqueue p99 74–87 ms at 1,000 jobs/s in `tolk-bench queue`). Migration
+/// fsync (a long enqueue tail in `tolk-bench queue`). Migration
 /// `20261121000003` drops that trigger; this transaction notifies with
 /// `synchronous_commit = off`, so it holds the lock without waiting for a flush.
 /// Losing the notification in a crash only delays the job to the next poll.

@@ -24,10 +24,8 @@ pub struct WorkerConfig {
     /// apalis workers per queue in this process ("lanes"), sharing its pools and
     /// its LISTEN connection. apalis runs a worker's fetch, acks and heartbeat
     /// one after another; lanes overlap those round trips, as more processes
-    /// would, without their connections and heartbeats. `tolk-bench queue`:
-    /// one process with 4 lanes drained 21,519 no-op jobs/s (8 processes:
-    /// 19,797/s) and started a 1,000 jobs/s stream p50 2.38 / p99 7.64 ms after
-    /// the enqueue call began (8 processes: 4.24 / 24.6 ms).
+    /// would, without their connections and heartbeats (`tolk-bench queue`
+    /// compares lanes with processes; docs/benchmarks.md).
     pub lanes: usize,
     /// Jobs fetched (and locked to this worker) per fetch; `None` = `concurrency`.
     /// Keep it at the concurrency for long jobs: fetched jobs wait in this worker's

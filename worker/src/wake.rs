@@ -9,8 +9,8 @@
 //! every process) and wakes only the worker at index `k mod n` of that list, if
 //! it is one of its own. Before this, every notification woke every worker of
 //! the queue in every process: with eight workers each enqueue cost eight
-//! fetch transactions, seven of them empty, which at 1,000 jobs/s took most
-//! of a 2-core machine (`tolk-bench queue`).
+//! fetch transactions, seven of them empty, which under a steady stream of
+//! jobs took most of a small machine's CPU (`tolk-bench queue`).
 //!
 //! A job is never left to one worker alone: a worker that fetches takes every
 //! runnable job of its queue, not just the one it was woken for, and every lane

@@ -10,13 +10,13 @@ use axum::routing::post;
 use axum::{Extension, Json, Router};
 use bytes::Bytes;
 use futures::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tolk_formats::DocumentFormat;
 use tolk_storage::documents::{self, NewDocument, random_upper_hex, status};
 use tolk_storage::{quality, queue};
 
 use crate::auth::AuthKey;
-use crate::body::JsonOrForm;
+use crate::params::Params;
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
 
@@ -414,9 +414,18 @@ async fn document_memory(
 }
 
 /// Body of status and download requests.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 struct DocumentKey {
     document_key: Option<String>,
+}
+
+impl DocumentKey {
+    /// The `document_key` parameter of a JSON or form body.
+    fn from(params: &Params) -> Result<Self, ApiError> {
+        Ok(Self {
+            document_key: params.raw_string("document_key")?,
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -464,9 +473,9 @@ async fn status(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(document_id): Path<String>,
-    JsonOrForm(body): JsonOrForm<DocumentKey>,
+    params: Params,
 ) -> Result<Json<StatusResponse>, ApiError> {
-    let doc = load(&state, &key, &document_id, body).await?;
+    let doc = load(&state, &key, &document_id, DocumentKey::from(&params)?).await?;
     let quality_evaluation_id = quality::for_document(&state.db, &doc.id).await?;
     let seconds_remaining = doc.seconds_remaining(chrono::Utc::now());
     let done = doc.status == status::DONE;
@@ -485,9 +494,9 @@ async fn result(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(document_id): Path<String>,
-    JsonOrForm(body): JsonOrForm<DocumentKey>,
+    params: Params,
 ) -> Result<Response, ApiError> {
-    let doc = load(&state, &key, &document_id, body).await?;
+    let doc = load(&state, &key, &document_id, DocumentKey::from(&params)?).await?;
     match doc.status.as_str() {
         status::DONE => {}
         status::ERROR => {

@@ -1,0 +1,336 @@
+//! The authorization code flow with PKCE and consent: refresh rotation and
+//! replay, revocation, userinfo, discovery and JWKS.
+
+use super::*;
+
+#[tokio::test]
+async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
+    let (_world, auth, public, _) = setup().await?;
+
+    // Without a session: off to the login page, coming back afterwards.
+    let res = auth
+        .http
+        .get(authorize_url(&auth, &public, &[]))
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let loc = res.headers()[LOCATION].to_str()?.to_owned();
+    assert!(
+        loc.starts_with("/auth/login?continue=%2Fauth%2Fauthorize"),
+        "{loc}"
+    );
+
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+
+    // The consent page: no framing, escaped client name.
+    let res = auth
+        .http
+        .get(authorize_url(&auth, &public, &[]))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["x-frame-options"], "DENY");
+    let csp = res.headers()["content-security-policy"]
+        .to_str()?
+        .to_owned();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    let html = res.text().await?;
+    assert!(html.contains("CLI &lt;tool&gt;") && !html.contains("CLI <tool>"));
+    let fields = hidden_fields(&html);
+    assert!(fields.contains_key("consent_token"));
+
+    // A consent form replayed for another request re-renders the page.
+    let mut tampered: Vec<(String, String)> = fields.clone().into_iter().collect();
+    for (k, v) in &mut tampered {
+        if k == "state" {
+            *v = "another".into();
+        }
+    }
+    tampered.push(("consent".into(), "allow".into()));
+    let res = auth
+        .http
+        .post(auth.url("/auth/authorize"))
+        .header(COOKIE, &cookie)
+        .form(&tampered)
+        .send()
+        .await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "a replayed consent form issues no code"
+    );
+    // ... or for another session (another sign-in of the same user).
+    let other_cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    let mut form: Vec<(String, String)> = fields.clone().into_iter().collect();
+    form.push(("consent".into(), "allow".into()));
+    let res = auth
+        .http
+        .post(auth.url("/auth/authorize"))
+        .header(COOKIE, &other_cookie)
+        .form(&form)
+        .send()
+        .await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "a consent token of another session issues no code"
+    );
+    // A GET with consent=allow does not approve either.
+    let res = auth
+        .http
+        .get(authorize_url(
+            &auth,
+            &public,
+            &[
+                ("consent", "allow"),
+                ("consent_token", &fields["consent_token"]),
+            ],
+        ))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+
+    // The real approval: a code, the state and iss (RFC 9207).
+    let res = auth
+        .http
+        .post(auth.url("/auth/authorize"))
+        .header(COOKIE, &cookie)
+        .form(&form)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let loc = res.headers()[LOCATION].to_str()?.to_owned();
+    assert!(loc.starts_with("http://127.0.0.1:53682/callback?"), "{loc}");
+    let q = query_of(&loc);
+    assert_eq!(q["state"], "st-123");
+    assert_eq!(q["iss"], auth.base);
+    let code = q["code"].clone();
+
+    // PKCE verifier mismatch.
+    let (status, body) = redeem(
+        &auth,
+        &public,
+        &code,
+        "x-wrong-verifier-0123456789-abcdefghijklmnopqrstuv",
+    )
+    .await?;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+
+    // A fresh code, redeemed properly.
+    let code = get_code(&auth, &public, &cookie).await?;
+    let (status, tokens) = redeem(&auth, &public, &code, VERIFIER).await?;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let access = tokens["access_token"]
+        .as_str()
+        .context("access_token")?
+        .to_owned();
+    let refresh = tokens["refresh_token"]
+        .as_str()
+        .context("refresh_token")?
+        .to_owned();
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["expires_in"], 7200);
+    let claims = jwt_payload(&access);
+    assert_eq!(claims["iss"], "POS");
+    assert_eq!(claims["aud"], "localhost");
+    assert_eq!(
+        claims["scope"],
+        serde_json::json!(["openid", "public", "translate", "offline_access"])
+    );
+    assert_eq!(
+        claims["u"],
+        serde_json::json!({ "n": "Ann", "e": "ann@example.com", "p": 0, "r": [] })
+    );
+    assert_eq!(
+        claims["exp"].as_i64().unwrap_or(0) - claims["iat"].as_i64().unwrap_or(0),
+        7200
+    );
+    assert!(claims["sub"].as_str().unwrap_or("").starts_with("user-"));
+
+    // The signatures check out against the published JWKS.
+    let disco: Value = auth
+        .http
+        .get(auth.url("/.well-known/openid-configuration"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let disco2: Value = auth
+        .http
+        .get(auth.url("/.well-known/oauth-authorization-server"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(disco, disco2);
+    assert_eq!(disco["issuer"], auth.base);
+    assert_eq!(
+        disco["code_challenge_methods_supported"],
+        serde_json::json!(["S256"])
+    );
+    let jwks: jsonwebtoken::jwk::JwkSet = auth
+        .http
+        .get(disco["jwks_uri"].as_str().context("jwks_uri")?)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let key = jsonwebtoken::DecodingKey::from_jwk(&jwks.keys[0])?;
+    let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    v.set_audience(&[public.uid.as_str()]);
+    v.set_issuer(&[auth.base.as_str()]);
+    let id =
+        jsonwebtoken::decode::<Value>(tokens["id_token"].as_str().context("id_token")?, &key, &v)?;
+    assert_eq!(id.claims["email"], "ann@example.com");
+    let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    v.set_audience(&["localhost"]);
+    v.set_issuer(&["POS"]);
+    jsonwebtoken::decode::<Value>(&access, &key, &v)?;
+
+    // userinfo: Bearer required.
+    assert_eq!(userinfo(&auth, &access).await?, StatusCode::OK);
+    let info: Value = auth
+        .http
+        .get(auth.url("/auth/oauth/userinfo"))
+        .bearer_auth(&access)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(info["email"], "ann@example.com");
+    let res = auth.http.get(auth.url("/auth/userinfo")).send().await?;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert!(res.headers().contains_key("www-authenticate"));
+    // A tampered token fails.
+    let mut parts: Vec<&str> = access.split('.').collect();
+    let forged = URL_SAFE_NO_PAD.encode(serde_json::to_vec(
+        &serde_json::json!({"sub": "user-evil", "iss": "POS", "iat": 1, "exp": 9999999999_i64}),
+    )?);
+    parts[1] = &forged;
+    assert_eq!(
+        userinfo(&auth, &parts.join(".")).await?,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // Code reuse: refused, and the tokens issued from it are revoked.
+    let (status, body) = redeem(&auth, &public, &code, VERIFIER).await?;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    assert_eq!(userinfo(&auth, &access).await?, StatusCode::UNAUTHORIZED);
+    let (status, _) = token(
+        &auth,
+        &public,
+        &[("grant_type", "refresh_token"), ("refresh_token", &refresh)],
+    )
+    .await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // Refresh rotation through the legacy alias path, then replay detection.
+    let code = get_code(&auth, &public, &cookie).await?;
+    let (_, t1) = redeem(&auth, &public, &code, VERIFIER).await?;
+    let r1 = t1["refresh_token"].as_str().context("rt1")?.to_owned();
+    let res = auth
+        .http
+        .post(auth.url("/auth/oauth/token"))
+        .form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", r1.as_str()),
+            ("client_id", public.uid.as_str()),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    let t2: Value = res.json().await?;
+    let r2 = t2["refresh_token"].as_str().context("rt2")?.to_owned();
+    let a2 = t2["access_token"].as_str().context("at2")?.to_owned();
+    assert_ne!(r1, r2);
+    assert_eq!(userinfo(&auth, &a2).await?, StatusCode::OK);
+    // A narrower scope is fine, a wider one is not.
+    let (status, body) = token(
+        &auth,
+        &public,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &r2),
+            ("scope", "public email"),
+        ],
+    )
+    .await?;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_scope"))
+    );
+    // Replaying r1 revokes the family: r2 and a2 die too.
+    let (status, body) = token(
+        &auth,
+        &public,
+        &[("grant_type", "refresh_token"), ("refresh_token", &r1)],
+    )
+    .await?;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
+    assert_eq!(userinfo(&auth, &a2).await?, StatusCode::UNAUTHORIZED);
+    let (status, _) = token(
+        &auth,
+        &public,
+        &[("grant_type", "refresh_token"), ("refresh_token", &r2)],
+    )
+    .await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // Revocation (RFC 7009): the access token stops working; unknown tokens are 200 too.
+    let code = get_code(&auth, &public, &cookie).await?;
+    let (_, t3) = redeem(&auth, &public, &code, VERIFIER).await?;
+    let a3 = t3["access_token"].as_str().context("at3")?.to_owned();
+    let res = auth
+        .http
+        .post(auth.url("/auth/revoke"))
+        .form(&[("token", a3.as_str()), ("client_id", public.uid.as_str())])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(userinfo(&auth, &a3).await?, StatusCode::UNAUTHORIZED);
+    let res = auth
+        .http
+        .post(auth.url("/auth/oauth/revoke"))
+        .form(&[("token", "nonsense"), ("client_id", public.uid.as_str())])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+
+    // Logout with a Bearer: the token is revoked, logged_out_at stamped, the session ends.
+    let code = get_code(&auth, &public, &cookie).await?;
+    let (_, t4) = redeem(&auth, &public, &code, VERIFIER).await?;
+    let a4 = t4["access_token"].as_str().context("at4")?.to_owned();
+    let res = auth
+        .http
+        .get(auth.url("/auth/logout"))
+        .header(COOKIE, &cookie)
+        .bearer_auth(&a4)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(userinfo(&auth, &a4).await?, StatusCode::UNAUTHORIZED);
+    let res = auth
+        .http
+        .get(authorize_url(&auth, &public, &[]))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::SEE_OTHER,
+        "the old session no longer authorizes"
+    );
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! Sign-in: the session cookie, the login event, and sessions that time out.
+
+use super::*;
+
+#[tokio::test]
+async fn signin_session_cookie_and_login_event() -> Result<()> {
+    let (world, auth, _, _) = setup().await?;
+    let redis = redis::Client::open(
+        std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into()),
+    )?;
+    let mut pubsub = redis
+        .get_async_pubsub()
+        .await
+        .context("Redis must run (REDIS_URL)")?;
+    pubsub.subscribe(&auth.channel).await?;
+
+    // Wrong password: 401, no cookie, no event.
+    let res = auth
+        .http
+        .post(auth.url("/auth/signin"))
+        .form(&[("email", "ann@example.com"), ("password", "wrong")])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert!(session_cookie(&res).is_none());
+
+    let res = auth
+        .http
+        .post(auth.url("/auth/signin"))
+        .form(&[("email", "ann@example.com"), ("password", "correct horse")])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    let (_, set) = session_cookie(&res).context("session cookie")?;
+    for attr in ["Path=/auth", "HttpOnly", "SameSite=Lax", "Max-Age=86400"] {
+        assert!(set.contains(attr), "{set} lacks {attr}");
+    }
+    assert!(
+        !set.contains("Secure"),
+        "not Secure outside production: {set}"
+    );
+    let legacy_cleared = res
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .any(|v| v.to_str().unwrap_or("").contains("Path=/; Max-Age=0"));
+    assert!(legacy_cleared, "signing in expires a legacy Path=/ cookie");
+
+    let mut messages = pubsub.on_message();
+    let msg = tokio::time::timeout(Duration::from_secs(5), messages.next())
+        .await
+        .context("no login event within 5 s")?
+        .context("stream ended")?;
+    let payload: Value = serde_json::from_str(&msg.get_payload::<String>()?)?;
+    let db = world.db().await?;
+    let uid: String = sqlx::query_scalar("SELECT id FROM users WHERE email = 'Ann@Example.com'")
+        .fetch_one(&db)
+        .await?;
+    assert_eq!(
+        payload,
+        serde_json::json!({ "user_id": uid, "provider": "internal" })
+    );
+
+    // The authority sees the session; the health probe answers without it.
+    let cookie = format!(
+        "_coauth_session={}",
+        set.split(';')
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("_coauth_session=")
+    );
+    let a: Value = auth
+        .http
+        .get(auth.url("/auth/authority"))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(a["session"], true);
+    assert_eq!(a["domain"], "localhost");
+    let probe = auth
+        .http
+        .get(auth.url("/auth/authority?health"))
+        .send()
+        .await?;
+    assert_eq!(probe.status(), StatusCode::OK);
+    Ok(())
+}
+
+/// Whether the cookie is a live session: GET /auth/authority reports it.
+async fn has_session(auth: &Auth, cookie: &str) -> Result<bool> {
+    let body: Value = auth
+        .http
+        .get(auth.url("/auth/authority"))
+        .header(COOKIE, cookie)
+        .send()
+        .await?
+        .json()
+        .await?;
+    body["session"].as_bool().context("session")
+}
+
+async fn sign_in_max_age(auth: &Auth) -> Result<(String, String)> {
+    let res = auth
+        .http
+        .post(auth.url("/auth/signin"))
+        .json(&serde_json::json!({"email": "ann@example.com", "password": "correct horse"}))
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    let (pair, set) = session_cookie(&res).context("session cookie")?;
+    let max_age = set
+        .split(';')
+        .find_map(|a| a.trim().strip_prefix("Max-Age="))
+        .context("Max-Age")?
+        .to_owned();
+    Ok((pair, max_age))
+}
+
+#[tokio::test]
+async fn sessions_time_out() -> Result<()> {
+    let mut world = World::new("auth").await?;
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-user",
+            "--email",
+            "ann@example.com",
+            "--password",
+            "correct horse",
+        ],
+    )
+    .await?;
+    world
+        .extra_env
+        .push(("SESSION_TIMEOUT_MINUTES".into(), "1".into()));
+    let auth = start_auth(&mut world).await?;
+
+    // SESSION_TIMEOUT_MINUTES sets the cookie's age ...
+    let (short, max_age) = sign_in_max_age(&auth).await?;
+    assert_eq!(max_age, "60");
+    assert!(has_session(&auth, &short).await?);
+    // ... and the authority's internals.session_timeout wins over it.
+    let db = world.db().await?;
+    sqlx::query("UPDATE authorities SET internals = internals || '{\"session_timeout\": 3}'")
+        .execute(&db)
+        .await?;
+    let (long, max_age) = sign_in_max_age(&auth).await?;
+    assert_eq!(max_age, "180");
+
+    // A client that ignores Max-Age and sends the cookie after the timeout has no
+    // session: the expiry sealed inside the cookie is checked by the server.
+    tokio::time::sleep(Duration::from_secs(62)).await;
+    assert!(
+        !has_session(&auth, &short).await?,
+        "a 1-minute session is over after 62 s"
+    );
+    assert!(has_session(&auth, &long).await?, "a 3-minute one is not");
+    let res = auth
+        .http
+        .get(auth.url("/auth/login?continue=%2Fauth%2Fhealthz"))
+        .header(COOKIE, &short)
+        .send()
+        .await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "the sign-in page again, not a pass-through"
+    );
+    Ok(())
+}

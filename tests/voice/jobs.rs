@@ -1,0 +1,298 @@
+//! Voice translation jobs on the queue: upload, transcription, translation,
+//! speech, and uploads straight to an S3 bucket.
+
+use super::*;
+
+#[tokio::test]
+async fn voice_translation_jobs_on_the_queue() -> Result<()> {
+    let mut world = World::new("voicejob").await?;
+    let key = world.create_key("voice", false).await?;
+    let other = {
+        let out = world
+            .tolk(&[
+                "admin",
+                "create-key",
+                "--label",
+                "o",
+                "--organization",
+                "other",
+            ])
+            .output()
+            .await?;
+        String::from_utf8(out.stdout)?.trim().to_owned()
+    };
+    let api = world.start_api().await?;
+    world.start_worker("voice")?;
+
+    // Real speech: espeak-ng through our own TTS endpoint.
+    let speech = tts(&api, &key, 101, "I would like a cup of coffee please.").await?;
+    let (samples, rate) = read_wav(&speech)?;
+    let speech_ms = samples.len() as i64 * 1000 / i64::from(rate);
+
+    let targets = json!([
+        {"language": "en", "type": "text/plain"},
+        {"language": "es", "type": "text/plain"},
+        {"language": "es", "type": "audio/pcm;encoding=s16le;rate=16000"},
+        {"language": "ES", "type": "audio/wav"},
+    ]);
+    let request = json!({
+        "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
+        "parameters": {"source_language": "en"},
+        "targets": targets,
+    });
+    let (code, created) = create_job(&api, &key, &request).await?;
+    assert_eq!(code, 201, "{created}");
+    let id = created["job_id"].as_str().context("job_id")?.to_owned();
+    assert!(uuid::Uuid::parse_str(&id).is_ok());
+    let upload_url = created["upload_url"]
+        .as_str()
+        .context("upload_url")?
+        .to_owned();
+    let signature = created["signature"]
+        .as_str()
+        .context("signature")?
+        .to_owned();
+
+    // Before the upload: pending, and only for this organization.
+    let (code, body) = api
+        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
+        .await?;
+    assert_eq!(code, 200);
+    assert_eq!(
+        body["results"],
+        json!([{"status": "pending"}, {"status": "pending"}, {"status": "pending"}, {"status": "pending"}])
+    );
+    assert_eq!(body["product"], "voice");
+    assert_eq!(body["targets"][3]["type"], "audio/wav");
+    assert_eq!(
+        api.get(&other, &format!("/v1/jobs/voice/translate/{}", &id))
+            .await?
+            .0,
+        404
+    );
+    assert_eq!(
+        api.get(
+            &key,
+            &format!(
+                "/v1/jobs/voice/translate/{}",
+                "a74d88fb-ed2a-4943-a664-a4512398b994"
+            )
+        )
+        .await?
+        .0,
+        404
+    );
+
+    // The upload needs the signature.
+    assert_eq!(upload_to(&upload_url, None, speech.clone()).await?, 403);
+    assert_eq!(
+        upload_to(&upload_url, Some("1.abc"), speech.clone()).await?,
+        403
+    );
+    assert_eq!(
+        upload_to(&upload_url, Some(&signature), speech.clone()).await?,
+        200
+    );
+    assert_eq!(
+        upload_to(&upload_url, Some(&signature), speech.clone()).await?,
+        400
+    );
+
+    let done = wait_job(&api, &key, &id).await?;
+    let results = done["results"].as_array().context("results")?;
+    assert_eq!(results.len(), 4);
+    let mut outputs = Vec::new();
+    for r in results {
+        assert_eq!(r["status"], "complete", "{done}");
+        let url = r["download_url"].as_str().context("download_url")?;
+        let sig = r["signature"].as_str().context("signature")?;
+        let res = fresh_client().get(url).send().await?;
+        assert_eq!(res.status(), 403, "a download needs its signature");
+        let res = fresh_client()
+            .get(url)
+            .header("Authorization", format!("DeepL-Signature {sig}"))
+            .send()
+            .await?;
+        assert_eq!(res.status(), 200);
+        let ct = res.headers()["content-type"].to_str()?.to_owned();
+        outputs.push((ct, res.bytes().await?.to_vec()));
+    }
+    // Recognition heard the key words; translation made Spanish of them.
+    let transcript = String::from_utf8(outputs[0].1.clone())?;
+    assert!(outputs[0].0.starts_with("text/plain"));
+    assert!(
+        transcript.contains("coffee") && transcript.contains("cup"),
+        "{transcript}"
+    );
+    let spanish = String::from_utf8(outputs[1].1.clone())?.to_lowercase();
+    assert!(
+        spanish.contains("café") || spanish.contains("cafe"),
+        "{spanish}"
+    );
+    assert!(spanish.contains("taza"), "{spanish}");
+    // Spanish speech: raw 16 kHz PCM, and a WAV file.
+    assert_eq!(outputs[2].0, "audio/pcm;encoding=s16le;rate=16000");
+    let pcm_secs = outputs[2].1.len() as f64 / 2.0 / 16000.0;
+    assert!((1.0..10.0).contains(&pcm_secs), "{pcm_secs} s");
+    let (es, es_rate) = read_wav(&outputs[3].1)?;
+    assert_eq!(outputs[3].0, "audio/wav");
+    assert!((es.len() as f64 / f64::from(es_rate) / pcm_secs - 1.0).abs() < 0.02);
+    // Downloaded results say so.
+    let (_, after) = api
+        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
+        .await?;
+    assert_eq!(after["results"][0]["status"], "downloaded");
+    assert!(after["usage"]["storage_used"].as_i64().unwrap_or(0) > speech.len() as i64);
+
+    // The ledger has the recognised milliseconds, once.
+    let db = world.db().await?;
+    let billed: Vec<i64> = sqlx::query_scalar(
+        "SELECT amount FROM usage_events WHERE kind = 'speech_to_text_milliseconds' AND document_id = $1",
+    )
+    .bind(&id)
+    .fetch_all(&db)
+    .await?;
+    assert_eq!(billed, [speech_ms]);
+
+    // Corrupt audio: the job fails with a message, per target.
+    let (code, created) = create_job(
+        &api,
+        &key,
+        &json!({
+            "source_file": {"name": "x.mp3", "content_type": "audio/mpeg", "content_length": 100},
+            "targets": [{"language": "es", "type": "text/plain"}],
+        }),
+    )
+    .await?;
+    assert_eq!(code, 201, "{created}");
+    let bad_id = created["job_id"].as_str().context("job_id")?.to_owned();
+    let code = upload_to(
+        created["upload_url"].as_str().context("url")?,
+        created["signature"].as_str(),
+        b"this is not audio at all".to_vec(),
+    )
+    .await?;
+    assert_eq!(code, 200);
+    let failed = wait_job(&api, &key, &bad_id).await?;
+    assert_eq!(failed["results"][0]["status"], "failed");
+    assert!(
+        failed["results"][0]["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("audio"),
+        "{failed}"
+    );
+
+    // Bad requests.
+    let file = json!({"name": "a.wav", "content_type": "audio/wav", "content_length": 1000});
+    for (body, code, words) in [
+        (
+            json!({"source_file": file, "parameters": {"source_language": "de"}, "targets": [{"language": "es", "type": "text/plain"}]}),
+            400,
+            "speech recognition",
+        ),
+        (
+            json!({"source_file": file, "targets": [{"language": "es", "type": "audio/opus"}]}),
+            400,
+            "not produced",
+        ),
+        (
+            json!({"source_file": file, "targets": [{"language": "es", "type": "audio/nonsense"}]}),
+            400,
+            "/targets/0/type",
+        ),
+        (json!({"source_file": file, "targets": []}), 400, "/targets"),
+        (
+            json!({"source_file": file, "targets": [{"language": "xx", "type": "text/plain"}]}),
+            400,
+            "/targets/0/language",
+        ),
+        (
+            json!({"targets": [{"language": "es", "type": "text/plain"}]}),
+            400,
+            "/source_file",
+        ),
+        (
+            json!({"source_file": {"name": "a.wav", "content_type": "video/mp4", "content_length": 5}, "targets": [{"language": "es", "type": "text/plain"}]}),
+            400,
+            "content_type",
+        ),
+        (
+            json!({"source_file": {"name": "a.wav", "content_type": "audio/wav", "content_length": 900_000_000}, "targets": [{"language": "es", "type": "text/plain"}]}),
+            413,
+            "content_length",
+        ),
+    ] {
+        let (c, b) = create_job(&api, &key, &body).await?;
+        assert_eq!(c, code, "{body}: {b}");
+        assert!(
+            b["message"].as_str().unwrap_or_default().contains(words),
+            "{words}: {b}"
+        );
+    }
+    let res = api
+        .http
+        .post(api.url("/v1/jobs/voice/translate"))
+        .json(&request)
+        .send()
+        .await?;
+    assert_eq!(res.status(), 403);
+    Ok(())
+}
+
+#[tokio::test]
+async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
+    let mut world = World::new("voices3").await?;
+    let server = crate::s3::start_s3(&world).await?;
+    world.extra_env = crate::s3::s3_env(&server);
+    world.object_store = format!("s3://{}", crate::s3::BUCKET);
+    let key = world.create_key("voice", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("voice")?;
+
+    let speech = tts(&api, &key, 101, "I would like a cup of coffee please.").await?;
+    let res = api
+        .keyed(reqwest::Method::POST, "/v1/jobs/voice/translate?include=signed_url", &key)
+        .json(&json!({
+            "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
+            "targets": [{"language": "en", "type": "text/plain"}],
+        }))
+        .send()
+        .await?;
+    assert_eq!(res.status(), 201);
+    let created: Value = res.json().await?;
+    let id = created["job_id"].as_str().context("job_id")?.to_owned();
+    let direct = created["signed_upload_url"]
+        .as_str()
+        .context("signed_upload_url")?;
+    assert!(direct.starts_with(&server.endpoint), "{direct}");
+    assert!(direct.contains("X-Amz-Signature"), "{direct}");
+
+    // The client uploads to the bucket itself, without any header.
+    let res = fresh_client()
+        .put(direct)
+        .body(speech.clone())
+        .send()
+        .await?;
+    assert!(res.status().is_success(), "{}", res.status());
+
+    // Status calls notice the object, enqueue the job, and report the result.
+    let done = wait_job(&api, &key, &id).await?;
+    assert_eq!(done["results"][0]["status"], "complete", "{done}");
+    let res = api
+        .keyed(
+            reqwest::Method::GET,
+            &format!("/v1/jobs/voice/translate/{id}?include=signed_url"),
+            &key,
+        )
+        .send()
+        .await?;
+    let body: Value = res.json().await?;
+    let url = body["results"][0]["signed_download_url"]
+        .as_str()
+        .context("signed_download_url")?;
+    assert!(url.starts_with(&server.endpoint), "{url}");
+    let text = fresh_client().get(url).send().await?.text().await?;
+    assert!(text.contains("coffee"), "{text}");
+    Ok(())
+}
