@@ -97,15 +97,50 @@ fn silent_wav() -> Vec<u8> {
     cursor.into_inner()
 }
 
-/// Voice lists: arrays of {id, name, description}, ids disjoint.
-#[tokio::test]
-async fn tts_and_vc_voice_lists_have_disjoint_ids() -> Result<()> {
-    let mut world = World::new("voice_lists").await?;
+/// A world whose API takes voice uploads up to 1.5 MB, a key, and its API.
+async fn voice_world(tag: &str) -> Result<(World, String, Api)> {
+    let mut world = World::new(tag).await?;
     world
         .extra_env
         .push(("TOLK_MAX_VOICE_UPLOAD_BYTES".into(), "1500000".into()));
     let key = world.create_key("voice", false).await?;
     let api = world.start_api().await?;
+    Ok((world, key, api))
+}
+
+/// The speech of [`SENTENCE`] in voice 101, checked to be a 16-bit mono WAV
+/// of a plausible length whose headers give its size and duration: the
+/// answer, its samples and their rate.
+async fn checked_speech(api: &Api, key: &str) -> Result<(Audio, Vec<f64>, u32)> {
+    let a = tts_raw(
+        api,
+        key,
+        json!({"voiceId": 101, "text": SENTENCE}).to_string().into(),
+        true,
+    )
+    .await?;
+    assert_eq!(a.code, 200, "{}", a.message());
+    assert_eq!(a.headers["content-type"], "audio/wav");
+    assert_eq!(
+        a.headers["audio-size-bytes"].to_str()?,
+        a.body.len().to_string()
+    );
+    let (speech, rate) = read_wav(&a.body)?;
+    assert_eq!(rate, 22050);
+    let secs = speech.len() as f64 / f64::from(rate);
+    let header_ms: f64 = a.headers["audio-duration-ms"].to_str()?.parse()?;
+    assert!(
+        (header_ms / 1000.0 - secs).abs() < 0.01,
+        "{header_ms} ms vs {secs} s"
+    );
+    assert!((3.0..12.0).contains(&secs), "{secs} s");
+    Ok((a, speech, rate))
+}
+
+/// Voice lists: arrays of {id, name, description}, ids disjoint.
+#[tokio::test]
+async fn tts_and_vc_voice_lists_have_disjoint_ids() -> Result<()> {
+    let (_world, key, api) = voice_world("voice_lists").await?;
 
     let (code, tts_list) = get_json(&api, &key, "/v1/tts/voices").await?;
     assert_eq!(code, 200, "{tts_list}");
@@ -128,12 +163,7 @@ async fn tts_and_vc_voice_lists_have_disjoint_ids() -> Result<()> {
 /// Authentication: both headers, same key; X-Client-ID also accepted.
 #[tokio::test]
 async fn voice_requests_need_both_key_headers_of_one_key() -> Result<()> {
-    let mut world = World::new("voice_auth").await?;
-    world
-        .extra_env
-        .push(("TOLK_MAX_VOICE_UPLOAD_BYTES".into(), "1500000".into()));
-    let key = world.create_key("voice", false).await?;
-    let api = world.start_api().await?;
+    let (_world, key, api) = voice_world("voice_auth").await?;
 
     let client_id = key.split_once('.').map(|(a, _)| a).unwrap_or_default();
     for (api_key, client) in [
@@ -176,47 +206,16 @@ async fn voice_requests_need_both_key_headers_of_one_key() -> Result<()> {
 /// Text to speech: a 16-bit mono WAV with the three headers.
 #[tokio::test]
 async fn text_to_speech_is_a_16_bit_mono_wav_with_its_headers() -> Result<()> {
-    let mut world = World::new("tts_wav").await?;
-    world
-        .extra_env
-        .push(("TOLK_MAX_VOICE_UPLOAD_BYTES".into(), "1500000".into()));
-    let key = world.create_key("voice", false).await?;
-    let api = world.start_api().await?;
+    let (_world, key, api) = voice_world("tts_wav").await?;
 
-    let a = tts_raw(
-        &api,
-        &key,
-        json!({"voiceId": 101, "text": SENTENCE}).to_string().into(),
-        true,
-    )
-    .await?;
-    assert_eq!(a.code, 200, "{}", a.message());
-    assert_eq!(a.headers["content-type"], "audio/wav");
-    assert_eq!(
-        a.headers["audio-size-bytes"].to_str()?,
-        a.body.len().to_string()
-    );
-    let (speech, rate) = read_wav(&a.body)?;
-    assert_eq!(rate, 22050);
-    let secs = speech.len() as f64 / f64::from(rate);
-    let header_ms: f64 = a.headers["audio-duration-ms"].to_str()?.parse()?;
-    assert!(
-        (header_ms / 1000.0 - secs).abs() < 0.01,
-        "{header_ms} ms vs {secs} s"
-    );
-    assert!((3.0..12.0).contains(&secs), "{secs} s");
+    checked_speech(&api, &key).await?;
     Ok(())
 }
 
 /// Bad TTS requests: the status and a message naming the fault.
 #[tokio::test]
 async fn bad_text_to_speech_requests_are_refused_with_a_reason() -> Result<()> {
-    let mut world = World::new("tts_bad").await?;
-    world
-        .extra_env
-        .push(("TOLK_MAX_VOICE_UPLOAD_BYTES".into(), "1500000".into()));
-    let key = world.create_key("voice", false).await?;
-    let api = world.start_api().await?;
+    let (_world, key, api) = voice_world("tts_bad").await?;
 
     for (body, code, words) in [
         (json!({"voiceId": 101}).to_string(), 400, "text"),
@@ -271,36 +270,10 @@ async fn bad_text_to_speech_requests_are_refused_with_a_reason() -> Result<()> {
 /// ledger. The input is the speech of the text-to-speech endpoint.
 #[tokio::test]
 async fn voice_conversion_keeps_the_duration_and_moves_f0_to_the_profile() -> Result<()> {
-    let mut world = World::new("voice").await?;
-    world
-        .extra_env
-        .push(("TOLK_MAX_VOICE_UPLOAD_BYTES".into(), "1500000".into()));
-    let key = world.create_key("voice", false).await?;
-    let api = world.start_api().await?;
+    let (world, key, api) = voice_world("voice").await?;
 
-    // Text to speech: a 16-bit mono WAV with the three headers.
-    let a = tts_raw(
-        &api,
-        &key,
-        json!({"voiceId": 101, "text": SENTENCE}).to_string().into(),
-        true,
-    )
-    .await?;
-    assert_eq!(a.code, 200, "{}", a.message());
-    assert_eq!(a.headers["content-type"], "audio/wav");
-    assert_eq!(
-        a.headers["audio-size-bytes"].to_str()?,
-        a.body.len().to_string()
-    );
-    let (speech, rate) = read_wav(&a.body)?;
-    assert_eq!(rate, 22050);
+    let (a, speech, rate) = checked_speech(&api, &key).await?;
     let secs = speech.len() as f64 / f64::from(rate);
-    let header_ms: f64 = a.headers["audio-duration-ms"].to_str()?.parse()?;
-    assert!(
-        (header_ms / 1000.0 - secs).abs() < 0.01,
-        "{header_ms} ms vs {secs} s"
-    );
-    assert!((3.0..12.0).contains(&secs), "{secs} s");
 
     let client_id = key.split_once('.').map(|(a, _)| a).unwrap_or_default();
 

@@ -43,13 +43,9 @@ pub async fn export_tmx(
 }
 
 async fn run(job: &TmxJob, state: &WorkerState) -> Result<(), JobError> {
-    if !jobs::start(&state.db, job.job_id).await? {
-        tracing::info!("TMX export already finished; nothing to do");
+    let Some(row) = crate::tmx_import::claim(state, job).await? else {
         return Ok(());
-    }
-    let row = jobs::get(&state.db, job.job_id)
-        .await?
-        .ok_or_else(|| JobError::Permanent("The job no longer exists.".to_owned()))?;
+    };
     let mut upload = state.objects.writer(&row.object);
     match write(state, row.translation_memory_id, &mut upload).await {
         Ok(bytes) => {

@@ -143,14 +143,23 @@ impl From<TmxError> for JobError {
     }
 }
 
-async fn run(job: &TmxJob, state: &WorkerState) -> Result<(), JobError> {
+/// Marks a TMX job (import or export) started and loads its row; `None` when
+/// it has finished already (a repeated delivery).
+pub(crate) async fn claim(state: &WorkerState, job: &TmxJob) -> Result<Option<TmJob>, JobError> {
     if !jobs::start(&state.db, job.job_id).await? {
-        tracing::info!("TMX import already finished; nothing to do");
-        return Ok(());
+        tracing::info!("TMX job already finished; nothing to do");
+        return Ok(None);
     }
     let row = jobs::get(&state.db, job.job_id)
         .await?
         .ok_or_else(|| JobError::Permanent("The job no longer exists.".to_owned()))?;
+    Ok(Some(row))
+}
+
+async fn run(job: &TmxJob, state: &WorkerState) -> Result<(), JobError> {
+    let Some(row) = claim(state, job).await? else {
+        return Ok(());
+    };
     let reader = state.objects.reader(&row.object).await?;
     let (tx, mut rx) = mpsc::channel::<Result<Msg, TmxError>>(CHANNEL_BATCHES);
     let memory_id = row.translation_memory_id;

@@ -10,12 +10,12 @@ pub mod entries;
 pub mod v2;
 pub mod v3;
 
-use axum::Router;
 use axum::http::HeaderMap;
+use axum::{Json, Router};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 use tolk_engine::lang;
-use tolk_storage::glossaries::{NewDictionary, Refusal};
+use tolk_storage::glossaries::{self, Glossary, NewDictionary, Refusal};
 use uuid::Uuid;
 
 use crate::{ApiError, AppState};
@@ -61,6 +61,32 @@ pub(crate) async fn body_object(
     crate::params::Params::read(headers, body, crate::body::GLOSSARY_BODY_BYTES)
         .await?
         .into_object()
+}
+
+/// Every glossary of the organization, each as `view` shows it.
+pub(crate) async fn list_as(
+    state: &AppState,
+    organization_id: Uuid,
+    view: fn(&Glossary) -> Value,
+) -> Result<Json<Value>, ApiError> {
+    let all = glossaries::list(&state.db, organization_id).await?;
+    Ok(Json(
+        serde_json::json!({ "glossaries": all.iter().map(view).collect::<Vec<_>>() }),
+    ))
+}
+
+/// Glossary `id` (from the path) as `view` shows it; 404 when unknown.
+pub(crate) async fn show_as(
+    state: &AppState,
+    organization_id: Uuid,
+    id: &str,
+    view: fn(&Glossary) -> Value,
+) -> Result<Json<Value>, ApiError> {
+    let id = glossary_id(id)?;
+    let g = glossaries::get(&state.db, organization_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(Json(view(&g)))
 }
 
 /// A string member; `None` when absent or null.
@@ -161,7 +187,7 @@ pub(crate) async fn check_for_pair(
         .map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))?;
     let s = lang_code("source_lang", source_lang)?;
     let t = lang_code("target_lang", target_lang)?;
-    let g = tolk_storage::glossaries::get(&state.db, organization_id, uuid)
+    let g = glossaries::get(&state.db, organization_id, uuid)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("Glossary '{id}' not found.")))?;
     if !g

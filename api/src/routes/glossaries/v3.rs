@@ -141,10 +141,7 @@ async fn list(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
 ) -> Result<Json<Value>, ApiError> {
-    let all = glossaries::list(&state.db, key.organization_id).await?;
-    Ok(Json(
-        json!({ "glossaries": all.iter().map(view).collect::<Vec<_>>() }),
-    ))
+    super::list_as(&state, key.organization_id, view).await
 }
 
 async fn show(
@@ -152,11 +149,7 @@ async fn show(
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let id = glossary_id(&id)?;
-    let g = glossaries::get(&state.db, key.organization_id, id)
-        .await?
-        .ok_or_else(super::not_found)?;
-    Ok(Json(view(&g)))
+    super::show_as(&state, key.organization_id, &id, view).await
 }
 
 async fn patch(
