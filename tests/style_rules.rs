@@ -12,15 +12,20 @@ use serde_json::{Value, json};
 
 use crate::support::{Api, Seen, World, call, echo_upstream, error};
 
-#[tokio::test]
-async fn style_rules_crud_and_errors() -> Result<()> {
-    let mut world = World::new("style_crud").await?;
+/// A world with a key and an API process.
+async fn client(tag: &str) -> Result<(World, Api, String)> {
+    let mut world = World::new(tag).await?;
     let key = world.create_key("s", false).await?;
     let api = world.start_api().await?;
+    Ok((world, api, key))
+}
 
+/// Creates "House style" (en-GB, curly apostrophes, one custom instruction);
+/// returns the created list, failing on a non-201.
+async fn create_house_style(api: &Api, key: &str) -> Result<Value> {
     let (code, l) = call(
-        &api,
-        &key,
+        api,
+        key,
         Method::POST,
         "/v3/style_rules",
         Some(&json!({
@@ -33,7 +38,27 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         })),
     )
     .await?;
-    assert_eq!(code, 201, "{l}");
+    anyhow::ensure!(code == 201, "create answered {code}: {l}");
+    Ok(l)
+}
+
+/// The list's `style_id` and its first custom instruction's id.
+fn ids(l: &Value) -> (String, String) {
+    (
+        l["style_id"].as_str().unwrap_or_default().to_owned(),
+        l["custom_instructions"][0]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+    )
+}
+
+/// Created, changed (each change bumps the version), its custom instructions
+/// added, replaced and deleted, and the list deleted.
+#[tokio::test]
+async fn a_style_rule_list_lives_from_creation_to_deletion() -> Result<()> {
+    let (_world, api, key) = client("style_lifecycle").await?;
+    let l = create_house_style(&api, &key).await?;
     assert_eq!(l["language"], "en-GB");
     assert_eq!(l["version"], 1);
     assert_eq!(l["name"], "House style");
@@ -47,49 +72,7 @@ async fn style_rules_crud_and_errors() -> Result<()> {
             .as_str()
             .is_some_and(|t| t.ends_with('Z'))
     );
-    let id = l["style_id"].as_str().unwrap_or_default().to_owned();
-    let first_instruction = l["custom_instructions"][0]["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
-
-    // More lists for paging.
-    for n in 0..3 {
-        let (code, b) = call(
-            &api,
-            &key,
-            Method::POST,
-            "/v3/style_rules",
-            Some(&json!({"name": format!("list {n}"), "language": "de"})),
-        )
-        .await?;
-        assert_eq!(code, 201, "{b}");
-    }
-    let (code, page) = call(
-        &api,
-        &key,
-        Method::GET,
-        "/v3/style_rules?page=1&page_size=3",
-        None,
-    )
-    .await?;
-    assert_eq!(code, 200, "{page}");
-    let items = page["style_rules"].as_array().cloned().unwrap_or_default();
-    assert_eq!(items.len(), 1, "{page}");
-    assert!(items[0].get("configured_rules").is_none(), "{page}");
-    let (_, page) = call(
-        &api,
-        &key,
-        Method::GET,
-        "/v3/style_rules?detailed=true",
-        None,
-    )
-    .await?;
-    assert_eq!(page["style_rules"].as_array().map(Vec::len), Some(4));
-    assert!(
-        page["style_rules"][0]["configured_rules"].is_object(),
-        "{page}"
-    );
+    let (id, first_instruction) = ids(&l);
 
     // Rename, replace the rules: each change bumps the version.
     let (code, l) = call(
@@ -169,7 +152,77 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     );
     assert_eq!(l["version"], 6, "{l}");
 
-    // 400s, each with a message naming the fault.
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    assert_eq!(code, 204);
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::GET,
+        &format!("/v3/style_rules/{id}"),
+        None,
+    )
+    .await?;
+    error(code, &e, 404, "not found");
+    Ok(())
+}
+
+/// Paging, and the configured rules only in the detailed listing.
+#[tokio::test]
+async fn style_rule_lists_are_paged_with_details_on_request() -> Result<()> {
+    let (_world, api, key) = client("style_paging").await?;
+    create_house_style(&api, &key).await?;
+    for n in 0..3 {
+        let (code, b) = call(
+            &api,
+            &key,
+            Method::POST,
+            "/v3/style_rules",
+            Some(&json!({"name": format!("list {n}"), "language": "de"})),
+        )
+        .await?;
+        assert_eq!(code, 201, "{b}");
+    }
+    let (code, page) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?page=1&page_size=3",
+        None,
+    )
+    .await?;
+    assert_eq!(code, 200, "{page}");
+    let items = page["style_rules"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{page}");
+    assert!(items[0].get("configured_rules").is_none(), "{page}");
+    let (_, page) = call(
+        &api,
+        &key,
+        Method::GET,
+        "/v3/style_rules?detailed=true",
+        None,
+    )
+    .await?;
+    assert_eq!(page["style_rules"].as_array().map(Vec::len), Some(4));
+    assert!(
+        page["style_rules"][0]["configured_rules"].is_object(),
+        "{page}"
+    );
+    Ok(())
+}
+
+/// 400s, each with a message naming the fault.
+#[tokio::test]
+async fn invalid_style_rule_requests_are_refused_naming_the_fault() -> Result<()> {
+    let (_world, api, key) = client("style_400").await?;
+    let (id, _) = ids(&create_house_style(&api, &key).await?);
+    let base = format!("/v3/style_rules/{id}/custom_instructions");
     for (body, needle) in [
         (json!({"language": "en"}), "'name'"),
         (json!({"name": "x"}), "'language'"),
@@ -234,8 +287,24 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     let code = res.status().as_u16();
     let e: Value = res.json().await?;
     error(code, &e, 400, "JSON");
+    Ok(())
+}
 
-    // 404s.
+/// 404s: unknown or malformed list ids, unknown or deleted instructions.
+#[tokio::test]
+async fn unknown_style_rule_lists_and_instructions_are_not_found() -> Result<()> {
+    let (_world, api, key) = client("style_404").await?;
+    let (id, first_instruction) = ids(&create_house_style(&api, &key).await?);
+    let base = format!("/v3/style_rules/{id}/custom_instructions");
+    let (code, e) = call(
+        &api,
+        &key,
+        Method::DELETE,
+        &format!("{base}/{first_instruction}"),
+        None,
+    )
+    .await?;
+    anyhow::ensure!(code == 204, "deleting the instruction answered {code}: {e}");
     let unknown = "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00";
     for (method, path) in [
         (Method::GET, format!("/v3/style_rules/{unknown}")),
@@ -256,8 +325,14 @@ async fn style_rules_crud_and_errors() -> Result<()> {
     )
     .await?;
     error(code, &e, 404, "not found");
+    Ok(())
+}
 
-    // Another organization sees none of it.
+/// Another organization sees none of it.
+#[tokio::test]
+async fn another_organization_sees_no_style_rule_lists() -> Result<()> {
+    let (world, api, key) = client("style_other_org").await?;
+    let (id, _) = ids(&create_house_style(&api, &key).await?);
     let out = world
         .tolk(&[
             "admin",
@@ -303,25 +378,6 @@ async fn style_rules_crud_and_errors() -> Result<()> {
         )
         .await?;
     error(code, &e, 404, "Style rule list");
-
-    let (code, _) = call(
-        &api,
-        &key,
-        Method::DELETE,
-        &format!("/v3/style_rules/{id}"),
-        None,
-    )
-    .await?;
-    assert_eq!(code, 204);
-    let (code, e) = call(
-        &api,
-        &key,
-        Method::GET,
-        &format!("/v3/style_rules/{id}"),
-        None,
-    )
-    .await?;
-    error(code, &e, 404, "not found");
     Ok(())
 }
 

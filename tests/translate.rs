@@ -4,29 +4,145 @@
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use crate::support::{World, message, translated_texts};
+use crate::support::{Api, World, message, translated_texts};
 
 /// A well-formed glossary id that names no glossary.
 const GLOSSARY: &str = "def3a26b-3e84-45b3-84ae-0c0aaf3525f7";
 /// A well-formed translation memory id that names none.
 const TM: &str = "a74d88fb-ed2a-4943-a664-a4512398b994";
 
-#[tokio::test]
-async fn translate_json_and_form_bodies_usage_and_reporting_tags() -> Result<()> {
-    let mut world = World::new("translate").await?;
+/// A world with a client key and an API process (no worker needed: translation
+/// is synchronous).
+struct Client {
+    world: World,
+    api: Api,
+    key: String,
+    key_id: String,
+}
+
+async fn client(tag: &str) -> Result<Client> {
+    let mut world = World::new(tag).await?;
     let key = world.create_key("client", false).await?;
     let key_id = key.split_once('.').context("key format")?.0.to_owned();
-    let api = world.start_api().await?; // no worker needed: translation is synchronous
+    let api = world.start_api().await?;
+    Ok(Client {
+        world,
+        api,
+        key,
+        key_id,
+    })
+}
 
-    // JSON, explicit source: order kept, source echoed in upper case; no optional fields.
-    let texts_in = ["The house is big.", "I have a dog.", "Good morning"];
-    let (code, body) = api
-        .translate(
-            &key,
-            &json!({"text": texts_in, "source_lang": "en", "target_lang": "es"}),
-            Some("team-billing"),
-        )
-        .await?;
+/// The texts of the plain JSON request ([`plain_json`]).
+const PLAIN_TEXTS: [&str; 3] = ["The house is big.", "I have a dog.", "Good morning"];
+/// The text of the XML request ([`xml_tags`]).
+const XML_TEXT: &str = "The <b>red</b> car is big.";
+/// The text of the HTML request ([`html_v1`]).
+const HTML_TEXT: &str = "<p>I have a <i>dog</i>.</p>";
+/// The text of the `split_sentences` requests ([`multiline`]).
+const MULTILINE: &str = "Good morning\nI have a dog.";
+
+/// JSON, explicit source in lower case, no optional fields, the reporting tag
+/// `team-billing`.
+async fn plain_json(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.translate(
+        key,
+        &json!({"text": PLAIN_TEXTS, "source_lang": "en", "target_lang": "es"}),
+        Some("team-billing"),
+    )
+    .await
+}
+
+/// Form body, `text` repeated, no source_lang, billed_characters and a model
+/// type asked for, and a context (not billed): 40 + 11 billed characters.
+async fn form_body(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.post_form(
+        key,
+        "/v2/translate",
+        &[
+            ("text", "La casa es grande y el perro es pequeño."),
+            ("target_lang", "EN-US"),
+            ("text", "Buenos días"),
+            ("show_billed_characters", "1"),
+            ("model_type", "latency_optimized"),
+            ("split_sentences", "nonewlines"),
+            ("preserve_formatting", "1"),
+            ("formality", "prefer_more"),
+            ("context", "Este contexto no se factura."),
+        ],
+    )
+    .await
+}
+
+/// XML tag handling with `prefer_quality_optimized`.
+async fn xml_tags(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.translate(
+        key,
+        &json!({"text": [XML_TEXT], "source_lang": "EN", "target_lang": "ES",
+                "tag_handling": "xml", "model_type": "prefer_quality_optimized"}),
+        None,
+    )
+    .await
+}
+
+/// HTML with an explicit tag_handling_version (JSON only).
+async fn html_v1(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.translate(
+        key,
+        &json!({"text": [HTML_TEXT], "source_lang": "EN",
+            "target_lang": "ES", "tag_handling": "html", "tag_handling_version": "v1"}),
+        None,
+    )
+    .await
+}
+
+/// EN → PT-BR, which goes EN → ES → PT-BR: 17 billed characters.
+async fn pivot(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.translate(
+        key,
+        &json!({"text": ["The house is big."], "target_lang": "PT-BR"}),
+        None,
+    )
+    .await
+}
+
+/// [`MULTILINE`] from English to Spanish, with `split_sentences` if given.
+async fn multiline(api: &Api, key: &str, split_sentences: Option<&str>) -> Result<(u16, Value)> {
+    let mut body = json!({"text": [MULTILINE], "source_lang": "EN", "target_lang": "ES"});
+    if let Some(split) = split_sentences {
+        body["split_sentences"] = json!(split);
+    }
+    api.translate(key, &body, None).await
+}
+
+/// Sends the seven requests above (each must answer 200) and returns the
+/// characters they bill.
+async fn seven_requests(api: &Api, key: &str) -> Result<i64> {
+    for (code, body) in [
+        plain_json(api, key).await?,
+        form_body(api, key).await?,
+        xml_tags(api, key).await?,
+        html_v1(api, key).await?,
+        pivot(api, key).await?,
+        multiline(api, key, None).await?,
+        multiline(api, key, Some("0")).await?,
+    ] {
+        anyhow::ensure!(code == 200, "{code}: {body}");
+    }
+    let mut billed: i64 = PLAIN_TEXTS.iter().map(|t| t.chars().count() as i64).sum();
+    billed += 40 + 11; // the context is not billed
+    billed += XML_TEXT.chars().count() as i64;
+    billed += HTML_TEXT.chars().count() as i64;
+    billed += 17;
+    billed += 2 * MULTILINE.chars().count() as i64;
+    Ok(billed)
+}
+
+/// JSON, explicit source: order kept, source echoed in upper case; no optional fields.
+#[tokio::test]
+async fn a_json_request_is_translated_in_order_without_optional_fields() -> Result<()> {
+    let c = client("translate_json").await?;
+    let (code, body) = plain_json(&c.api, &c.key).await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(
         translated_texts(&body),
@@ -42,27 +158,14 @@ async fn translate_json_and_form_bodies_usage_and_reporting_tags() -> Result<()>
             assert!(t.get(absent).is_none(), "{absent} present: {t}");
         }
     }
-    let mut billed: i64 = texts_in.iter().map(|t| t.chars().count() as i64).sum();
+    Ok(())
+}
 
-    // Form body, `text` repeated, no source_lang: detected; billed_characters and
-    // model_type_used only because they were asked for.
-    let (code, body) = api
-        .post_form(
-            &key,
-            "/v2/translate",
-            &[
-                ("text", "La casa es grande y el perro es pequeño."),
-                ("target_lang", "EN-US"),
-                ("text", "Buenos días"),
-                ("show_billed_characters", "1"),
-                ("model_type", "latency_optimized"),
-                ("split_sentences", "nonewlines"),
-                ("preserve_formatting", "1"),
-                ("formality", "prefer_more"),
-                ("context", "Este contexto no se factura."),
-            ],
-        )
-        .await?;
+/// Form body, `text` repeated, no source_lang: the source is detected.
+#[tokio::test]
+async fn a_form_body_with_repeated_text_is_translated_from_the_detected_source() -> Result<()> {
+    let c = client("translate_form").await?;
+    let (code, body) = form_body(&c.api, &c.key).await?;
     assert_eq!(code, 200, "{body}");
     let out = translated_texts(&body);
     assert_eq!(out.len(), 2, "{body}");
@@ -70,93 +173,107 @@ async fn translate_json_and_form_bodies_usage_and_reporting_tags() -> Result<()>
     assert!(out[1].contains("Good morning"), "{body}");
     let items = body["translations"].as_array().context("translations")?;
     assert_eq!(items[0]["detected_source_language"], "ES", "{body}");
+    Ok(())
+}
+
+/// billed_characters, when asked for, counts the texts but not the context.
+#[tokio::test]
+async fn billed_characters_asked_for_count_the_texts_but_not_the_context() -> Result<()> {
+    let c = client("translate_billed_chars").await?;
+    let (code, body) = form_body(&c.api, &c.key).await?;
+    assert_eq!(code, 200, "{body}");
+    let items = body["translations"].as_array().context("translations")?;
     assert_eq!(items[0]["billed_characters"], 40, "{body}");
     assert_eq!(items[1]["billed_characters"], 11, "{body}");
-    assert_eq!(items[0]["model_type_used"], "latency_optimized", "{body}");
-    billed += 40 + 11; // the context is not billed
+    Ok(())
+}
 
-    // Tag handling: the translated words stay inside well-formed <b> tags.
-    let (code, body) = api.translate(&key,
-        &json!({"text": ["The <b>red</b> car is big."], "source_lang": "EN",
-                "target_lang": "ES", "tag_handling": "xml", "model_type": "prefer_quality_optimized"}),
-        None,
-    )
-    .await?;
+/// model_type_used, when a model type is asked for, names the model used.
+#[tokio::test]
+async fn model_type_used_names_the_model_asked_for() -> Result<()> {
+    let c = client("translate_model_type").await?;
+    let (code, body) = form_body(&c.api, &c.key).await?;
+    assert_eq!(code, 200, "{body}");
+    let items = body["translations"].as_array().context("translations")?;
+    assert_eq!(items[0]["model_type_used"], "latency_optimized", "{body}");
+    let (code, body) = xml_tags(&c.api, &c.key).await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        body["translations"][0]["model_type_used"], "quality_optimized",
+        "{body}"
+    );
+    Ok(())
+}
+
+/// Tag handling: the translated words stay inside well-formed <b> tags (v2).
+#[tokio::test]
+async fn xml_tag_handling_keeps_the_translated_words_inside_their_tags() -> Result<()> {
+    let c = client("translate_xml").await?;
+    let (code, body) = xml_tags(&c.api, &c.key).await?;
     assert_eq!(code, 200, "{body}");
     let t = &body["translations"][0];
     assert_eq!(t["text"], "El coche <b>rojo</b> es grande.", "{body}");
     assert_eq!(t["tag_handling_version"], "v2", "{body}");
-    assert_eq!(t["model_type_used"], "quality_optimized", "{body}");
-    billed += "The <b>red</b> car is big.".chars().count() as i64;
+    Ok(())
+}
 
-    // html and an explicit tag_handling_version (JSON only), echoed back.
-    let (code, body) = api
-        .translate(
-            &key,
-            &json!({"text": ["<p>I have a <i>dog</i>.</p>"], "source_lang": "EN",
-                "target_lang": "ES", "tag_handling": "html", "tag_handling_version": "v1"}),
-            None,
-        )
-        .await?;
+/// html and an explicit tag_handling_version (JSON only), echoed back.
+#[tokio::test]
+async fn an_explicit_tag_handling_version_is_echoed_back() -> Result<()> {
+    let c = client("translate_html_v1").await?;
+    let (code, body) = html_v1(&c.api, &c.key).await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(
         body["translations"][0]["text"], "<p>Tengo un <i>perro</i>.</p>",
         "{body}"
     );
     assert_eq!(body["translations"][0]["tag_handling_version"], "v1");
-    billed += "<p>I have a <i>dog</i>.</p>".chars().count() as i64;
+    Ok(())
+}
 
-    // Pivot route (EN → ES → PT-BR) through the same endpoint.
-    let (code, body) = api
-        .translate(
-            &key,
-            &json!({"text": ["The house is big."], "target_lang": "PT-BR"}),
-            None,
-        )
-        .await?;
+/// Pivot route (EN → ES → PT-BR) through the same endpoint.
+#[tokio::test]
+async fn a_pair_without_a_direct_route_is_translated_through_a_pivot() -> Result<()> {
+    let c = client("translate_pivot").await?;
+    let (code, body) = pivot(&c.api, &c.key).await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(translated_texts(&body), ["A casa é grande."]);
     assert_eq!(body["translations"][0]["detected_source_language"], "EN");
-    billed += 17;
+    Ok(())
+}
 
-    // split_sentences: "1" (the default) ends a sentence at each line break, so
-    // the lines are translated on their own; "0" lets Apertium read the break as
-    // a blank (here it joins "morning I" into one clause). Line breaks are kept.
-    let multiline = "Good morning\nI have a dog.";
-    let (code, body) = api
-        .translate(
-            &key,
-            &json!({"text": [multiline], "source_lang": "EN", "target_lang": "ES"}),
-            None,
-        )
-        .await?;
+/// split_sentences: "1" (the default) ends a sentence at each line break, so
+/// the lines are translated on their own; "0" lets Apertium read the break as
+/// a blank (here it joins "morning I" into one clause). Line breaks are kept.
+#[tokio::test]
+async fn split_sentences_decides_whether_a_line_break_ends_a_sentence() -> Result<()> {
+    let c = client("translate_split").await?;
+    let (code, body) = multiline(&c.api, &c.key, None).await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(translated_texts(&body), ["Buenos días\nTengo un perro."]);
-    let (code, body) = api
-        .translate(
-            &key,
-            &json!({"text": [multiline], "source_lang": "EN", "target_lang": "ES",
-                "split_sentences": "0"}),
-            None,
-        )
-        .await?;
+    let (code, body) = multiline(&c.api, &c.key, Some("0")).await?;
     assert_eq!(code, 200, "{body}");
     let joined = translated_texts(&body).concat();
     assert!(
         joined.starts_with("Buenos días\n") && joined.ends_with("perro."),
         "{body}"
     );
-    billed += 2 * multiline.chars().count() as i64;
+    Ok(())
+}
 
-    // The ledger: one text_translation_characters entry per request, the tag kept.
-    let db = world.db().await?;
+/// The ledger: one text_translation_characters entry per request, the tag kept.
+#[tokio::test]
+async fn the_ledger_has_one_entry_per_request_with_its_reporting_tag() -> Result<()> {
+    let c = client("translate_ledger").await?;
+    let billed = seven_requests(&c.api, &c.key).await?;
+    let db = c.world.db().await?;
     let rows: Vec<(i64, Option<String>)> = crate::support::settled(
         || async {
             Ok(sqlx::query_as(
                 "SELECT amount, custom_tag FROM usage_events
                  WHERE api_key_id = $1 AND kind = 'text_translation_characters' ORDER BY id",
             )
-            .bind(&key_id)
+            .bind(&c.key_id)
             .fetch_all(&db)
             .await?)
         },
@@ -167,29 +284,46 @@ async fn translate_json_and_form_bodies_usage_and_reporting_tags() -> Result<()>
     assert_eq!(rows[0], (42, Some("team-billing".to_owned()))); // 17 + 13 + 12
     assert!(rows[1..].iter().all(|(_, tag)| tag.is_none()), "{rows:?}");
     assert_eq!(rows.iter().map(|r| r.0).sum::<i64>(), billed);
+    Ok(())
+}
 
-    // /v2/usage reports the same figure; no limit → DeepL's "unlimited" value.
-    let (code, body) = api.get(&key, "/v2/usage").await?;
+/// /v2/usage reports the billed figure; no limit → DeepL's "unlimited" value.
+#[tokio::test]
+async fn usage_reports_the_billed_characters_and_no_limit_as_unlimited() -> Result<()> {
+    let c = client("translate_usage").await?;
+    let billed = seven_requests(&c.api, &c.key).await?;
+    let db = c.world.db().await?;
+    crate::support::billed_settled(&db, "text_translation_characters", |b| *b >= billed).await?;
+    let (code, body) = c.api.get(&c.key, "/v2/usage").await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(body["character_count"], billed, "{body}");
     assert_eq!(body["character_limit"], 1_000_000_000_000_i64, "{body}");
+    Ok(())
+}
 
-    // A key limit: the request that would exceed it is refused (456), unbilled.
+/// A key limit: the request that would exceed it is refused (456), unbilled.
+#[tokio::test]
+async fn a_request_over_the_key_limit_is_refused_and_not_billed() -> Result<()> {
+    let c = client("translate_limit").await?;
+    let billed = seven_requests(&c.api, &c.key).await?;
+    let db = c.world.db().await?;
+    crate::support::billed_settled(&db, "text_translation_characters", |b| *b >= billed).await?;
     sqlx::query("UPDATE api_keys SET character_limit = $2 WHERE key_id = $1")
-        .bind(&key_id)
+        .bind(&c.key_id)
         .bind(billed + 5)
         .execute(&db)
         .await?;
-    let (code, body) = api
+    let (code, body) = c
+        .api
         .translate(
-            &key,
+            &c.key,
             &json!({"text": ["Ten chars!"], "target_lang": "ES"}),
             None,
         )
         .await?;
     assert_eq!(code, 456, "{body}");
     assert!(message(&body).contains("Quota"), "{body}");
-    let (_, body) = api.get(&key, "/v2/usage").await?;
+    let (_, body) = c.api.get(&c.key, "/v2/usage").await?;
     assert_eq!(body["character_count"], billed, "{body}");
     assert_eq!(body["character_limit"], billed + 5, "{body}");
     Ok(())

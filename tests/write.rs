@@ -9,48 +9,108 @@ use axum::routing::post as route_post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::support::World;
+use crate::support::{Api, World};
 
-#[tokio::test]
-async fn write_correct_and_rephrase() -> Result<()> {
-    let mut world = World::new("write").await?;
+/// A world with a key and an API process.
+async fn client(tag: &str) -> Result<(World, Api, String)> {
+    let mut world = World::new(tag).await?;
     let key = world.create_key("w", false).await?;
     let api = world.start_api().await?;
+    Ok((world, api, key))
+}
 
-    let text = "Teh weather is beautifull today, and the garden looks wonderful.";
-    let (code, body) = api
-        .post(
-            &key,
-            "/v2/write/correct",
-            &json!({"text": [text], "target_lang": "en-US"}),
-        )
+/// The English text with two misspellings ([`correct_english`]).
+const MISSPELLED: &str = "Teh weather is beautifull today, and the garden looks wonderful.";
+/// The Spanish text with a misspelling ([`correct_spanish_form`]).
+const MISSPELLED_ES: &str = "La casa es muy bonitta y tiene un jardín grande.";
+/// The text rephrased ([`rephrase_business`]).
+const TO_REPHRASE: &str = "The house has three bedrooms and a large garden.";
+
+/// `POST /v2/write/correct` of [`MISSPELLED`] for en-US.
+async fn correct_english(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.post(
+        key,
+        "/v2/write/correct",
+        &json!({"text": [MISSPELLED], "target_lang": "en-US"}),
+    )
+    .await
+}
+
+/// `POST /v2/write/correct` of [`MISSPELLED_ES`], form body, no language.
+async fn correct_spanish_form(api: &Api, key: &str) -> Result<(u16, Value)> {
+    let res = api
+        .keyed(reqwest::Method::POST, "/v2/write/correct", key)
+        .form(&[("text", MISSPELLED_ES)])
+        .send()
         .await?;
+    let code = res.status().as_u16();
+    Ok((code, res.json().await?))
+}
+
+/// `POST /v2/write/rephrase` of [`TO_REPHRASE`], `prefer_business`.
+async fn rephrase_business(api: &Api, key: &str) -> Result<(u16, Value)> {
+    api.post(
+        key,
+        "/v2/write/rephrase",
+        &json!({"text": [TO_REPHRASE], "target_lang": "en", "writing_style": "prefer_business"}),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn correct_fixes_misspelled_english_words() -> Result<()> {
+    let (_world, api, key) = client("write_correct").await?;
+    let (code, body) = correct_english(&api, &key).await?;
     assert_eq!(code, 200, "{body}");
     let fixed = body["improvements"][0]["text"].as_str().unwrap_or_default();
     assert_eq!(
         fixed,
         "The weather is beautiful today, and the garden looks wonderful."
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn correct_reports_the_target_and_the_detected_language() -> Result<()> {
+    let (_world, api, key) = client("write_correct_langs").await?;
+    let (code, body) = correct_english(&api, &key).await?;
+    assert_eq!(code, 200, "{body}");
     assert_eq!(body["improvements"][0]["target_language"], "en-US");
     assert_eq!(body["improvements"][0]["detected_source_language"], "en");
-    // Every correctly spelled word is untouched.
-    for (a, b) in text.split(' ').zip(fixed.split(' ')) {
+    Ok(())
+}
+
+/// Every correctly spelled word is untouched.
+#[tokio::test]
+async fn correct_leaves_correctly_spelled_words_untouched() -> Result<()> {
+    let (_world, api, key) = client("write_correct_untouched").await?;
+    let (code, body) = correct_english(&api, &key).await?;
+    assert_eq!(code, 200, "{body}");
+    let fixed = body["improvements"][0]["text"].as_str().unwrap_or_default();
+    for (a, b) in MISSPELLED.split(' ').zip(fixed.split(' ')) {
         if !["Teh", "beautifull"].contains(&a) {
             assert_eq!(a, b);
         }
     }
-    // Form body, language detected, Spanish dictionary.
-    let res = api
-        .keyed(reqwest::Method::POST, "/v2/write/correct", &key)
-        .form(&[("text", "La casa es muy bonitta y tiene un jardín grande.")])
-        .send()
-        .await?;
-    assert_eq!(res.status().as_u16(), 200);
-    let b: Value = res.json().await?;
+    Ok(())
+}
+
+/// Form body, language detected, Spanish dictionary.
+#[tokio::test]
+async fn correct_detects_spanish_and_uses_its_dictionary() -> Result<()> {
+    let (_world, api, key) = client("write_correct_es").await?;
+    let (code, b) = correct_spanish_form(&api, &key).await?;
+    assert_eq!(code, 200);
     assert_eq!(
         b["improvements"][0]["text"],
         "La casa es muy bonita y tiene un jardín grande."
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn correct_refuses_a_target_lang_without_a_dictionary() -> Result<()> {
+    let (_world, api, key) = client("write_correct_ja").await?;
     let (code, body) = api
         .post(
             &key,
@@ -65,20 +125,34 @@ async fn write_correct_and_rephrase() -> Result<()> {
             .unwrap_or_default()
             .contains("target_lang")
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn correct_refuses_a_request_without_text() -> Result<()> {
+    let (_world, api, key) = client("write_correct_no_text").await?;
     let (code, _) = api
         .post(&key, "/v2/write/correct", &json!({"target_lang": "en"}))
         .await?;
     assert_eq!(code, 400);
+    Ok(())
+}
 
-    // Rephrase: a round trip through Spanish with Apertium.
-    let (code, body) = api.post(&key,
-        "/v2/write/rephrase",
-        &json!({"text": ["The house has three bedrooms and a large garden."], "target_lang": "en", "writing_style": "prefer_business"}),
-    )
-    .await?;
+/// Rephrase: a round trip through Spanish with Apertium.
+#[tokio::test]
+async fn rephrase_without_a_language_model_round_trips_through_spanish() -> Result<()> {
+    let (_world, api, key) = client("write_rephrase").await?;
+    let (code, body) = rephrase_business(&api, &key).await?;
     assert_eq!(code, 200, "{body}");
     let out = body["improvements"][0]["text"].as_str().unwrap_or_default();
     assert!(out.to_lowercase().contains("garden"), "{out}");
+    Ok(())
+}
+
+/// Without a language model a writing style or tone cannot be honoured: 400.
+#[tokio::test]
+async fn rephrase_without_a_language_model_refuses_a_style_or_tone() -> Result<()> {
+    let (_world, api, key) = client("write_rephrase_options").await?;
     for (option, value) in [("writing_style", "business"), ("tone", "friendly")] {
         let (code, body) = api
             .post(
@@ -91,16 +165,43 @@ async fn write_correct_and_rephrase() -> Result<()> {
         let msg = body["message"].as_str().unwrap_or_default();
         assert!(msg.contains(&format!("'{option}'")), "{msg}");
     }
+    Ok(())
+}
 
-    // Usage: both calls billed as text improvement.
+/// Usage: the accepted correct and rephrase calls are billed as text
+/// improvement, the refused ones not at all.
+#[tokio::test]
+async fn accepted_text_improvements_are_billed_by_characters() -> Result<()> {
+    let (world, api, key) = client("write_billed").await?;
+    for (code, body) in [
+        correct_english(&api, &key).await?,
+        correct_spanish_form(&api, &key).await?,
+        rephrase_business(&api, &key).await?,
+    ] {
+        anyhow::ensure!(code == 200, "{code}: {body}");
+    }
+    for (path, body) in [
+        (
+            "/v2/write/correct",
+            json!({"text": ["Hallo"], "target_lang": "ja"}),
+        ),
+        ("/v2/write/correct", json!({"target_lang": "en"})),
+        (
+            "/v2/write/rephrase",
+            json!({"text": ["Hello there."], "target_lang": "en", "writing_style": "business"}),
+        ),
+        (
+            "/v2/write/rephrase",
+            json!({"text": ["Hello there."], "target_lang": "en", "tone": "friendly"}),
+        ),
+    ] {
+        let (code, answer) = api.post(&key, path, &body).await?;
+        anyhow::ensure!(code == 400, "{path} {body}: {code} {answer}");
+    }
     let db = world.db().await?;
-    let expected = (text.chars().count()
-        + "La casa es muy bonitta y tiene un jardín grande."
-            .chars()
-            .count()
-        + "The house has three bedrooms and a large garden."
-            .chars()
-            .count()) as i64;
+    let expected = (MISSPELLED.chars().count()
+        + MISSPELLED_ES.chars().count()
+        + TO_REPHRASE.chars().count()) as i64;
     let billed =
         crate::support::billed_settled(&db, "text_improvement_characters", |b| *b >= expected)
             .await?;
