@@ -101,6 +101,7 @@ TEST_PYTHON_MODULES=(
     "authlib.integrations.requests_client python3-authlib      Authlib"
     "authlib.jose                         python3-authlib      Authlib"
     "cryptography                         python3-cryptography cryptography"  # authlib.jose RS256
+    "pptx                                 -                    python-pptx"   # not packaged by Debian
 )
 
 # The packages this mode installs.
@@ -111,7 +112,7 @@ wanted_packages() {
     local line pkg
     for line in "${TEST_PYTHON_MODULES[@]}"; do
         read -r _ pkg _ <<<"$line"
-        printf '%s\n' "$pkg"
+        [[ $pkg == - ]] || printf '%s\n' "$pkg"
     done | sort -u
 }
 

@@ -330,3 +330,112 @@ async fn corrupt_documents_end_in_error_and_the_worker_goes_on() -> Result<()> {
     );
     Ok(())
 }
+
+/// `formats/testdata/make_pptx.py` (python-pptx) with `args`.
+async fn make_pptx(args: &[&std::path::Path]) -> Result<String> {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/make_pptx.py");
+    let mut all = vec![script.as_path()];
+    all.extend_from_slice(args);
+    python(
+        "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
+        &all,
+    )
+    .await
+}
+
+/// A deck written by python-pptx comes back with its slides, table, group,
+/// notes and chart title in Spanish, read back by python-pptx, the bold run
+/// still bold; the conversion options DeepL documents for pptx are accepted.
+#[tokio::test]
+async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
+    let mut world = World::new("pptx").await?;
+    let key = world.create_key("pptx", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = world.path("deck.pptx");
+    make_pptx(&[std::path::Path::new("write"), &source]).await?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "deck.pptx",
+            std::fs::read(&source)?,
+            &[
+                ("target_lang", "ES"),
+                ("source_lang", "EN"),
+                (
+                    "input_conversion_options",
+                    "version:1,suppress-image-types:logo-photo",
+                ),
+            ],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, headers, bytes) = api.download(&key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    assert_eq!(
+        headers["content-type"],
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    );
+    let result = world.path("result.pptx");
+    std::fs::write(&result, bytes)?;
+    let deck: Value =
+        serde_json::from_str(&make_pptx(&[std::path::Path::new("read"), &result]).await?)?;
+    let slides = deck["slides"].as_array().cloned().unwrap_or_default();
+    let all: Vec<String> = slides
+        .iter()
+        .flat_map(|s| s["texts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["text"].as_str().map(str::to_owned))
+        .collect();
+    let text = all.join(" | ");
+    for spanish in [
+        "La casa es pequeña",
+        "La ciudad",
+        "El jardín",
+        "La primera caja",
+    ] {
+        assert!(text.contains(spanish), "{spanish} missing: {text}");
+    }
+    for english in [
+        "The house",
+        "The city",
+        "The first box",
+        "The sales of the year",
+    ] {
+        assert!(!text.contains(english), "{english} left: {text}");
+    }
+    let notes = slides[1]["notes"].as_str().unwrap_or_default();
+    assert!(
+        !notes.is_empty() && !notes.contains("Speak slowly"),
+        "notes: {notes}"
+    );
+    let bold: Vec<&str> = slides[1]["texts"][1]["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["bold"] == true)
+        .filter_map(|r| r["text"].as_str())
+        .collect();
+    assert_eq!(bold.len(), 1, "{}", slides[1]);
+    let (code, body) = api
+        .upload(
+            &key,
+            "deck.pptx",
+            std::fs::read(&source)?,
+            &[
+                ("target_lang", "ES"),
+                ("input_conversion_options", "suppress-image-types:all"),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("version"),
+        "{body}"
+    );
+    Ok(())
+}

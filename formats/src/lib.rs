@@ -12,7 +12,9 @@
 //! * **html** — one segment per block of text with its inline elements as
 //!   tags, plus translatable attributes (`alt`, `title`…);
 //! * **docx** — one segment per Word paragraph with its runs, hyperlinks and
-//!   fields as tags; body, headers, footers, footnotes and endnotes.
+//!   fields as tags; body, headers, footers, footnotes and endnotes;
+//! * **pptx** — one segment per DrawingML paragraph of the slides, speaker
+//!   notes, SmartArt data and charts; masters and layouts left as they are.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -30,6 +32,8 @@ mod docx;
 mod error;
 mod html;
 pub mod inline;
+mod ooxml;
+mod pptx;
 mod slots;
 pub mod tmx;
 mod txt;
@@ -45,6 +49,8 @@ pub enum DocumentFormat {
     Html,
     /// Word Office Open XML (`.docx`).
     Docx,
+    /// PowerPoint Office Open XML (`.pptx`).
+    Pptx,
 }
 
 impl DocumentFormat {
@@ -56,6 +62,7 @@ impl DocumentFormat {
             "txt" => Some(Self::Txt),
             "html" | "htm" => Some(Self::Html),
             "docx" => Some(Self::Docx),
+            "pptx" => Some(Self::Pptx),
             _ => None,
         }
     }
@@ -72,6 +79,7 @@ impl DocumentFormat {
             Self::Txt => "txt",
             Self::Html => "html",
             Self::Docx => "docx",
+            Self::Pptx => "pptx",
         }
     }
 
@@ -81,6 +89,9 @@ impl DocumentFormat {
             Self::Txt => "text/plain; charset=utf-8",
             Self::Html => "text/html; charset=utf-8",
             Self::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            Self::Pptx => {
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+            }
         }
     }
 }
@@ -101,8 +112,12 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
             (segments, Skeleton::Html(skeleton))
         }
         DocumentFormat::Docx => {
-            let (segments, skeleton) = docx::extract(input)?;
-            (segments, Skeleton::Docx(skeleton))
+            let (segments, skeleton) = ooxml::extract(&docx::PACKAGE, input)?;
+            (segments, Skeleton::Ooxml(skeleton))
+        }
+        DocumentFormat::Pptx => {
+            let (segments, skeleton) = ooxml::extract(&pptx::PACKAGE, input)?;
+            (segments, Skeleton::Ooxml(skeleton))
         }
     };
     Ok(Extracted {
@@ -122,7 +137,7 @@ pub struct Extracted {
 enum Skeleton {
     Txt(txt::Skeleton),
     Html(html::Skeleton),
-    Docx(docx::Skeleton),
+    Ooxml(ooxml::Skeleton),
 }
 
 impl Extracted {
@@ -155,7 +170,7 @@ impl Extracted {
         match &self.skeleton {
             Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Docx(skeleton) => skeleton.merge(&self.segments, translated),
+            Skeleton::Ooxml(skeleton) => skeleton.merge(&self.segments, translated),
         }
     }
 }

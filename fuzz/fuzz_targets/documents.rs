@@ -10,10 +10,11 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else {
         return;
     };
-    let format = match pick % 3 {
+    let format = match pick % 4 {
         0 => DocumentFormat::Txt,
         1 => DocumentFormat::Html,
-        _ => DocumentFormat::Docx,
+        2 => DocumentFormat::Docx,
+        _ => DocumentFormat::Pptx,
     };
     let Ok(doc) = extract(format, input) else {
         return;

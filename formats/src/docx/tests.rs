@@ -1,6 +1,5 @@
-use super::testdoc::{entries, package, part, raw_entries, zip_of};
-use super::xml;
-use crate::inline::{self, Piece};
+use crate::ooxml::testdoc::{entries, map_text, package, part, raw_entries, zip_of};
+use crate::ooxml::xml;
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
 /// Word files written by python-docx for these tests
@@ -17,31 +16,13 @@ const GENERATED: &[&str] = &[
     "images",
 ];
 
-/// The Python that runs the generator: `TOLK_TEST_PYTHON`, else the first
-/// of `python3` and `/usr/bin/python3` that imports python-docx.
-fn python() -> String {
-    if let Some(p) = std::env::var_os("TOLK_TEST_PYTHON") {
-        return p.to_string_lossy().into_owned();
-    }
-    ["python3", "/usr/bin/python3"]
-        .into_iter()
-        .find(|p| {
-            std::process::Command::new(p)
-                .args(["-c", "import docx"])
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-        .unwrap_or("python3")
-        .to_owned()
-}
-
 /// The folder of the generated files.
 fn generated_dir() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("tolk-docx-tests-{}", std::process::id()));
         let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/make_docx.py");
-        let out = std::process::Command::new(python())
+        let out = std::process::Command::new(crate::ooxml::testdoc::python())
             .arg(&script)
             .arg(&dir)
             .output()
@@ -100,20 +81,6 @@ const TRANSLATED_PARTS: &[&str] = &[
 
 fn docx(bytes: &[u8]) -> Extracted {
     extract(DocumentFormat::Docx, bytes).unwrap()
-}
-
-/// Maps the text of a segment, keeping its tags.
-fn map_text(segment: &str, f: impl Fn(&str) -> String) -> String {
-    let mut out = String::new();
-    for piece in inline::parse(segment) {
-        match piece {
-            Piece::Text(t) => inline::escape_into(&mut out, &f(&t)),
-            Piece::Open(id) => out.push_str(&format!("<g id=\"{id}\">")),
-            Piece::Close(_) => out.push_str("</g>"),
-            Piece::Placeholder(id) => out.push_str(&format!("<x id=\"{id}\"/>")),
-        }
-    }
-    out
 }
 
 /// The same text and tags, written differently, so merge rebuilds the paragraph.

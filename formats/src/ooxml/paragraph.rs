@@ -1,5 +1,6 @@
-//! Turns a WordprocessingML part into a skeleton with one segment per
-//! paragraph (`w:p`).
+//! Turns an Office Open XML part into a skeleton with one segment per
+//! paragraph (`w:p` in WordprocessingML, `a:p` in DrawingML: the names come
+//! from the part's [`Dialect`]). Described here with Word's names.
 //!
 //! A paragraph's content is first read into *atoms*:
 //!
@@ -25,33 +26,15 @@
 
 use std::collections::HashMap;
 
+use super::Dialect;
 use super::skeleton::{Node, NodeList, Para, RunStyle, Tag};
 use super::xml::{Elem, TextKind, XNode, is_blank};
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
 
-/// Elements whose content is part of the paragraph's text flow.
-const CONTAINERS: &[&str] = &[
-    "w:hyperlink",
-    "w:ins",
-    "w:moveTo",
-    "w:smartTag",
-    "w:customXml",
-    "w:fldSimple",
-    "w:sdt",
-    "w:sdtContent",
-    "w:dir",
-    "w:bdo",
-];
-
-/// Run children that may be dropped if a translation loses them.
-const DROPPABLE: &[&str] = &["w:tab", "w:cr", "w:noBreakHyphen", "w:softHyphen"];
-
-/// Run properties ignored when deciding whether two runs look the same.
-const IGNORED_PROPS: &[&str] = &["w:lang", "w:noProof"];
-
 /// Extraction state for one part.
 pub(crate) struct PartExtractor<'s, 'x> {
+    dialect: &'static Dialect,
     src: &'s str,
     slots: &'x mut Slots,
     /// Canonical run properties → style key (0 = no properties).
@@ -124,8 +107,9 @@ impl Atom<'_> {
 }
 
 impl<'s, 'x> PartExtractor<'s, 'x> {
-    pub(crate) fn new(src: &'s str, slots: &'x mut Slots) -> Self {
+    pub(crate) fn new(dialect: &'static Dialect, src: &'s str, slots: &'x mut Slots) -> Self {
         PartExtractor {
+            dialect,
             src,
             slots,
             keys: HashMap::new(),
@@ -143,7 +127,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     }
 
     fn copy_elem<'t>(&mut self, elem: &'t Elem<'t>, out: &mut NodeList) {
-        if elem.name == "w:p" && elem.end.is_some() {
+        if elem.name == self.dialect.paragraph && elem.end.is_some() {
             self.paragraph(elem, out);
             return;
         }
@@ -155,7 +139,10 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     }
 
     fn paragraph<'t>(&mut self, p: &'t Elem<'t>, out: &mut NodeList) {
-        let ppr = p.elems().next().filter(|e| e.name == "w:pPr");
+        let ppr = p
+            .elems()
+            .next()
+            .filter(|e| e.name == self.dialect.paragraph_props);
         let mut atoms = Vec::new();
         self.collect(&p.children, &mut atoms);
         self.drop_go_back(&mut atoms);
@@ -268,9 +255,10 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     }
                 }
                 XNode::Elem(elem) => match elem.name {
-                    "w:pPr" | "w:proofErr" => {}
-                    "w:r" => self.collect_run(elem, out),
-                    name if CONTAINERS.contains(&name) && elem.end.is_some() => {
+                    name if name == self.dialect.paragraph_props
+                        || self.dialect.dropped.contains(&name) => {}
+                    name if name == self.dialect.run => self.collect_run(elem, out),
+                    name if self.dialect.containers.contains(&name) && elem.end.is_some() => {
                         let mut children = Vec::new();
                         self.collect(&elem.children, &mut children);
                         out.push(Atom::Container {
@@ -289,7 +277,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     }
 
     fn collect_run<'t>(&mut self, r: &'t Elem<'t>, out: &mut Vec<Atom<'t>>) {
-        let rpr = r.elems().find(|e| e.name == "w:rPr");
+        let rpr = r.elems().find(|e| e.name == self.dialect.run_props);
         let run = Run { elem: r, rpr };
         let key = self.key(rpr);
         for child in &r.children {
@@ -306,8 +294,10 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                 }
             };
             let atom = match elem.name {
-                "w:rPr" | "w:lastRenderedPageBreak" => continue,
-                "w:t" => {
+                name if name == self.dialect.run_props || self.dialect.dropped.contains(&name) => {
+                    continue;
+                }
+                name if name == self.dialect.text => {
                     let text = elem.text(self.src);
                     if text.is_empty() {
                         continue;
@@ -326,7 +316,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     }
                 }
                 name => {
-                    let droppable = DROPPABLE.contains(&name)
+                    let droppable = self.dialect.droppable.contains(&name)
                         || (name == "w:br"
                             && !matches!(
                                 elem.attr(self.src, "w:type").as_deref(),
@@ -346,9 +336,14 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     fn key(&mut self, rpr: Option<&Elem<'_>>) -> usize {
         let Some(rpr) = rpr else { return 0 };
         let mut canonical = String::new();
+        for (name, value) in rpr.attrs(self.src) {
+            if !self.dialect.ignored_props.contains(&name.as_str()) {
+                canonical.push_str(&format!(" {name}={value:?}"));
+            }
+        }
         for child in &rpr.children {
             match child {
-                XNode::Elem(e) if IGNORED_PROPS.contains(&e.name) => {}
+                XNode::Elem(e) if self.dialect.ignored_props.contains(&e.name) => {}
                 XNode::Elem(e) => canonical_into(self.src, e, &mut canonical),
                 XNode::Text(range, kind) if !is_blank(self.src, range, *kind) => {
                     canonical.push_str(self.src.get(range.clone()).unwrap_or(""));
@@ -477,12 +472,18 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     self.copy_elem(child, out);
                     match &run.elem.end {
                         Some(end) => out.raw(end.clone()),
-                        None => out.str("</w:r>"),
+                        None => out.str(self.dialect.run_close),
                     }
                 }
                 Part::TextRun(run, text) => {
                     let mut rendered = String::new();
-                    super::skeleton::write_run(&mut rendered, self.src, &run.style(), text);
+                    super::skeleton::write_run(
+                        self.dialect,
+                        &mut rendered,
+                        self.src,
+                        &run.style(),
+                        text,
+                    );
                     out.str(&rendered);
                 }
                 Part::Start(elem) => out.raw(elem.start.clone()),

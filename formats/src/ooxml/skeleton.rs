@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use super::Dialect;
 use crate::inline::{self, Piece};
 use crate::slots::Texts;
 
@@ -89,12 +90,18 @@ pub(crate) struct Para {
 }
 
 /// Writes nodes of the part `src`.
-pub(crate) fn render(out: &mut String, src: &str, nodes: &[Node], texts: Texts<'_>) {
+pub(crate) fn render(
+    dialect: &Dialect,
+    out: &mut String,
+    src: &str,
+    nodes: &[Node],
+    texts: Texts<'_>,
+) {
     for node in nodes {
         match node {
             Node::Raw(range) => out.push_str(src.get(range.clone()).unwrap_or("")),
             Node::Str(text) => out.push_str(text),
-            Node::Para(para) => render_para(out, src, para, texts),
+            Node::Para(para) => render_para(dialect, out, src, para, texts),
         }
     }
 }
@@ -105,7 +112,7 @@ struct Frame<'p> {
     close: Option<&'p [Node]>,
 }
 
-fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
+fn render_para(dialect: &Dialect, out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
     let (source, translation) = texts.get(para.slot);
     if translation == source
         && let Some(original) = &para.original
@@ -113,13 +120,13 @@ fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
         out.push_str(src.get(original.clone()).unwrap_or(""));
         return;
     }
-    render(out, src, &para.prefix, texts);
+    render(dialect, out, src, &para.prefix, texts);
     let mut used = vec![false; para.tags.len()];
     let mut frames: Vec<Frame<'_>> = Vec::new();
     for piece in inline::parse(translation) {
         let style = frames.last().map_or(&para.base, |f| f.style);
         match piece {
-            Piece::Text(text) => write_run(out, src, style, &text),
+            Piece::Text(text) => write_run(dialect, out, src, style, &text),
             Piece::Open(id) => {
                 let index = (id as usize).wrapping_sub(1);
                 let frame = match para.tags.get(index) {
@@ -129,7 +136,7 @@ fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
                     },
                     Some(Tag::Container { open, close, base }) if !used[index] => {
                         used[index] = true;
-                        render(out, src, open, texts);
+                        render(dialect, out, src, open, texts);
                         Frame {
                             style: base,
                             close: Some(close),
@@ -144,7 +151,7 @@ fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
                     close: Some(close), ..
                 }) = frames.pop()
                 {
-                    render(out, src, close, texts);
+                    render(dialect, out, src, close, texts);
                 }
             }
             Piece::Placeholder(id) => {
@@ -153,7 +160,7 @@ fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
                     && !used[index]
                 {
                     used[index] = true;
-                    render(out, src, nodes, texts);
+                    render(dialect, out, src, nodes, texts);
                 }
             }
         }
@@ -162,53 +169,71 @@ fn render_para(out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
     for (tag, used) in para.tags.iter().zip(used) {
         match tag {
             _ if used => {}
-            Tag::Placeholder { nodes, keep: true } => render(out, src, nodes, texts),
+            Tag::Placeholder { nodes, keep: true } => render(dialect, out, src, nodes, texts),
             Tag::Container { open, close, .. } => {
-                render(out, src, open, texts);
-                render(out, src, close, texts);
+                render(dialect, out, src, open, texts);
+                render(dialect, out, src, close, texts);
             }
             _ => {}
         }
     }
-    render(out, src, &para.suffix, texts);
+    render(dialect, out, src, &para.suffix, texts);
 }
 
-/// Writes text as one run of `style`; tabs and newlines become `w:tab`/`w:br`.
-pub(crate) fn write_run(out: &mut String, src: &str, style: &RunStyle, text: &str) {
+/// Writes text as one run of `style`. In WordprocessingML tabs and newlines
+/// become `w:tab`/`w:br`; in DrawingML a tab stays a character and a newline
+/// (a line break belongs between runs there) becomes a space.
+pub(crate) fn write_run(
+    dialect: &Dialect,
+    out: &mut String,
+    src: &str,
+    style: &RunStyle,
+    text: &str,
+) {
     if text.is_empty() {
         return;
     }
     let start = src.get(style.start.clone()).filter(|s| !s.is_empty());
-    out.push_str(start.unwrap_or("<w:r>"));
+    out.push_str(start.unwrap_or(dialect.run_open));
     if let Some(rpr) = &style.rpr {
         out.push_str(src.get(rpr.clone()).unwrap_or(""));
     }
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push_str("<w:br/>");
+    match dialect.break_in_run {
+        Some(br) => {
+            for (i, line) in text.split('\n').enumerate() {
+                if i > 0 {
+                    out.push_str(br);
+                }
+                for (j, chunk) in line.split('\t').enumerate() {
+                    if j > 0 {
+                        out.push_str(dialect.tab_in_run);
+                    }
+                    if !chunk.is_empty() {
+                        out.push_str(dialect.text_open);
+                        escape_xml(out, chunk, false);
+                        out.push_str(dialect.text_close);
+                    }
+                }
+            }
         }
-        for (j, chunk) in line.split('\t').enumerate() {
-            if j > 0 {
-                out.push_str("<w:tab/>");
-            }
-            if !chunk.is_empty() {
-                out.push_str("<w:t xml:space=\"preserve\">");
-                escape_xml(out, chunk);
-                out.push_str("</w:t>");
-            }
+        None => {
+            out.push_str(dialect.text_open);
+            escape_xml(out, &text.replace('\n', " "), true);
+            out.push_str(dialect.text_close);
         }
     }
-    out.push_str("</w:r>");
+    out.push_str(dialect.run_close);
 }
 
 /// Escapes text for XML character data, dropping control characters (tabs
-/// and newlines were turned into elements before).
-fn escape_xml(out: &mut String, text: &str) {
+/// and newlines were turned into elements before), tabs kept if `tabs`.
+fn escape_xml(out: &mut String, text: &str, tabs: bool) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            '\t' if tabs => out.push('\t'),
             '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
             c => out.push(c),
         }

@@ -1,4 +1,5 @@
-//! Test helpers: a docx package built by hand, and reading parts back.
+//! Test helpers of the Office Open XML filters: a docx package built by
+//! hand, reading parts back, and the Python that writes and reads real files.
 
 use std::io::{Cursor, Read, Write};
 
@@ -77,4 +78,38 @@ pub(crate) fn raw_entries(docx: &[u8]) -> Vec<(String, u32, Vec<u8>)> {
             (file.name().unwrap().into_owned(), file.crc32(), bytes)
         })
         .collect()
+}
+
+/// The Python that runs the generator: `TOLK_TEST_PYTHON`, else the first
+/// of `python3` and `/usr/bin/python3` that imports python-docx (scripts/test.sh
+/// sets it to the tests' environment, which has python-pptx too).
+pub(crate) fn python() -> String {
+    if let Some(p) = std::env::var_os("TOLK_TEST_PYTHON") {
+        return p.to_string_lossy().into_owned();
+    }
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| {
+            std::process::Command::new(p)
+                .args(["-c", "import docx"])
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .unwrap_or("python3")
+        .to_owned()
+}
+
+/// Maps the text of a segment, keeping its tags.
+pub(crate) fn map_text(segment: &str, f: impl Fn(&str) -> String) -> String {
+    use crate::inline::{self, Piece};
+    let mut out = String::new();
+    for piece in inline::parse(segment) {
+        match piece {
+            Piece::Text(t) => inline::escape_into(&mut out, &f(&t)),
+            Piece::Open(id) => out.push_str(&format!("<g id=\"{id}\">")),
+            Piece::Close(_) => out.push_str("</g>"),
+            Piece::Placeholder(id) => out.push_str(&format!("<x id=\"{id}\"/>")),
+        }
+    }
+    out
 }

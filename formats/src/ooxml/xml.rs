@@ -67,6 +67,26 @@ impl<'a> Elem<'a> {
         Some(attr.value.into_owned())
     }
 
+    /// The attributes of the start tag, raw values, in order.
+    pub fn attrs(&self, src: &str) -> Vec<(String, String)> {
+        let Some(inner) = src
+            .get(self.start.clone())
+            .and_then(|raw| raw.strip_prefix('<'))
+            .and_then(|raw| raw.strip_suffix('>'))
+        else {
+            return Vec::new();
+        };
+        let inner = inner.strip_suffix('/').unwrap_or(inner);
+        let tag = BytesStart::from_content(inner, self.name.len());
+        tag.attributes()
+            .filter_map(Result::ok)
+            .map(|a| {
+                let key: &str = a.key.as_ref();
+                (key.to_owned(), a.value.into_owned())
+            })
+            .collect()
+    }
+
     /// The decoded character data of the element's direct text children.
     pub fn text(&self, src: &str) -> String {
         let mut out = String::new();

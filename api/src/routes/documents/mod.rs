@@ -2,6 +2,8 @@
 //! (`POST /v2/document/{document_id}`) and download
 //! (`POST /v2/document/{document_id}/result`), in the DeepL wire format.
 
+mod conversion;
+
 use axum::body::Body;
 use axum::extract::{Multipart, Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
@@ -51,8 +53,6 @@ pub(crate) struct Upload {
 }
 
 /// Options this server cannot honour yet are refused rather than silently ignored.
-const NOT_SUPPORTED_YET: [&str; 1] = ["input_conversion_options"];
-
 pub(crate) async fn read_upload(
     mut multipart: Multipart,
     limit: usize,
@@ -111,10 +111,8 @@ pub(crate) async fn read_upload(
                     "Parameter '{name}' is not supported by this server yet."
                 )));
             }
-            n if NOT_SUPPORTED_YET.contains(&n) && !value.is_empty() => {
-                return Err(ApiError::BadRequest(format!(
-                    "Parameter '{n}' is not supported by this server yet."
-                )));
+            "input_conversion_options" if !value.is_empty() => {
+                conversion::parse(&value)?;
             }
             _ => {}
         }
@@ -169,7 +167,7 @@ async fn upload(
         })?;
     let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
         ApiError::BadRequest(format!(
-            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx)."
+            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx, pptx)."
         ))
     })?;
     let output = match up.output_format.as_deref() {

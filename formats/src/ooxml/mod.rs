@@ -1,0 +1,380 @@
+//! Office Open XML packages (Word, PowerPoint, Excel): the ZIP package, a
+//! light XML tree of its parts, and paragraphs as segments.
+//!
+//! A [`Package`] names the translatable parts of its kind and the
+//! [`Dialect`] of each. Those parts are read into skeletons (see
+//! [`paragraph`]); on merge they are rewritten (compressed like the original
+//! entries) and every other entry is copied raw — byte-identical, compressed
+//! data included — in the original entry order.
+
+mod paragraph;
+mod skeleton;
+pub(crate) mod xml;
+
+#[cfg(test)]
+pub(crate) mod testdoc;
+
+use std::io::{Cursor, Read, Write};
+
+use zip::result::ZipError;
+use zip::{ZipArchive, ZipWriter};
+
+use crate::FormatError;
+use crate::archive::EntryProblem;
+use crate::slots::{SlotMap, Slots, Texts};
+use skeleton::{Node, NodeList};
+
+/// Larger XML parts are refused (a guard against ZIP bombs).
+const MAX_PART_SIZE: u64 = 256 << 20;
+
+/// Magic number of OLE compound files: legacy `.doc` and encrypted Office files.
+const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+
+/// The vocabulary of paragraphs in one markup language of Office Open XML.
+#[derive(Debug)]
+pub(crate) struct Dialect {
+    /// A paragraph (`w:p`).
+    pub paragraph: &'static str,
+    /// Its properties, first child (`w:pPr`).
+    pub paragraph_props: &'static str,
+    /// A run (`w:r`).
+    pub run: &'static str,
+    /// A run's properties (`w:rPr`).
+    pub run_props: &'static str,
+    /// A run's text (`w:t`).
+    pub text: &'static str,
+    /// A run written for translated text, open and close.
+    pub run_open: &'static str,
+    /// See [`Dialect::run_open`].
+    pub run_close: &'static str,
+    /// The text element written, open and close.
+    pub text_open: &'static str,
+    /// See [`Dialect::text_open`].
+    pub text_close: &'static str,
+    /// The line break written inside a run; `None` where breaks sit between
+    /// runs (a newline in a translation then becomes a space).
+    pub break_in_run: Option<&'static str>,
+    /// The tab written inside a run (with [`Dialect::break_in_run`]).
+    pub tab_in_run: &'static str,
+    /// Elements whose content is part of the paragraph's text flow.
+    pub containers: &'static [&'static str],
+    /// Run children that may be dropped if a translation loses them.
+    pub droppable: &'static [&'static str],
+    /// Run properties (elements or attributes) ignored when deciding whether
+    /// two runs look the same.
+    pub ignored_props: &'static [&'static str],
+    /// Markers dropped from translated paragraphs (spell-check marks, layout
+    /// hints).
+    pub dropped: &'static [&'static str],
+}
+
+/// WordprocessingML (`word/*.xml`).
+pub(crate) static WORD: Dialect = Dialect {
+    paragraph: "w:p",
+    paragraph_props: "w:pPr",
+    run: "w:r",
+    run_props: "w:rPr",
+    text: "w:t",
+    run_open: "<w:r>",
+    run_close: "</w:r>",
+    text_open: "<w:t xml:space=\"preserve\">",
+    text_close: "</w:t>",
+    break_in_run: Some("<w:br/>"),
+    tab_in_run: "<w:tab/>",
+    containers: &[
+        "w:hyperlink",
+        "w:ins",
+        "w:moveTo",
+        "w:smartTag",
+        "w:customXml",
+        "w:fldSimple",
+        "w:sdt",
+        "w:sdtContent",
+        "w:dir",
+        "w:bdo",
+    ],
+    droppable: &["w:tab", "w:cr", "w:noBreakHyphen", "w:softHyphen"],
+    ignored_props: &["w:lang", "w:noProof"],
+    dropped: &["w:proofErr", "w:lastRenderedPageBreak"],
+};
+
+/// DrawingML text (`a:p` in slides, notes, shapes, charts, diagrams).
+pub(crate) static DRAWING: Dialect = Dialect {
+    paragraph: "a:p",
+    paragraph_props: "a:pPr",
+    run: "a:r",
+    run_props: "a:rPr",
+    text: "a:t",
+    run_open: "<a:r>",
+    run_close: "</a:r>",
+    text_open: "<a:t>",
+    text_close: "</a:t>",
+    break_in_run: None,
+    tab_in_run: "",
+    containers: &[],
+    droppable: &[],
+    ignored_props: &[
+        "lang", "altLang", "dirty", "err", "noProof", "smtClean", "smtId",
+    ],
+    dropped: &[],
+};
+
+/// The message of a truncated or damaged package.
+fn damaged(kind: &str) -> FormatError {
+    FormatError::corrupt(format!(
+        "The file is not a valid {kind} document: the ZIP archive is truncated or damaged"
+    ))
+}
+
+/// One kind of Office Open XML package: which parts are translated, in
+/// which dialect, and the words of its errors.
+pub(crate) struct Package {
+    /// The format's name in messages (`DOCX`).
+    pub kind: &'static str,
+    /// What an OLE compound file of this extension is, for its refusal.
+    pub legacy: &'static str,
+    /// The part every package of the kind has (`word/document.xml`).
+    pub main: &'static str,
+    /// The other translatable parts, by name (translated in archive order).
+    pub is_part: fn(&str) -> bool,
+    /// The dialect of a translatable part, by name.
+    pub dialect: fn(&str) -> &'static Dialect,
+}
+
+/// The package and the skeletons of its translatable parts.
+#[derive(Debug)]
+pub(crate) struct Skeleton {
+    kind: &'static str,
+    input: Vec<u8>,
+    parts: Vec<PartSkeleton>,
+    map: SlotMap,
+}
+
+#[derive(Debug)]
+struct PartSkeleton {
+    /// Index of the entry in the archive.
+    index: usize,
+    /// The part's markup vocabulary.
+    dialect: &'static Dialect,
+    /// Whether the part started with a UTF-8 byte-order mark (not in `src`).
+    bom: bool,
+    src: String,
+    nodes: Vec<Node>,
+}
+
+/// Reads the translatable parts of a `package` into segments and skeletons.
+pub(crate) fn extract(
+    package: &Package,
+    input: &[u8],
+) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let kind = package.kind;
+    let mut archive = open_archive(package, input)?;
+    let mut names = Vec::with_capacity(archive.len());
+    for index in 0..archive.len() {
+        match archive.name_for_index(index) {
+            Some(Ok(name)) => names.push((index, name.into_owned())),
+            Some(Err(e)) => return Err(zip_error(kind, e)),
+            None => return Err(damaged(kind)),
+        }
+    }
+    let Some(document) = names.iter().position(|(_, n)| n == package.main) else {
+        return Err(FormatError::corrupt(format!(
+            "The file is a ZIP archive but not a {kind} document ({} is missing)",
+            package.main
+        )));
+    };
+    let others = names
+        .iter()
+        .enumerate()
+        .filter(|&(i, (_, name))| i != document && (package.is_part)(name));
+    let order: Vec<(usize, String)> = std::iter::once(&names[document])
+        .chain(others.map(|(_, entry)| entry))
+        .cloned()
+        .collect();
+
+    let mut slots = Slots::default();
+    let mut parts = Vec::with_capacity(order.len());
+    for (index, name) in order {
+        let text = read_part(kind, &mut archive, index, &name)?;
+        let dialect = (package.dialect)(&name);
+        let (bom, src) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (true, rest.to_owned()),
+            None => (false, text),
+        };
+        let nodes = {
+            let tree = xml::parse(&src).map_err(|detail| {
+                FormatError::corrupt(format!(
+                    "The file is not a valid {kind} document: {name} is not well-formed XML ({detail})"
+                ))
+            })?;
+            let mut out = NodeList::default();
+            paragraph::PartExtractor::new(dialect, &src, &mut slots).copy_nodes(&tree, &mut out);
+            out.0
+        };
+        parts.push(PartSkeleton {
+            index,
+            dialect,
+            bom,
+            src,
+            nodes,
+        });
+    }
+    let (segments, map) = slots.finish();
+    Ok((
+        segments,
+        Skeleton {
+            kind,
+            input: input.to_vec(),
+            parts,
+            map,
+        },
+    ))
+}
+
+fn open_archive<'i>(
+    package: &Package,
+    input: &'i [u8],
+) -> Result<ZipArchive<Cursor<&'i [u8]>>, FormatError> {
+    let kind = package.kind;
+    if input.is_empty() {
+        return Err(FormatError::corrupt("The file is empty"));
+    }
+    if input.starts_with(&OLE_MAGIC) {
+        return Err(FormatError::unsupported(format!(
+            "The file is a password-protected or {} document; only unprotected .{} \
+             documents can be translated",
+            package.legacy,
+            kind.to_ascii_lowercase()
+        )));
+    }
+    let mut archive = ZipArchive::new(Cursor::new(input)).map_err(|e| {
+        if input.starts_with(b"PK") {
+            zip_error(kind, e)
+        } else {
+            FormatError::corrupt(format!(
+                "The file is not a valid {kind} document: it is not a ZIP archive"
+            ))
+        }
+    })?;
+    match crate::archive::check_entries(&mut archive) {
+        Ok(()) => Ok(archive),
+        Err(EntryProblem::Unreadable(e)) => Err(zip_error(kind, e)),
+        Err(EntryProblem::UnsafePath(name)) => Err(FormatError::corrupt(format!(
+            "The file is not a valid {kind} document: its entry {name:?} has an unsafe path \
+             (absolute or climbing out of the package)"
+        ))),
+    }
+}
+
+fn zip_error(kind: &str, error: ZipError) -> FormatError {
+    match error {
+        ZipError::InvalidPassword => {
+            FormatError::unsupported(format!("The {kind} document is password-protected"))
+        }
+        ZipError::UnsupportedArchive(what) => FormatError::unsupported(format!(
+            "The {kind} document uses an unsupported ZIP feature ({what})"
+        )),
+        ZipError::CompressionMethodNotSupported(method) => FormatError::unsupported(format!(
+            "The {kind} document uses an unsupported ZIP compression method ({method})"
+        )),
+        _ => damaged(kind),
+    }
+}
+
+/// Reads a part as text.
+fn read_part(
+    kind: &str,
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    index: usize,
+    name: &str,
+) -> Result<String, FormatError> {
+    let file = archive.by_index(index).map_err(|e| zip_error(kind, e))?;
+    if file.encrypted() {
+        return Err(FormatError::unsupported(format!(
+            "The {kind} document is password-protected"
+        )));
+    }
+    let too_large = || {
+        FormatError::unsupported(format!(
+            "The {kind} document is too large to translate ({name} is over {} MiB)",
+            MAX_PART_SIZE >> 20
+        ))
+    };
+    if file.size() > MAX_PART_SIZE {
+        return Err(too_large());
+    }
+    let capacity = usize::try_from(file.size()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(capacity);
+    file.take(MAX_PART_SIZE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| damaged(kind))?;
+    if bytes.len() as u64 > MAX_PART_SIZE {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+            FormatError::unsupported(format!(
+                "The {kind} document stores {name} as UTF-16, which is not supported"
+            ))
+        } else {
+            FormatError::corrupt(format!(
+                "The file is not a valid {kind} document: {name} is not valid UTF-8"
+            ))
+        }
+    })
+}
+
+impl Skeleton {
+    /// Writes the package with the translated parts; every other entry is
+    /// copied raw.
+    pub(crate) fn merge(
+        &self,
+        source: &[String],
+        translated: &[String],
+    ) -> Result<Vec<u8>, FormatError> {
+        let texts = Texts::new(&self.map, source, translated);
+        let kind = self.kind;
+        let mut archive =
+            ZipArchive::new(Cursor::new(self.input.as_slice())).map_err(|e| zip_error(kind, e))?;
+        let mut writer = ZipWriter::new(Cursor::new(Vec::with_capacity(
+            self.input.len() + self.input.len() / 4,
+        )));
+        let write_error = |e: &dyn std::fmt::Display| FormatError::Write(e.to_string());
+        if !archive.comment().is_empty() {
+            writer
+                .set_raw_comment(archive.comment().into())
+                .map_err(|e| write_error(&e))?;
+        }
+        for index in 0..archive.len() {
+            let entry = archive
+                .by_index_raw(index)
+                .map_err(|e| zip_error(kind, e))?;
+            let Some(part) = self.parts.iter().find(|p| p.index == index) else {
+                writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;
+                continue;
+            };
+            let mut xml = String::with_capacity(part.src.len() + part.src.len() / 4 + 3);
+            if part.bom {
+                xml.push('\u{feff}');
+            }
+            skeleton::render(part.dialect, &mut xml, &part.src, &part.nodes, texts);
+            // A part the translation leaves as it was keeps its compressed bytes.
+            if xml.strip_prefix('\u{feff}').unwrap_or(&xml) == part.src {
+                writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;
+                continue;
+            }
+            let name = entry.name().map_err(|e| zip_error(kind, e))?.into_owned();
+            let options = entry.options();
+            drop(entry);
+            writer
+                .start_file(name, options)
+                .map_err(|e| write_error(&e))?;
+            writer
+                .write_all(xml.as_bytes())
+                .map_err(|e| write_error(&e))?;
+        }
+        let cursor = writer.finish().map_err(|e| write_error(&e))?;
+        Ok(cursor.into_inner())
+    }
+}

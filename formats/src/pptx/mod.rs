@@ -1,0 +1,38 @@
+//! PowerPoint presentations (`.pptx`): an Office Open XML package
+//! ([`crate::ooxml`]) whose translatable parts are DrawingML text: the slides
+//! (`ppt/slides/slide*.xml`: shapes, grouped shapes, tables), the speaker
+//! notes (`ppt/notesSlides/`), SmartArt data (`ppt/diagrams/data*.xml`) and
+//! charts (`ppt/charts/chart*.xml`). Slide masters and layouts are left as
+//! they are (their text is placeholder prompts, not content). Line breaks
+//! (`a:br`) and fields (`a:fld`, e.g. the slide number) are placeholders of
+//! their paragraph; `a:bodyPr` (autofit included) is not touched.
+
+#[cfg(test)]
+mod tests;
+
+use crate::ooxml::{DRAWING, Dialect, Package};
+
+/// The PowerPoint package.
+pub(crate) static PACKAGE: Package = Package {
+    kind: "PPTX",
+    legacy: "legacy PowerPoint (.ppt)",
+    main: "ppt/presentation.xml",
+    is_part: is_translatable_part,
+    dialect: drawing,
+};
+
+fn drawing(_: &str) -> &'static Dialect {
+    &DRAWING
+}
+
+/// Slides, notes, SmartArt data and charts.
+fn is_translatable_part(name: &str) -> bool {
+    let in_folder = |folder: &str, prefix: &str| {
+        name.strip_prefix(folder)
+            .is_some_and(|f| !f.contains('/') && f.starts_with(prefix) && f.ends_with(".xml"))
+    };
+    in_folder("ppt/slides/", "slide")
+        || in_folder("ppt/notesSlides/", "notesSlide")
+        || in_folder("ppt/diagrams/", "data")
+        || in_folder("ppt/charts/", "chart")
+}

@@ -1,0 +1,175 @@
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::inline;
+use crate::ooxml::testdoc::{map_text, python, raw_entries};
+use crate::{DocumentFormat, Extracted, FormatError, extract};
+
+/// `testdata/make_pptx.py` with `args`; its stdout.
+fn make_pptx(args: &[&Path]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/make_pptx.py");
+    let out = std::process::Command::new(python())
+        .arg(&script)
+        .args(args)
+        .output()
+        .expect("python3 runs (scripts/setup.sh installs it with python-pptx)");
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap_or_default()
+}
+
+/// A folder of this test's own.
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tolk-pptx-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The deck python-pptx writes (title, runs and a line break, a table, a
+/// group, notes, a chart).
+fn deck(dir: &Path) -> Vec<u8> {
+    let path = dir.join("deck.pptx");
+    make_pptx(&[Path::new("write"), &path]);
+    std::fs::read(&path).unwrap()
+}
+
+/// What python-pptx reads in `bytes`.
+fn read(dir: &Path, bytes: &[u8]) -> Value {
+    let path = dir.join("read.pptx");
+    std::fs::write(&path, bytes).unwrap();
+    serde_json::from_str(&make_pptx(&[Path::new("read"), &path])).unwrap()
+}
+
+fn pptx(bytes: &[u8]) -> Extracted {
+    extract(DocumentFormat::Pptx, bytes).unwrap()
+}
+
+/// Every paragraph text python-pptx reads, slide by slide, notes included.
+fn texts(deck: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for slide in deck["slides"].as_array().into_iter().flatten() {
+        for t in slide["texts"].as_array().into_iter().flatten() {
+            out.push(t["text"].as_str().unwrap_or_default().to_owned());
+        }
+        if let Some(n) = slide["notes"].as_str() {
+            out.push(n.to_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn slides_notes_tables_groups_and_charts_are_segments() {
+    let dir = folder("segments");
+    let doc = pptx(&deck(&dir));
+    let plain: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| inline::plain_text(s))
+        .collect();
+    for want in [
+        "The quarterly report",
+        "Prepared by the sales team",
+        "The house is small.",
+        "The city",
+        "The garden",
+        "The first box",
+        "The second box",
+        "Speak slowly about the office.",
+        "The sales of the year",
+    ] {
+        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
+    }
+    // One paragraph with a bold run and a line break: one segment, the bold
+    // run a span, the break a placeholder.
+    let para = doc
+        .segments()
+        .iter()
+        .find(|s| s.contains("very large"))
+        .unwrap();
+    assert!(para.contains("<g id=\"1\">very large</g>"), "{para}");
+    assert!(para.contains("<x id="), "{para}");
+    assert!(para.contains("It opened in May."), "{para}");
+}
+
+#[test]
+fn an_untranslated_deck_is_byte_identical() {
+    let dir = folder("identity");
+    let bytes = deck(&dir);
+    let doc = pptx(&bytes);
+    let out = doc.merge(doc.segments()).unwrap();
+    assert_eq!(raw_entries(&bytes), raw_entries(&out));
+}
+
+#[test]
+fn a_translated_deck_reads_back_with_every_text_translated_and_formatting_kept() {
+    let dir = folder("translated");
+    let bytes = deck(&dir);
+    let before = read(&dir, &bytes);
+    let doc = pptx(&bytes);
+    let upper: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, |t| t.to_uppercase()))
+        .collect();
+    let out = doc.merge(&upper).unwrap();
+    let after = read(&dir, &out);
+    let want: Vec<String> = texts(&before).iter().map(|t| t.to_uppercase()).collect();
+    assert_eq!(texts(&after), want);
+    // The bold run is still bold; the line break still between its runs.
+    let para = &after["slides"][1]["texts"][1];
+    let bold: Vec<&str> = para["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["bold"] == true)
+        .filter_map(|r| r["text"].as_str())
+        .collect();
+    assert_eq!(bold, ["VERY LARGE"], "{para}");
+    assert!(
+        para["text"].as_str().unwrap_or_default().contains('\u{b}'),
+        "{para}"
+    );
+    assert_eq!(before["layouts"], after["layouts"]);
+}
+
+#[test]
+fn masters_and_layouts_are_copied_as_they_are() {
+    let dir = folder("masters");
+    let bytes = deck(&dir);
+    let doc = pptx(&bytes);
+    let x: Vec<String> = doc.segments().iter().map(|_| "X".to_owned()).collect();
+    let out = doc.merge(&x).unwrap();
+    let (before, after) = (raw_entries(&bytes), raw_entries(&out));
+    assert_eq!(before.len(), after.len());
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(b.0, a.0, "entry order");
+        let translated = b.0.starts_with("ppt/slides/slide")
+            || b.0.starts_with("ppt/notesSlides/notesSlide")
+            || b.0.starts_with("ppt/charts/chart");
+        if !translated {
+            assert_eq!(b, a, "{} changed", b.0);
+        }
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_presentation_is_refused() {
+    for (bytes, says) in [
+        (b"".to_vec(), "empty"),
+        (b"not a zip".to_vec(), "not a ZIP archive"),
+        (
+            crate::ooxml::testdoc::zip_of(&[("word/document.xml", "<w:document/>")]),
+            "ppt/presentation.xml is missing",
+        ),
+    ] {
+        let e = extract(DocumentFormat::Pptx, &bytes).unwrap_err();
+        assert!(matches!(e, FormatError::Corrupt(_)), "{e:?}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}
