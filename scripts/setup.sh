@@ -101,6 +101,7 @@ TEST_PYTHON_MODULES=(
     "authlib.integrations.requests_client python3-authlib      Authlib"
     "authlib.jose                         python3-authlib      Authlib"
     "cryptography                         python3-cryptography cryptography"  # authlib.jose RS256
+    "openpyxl                             python3-openpyxl     openpyxl"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
 )
 

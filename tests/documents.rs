@@ -439,3 +439,64 @@ async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
     );
     Ok(())
 }
+
+const READ_XLSX: &str = r#"
+import sys, json, openpyxl
+wb = openpyxl.load_workbook(sys.argv[1])
+out = {"sheets": wb.sheetnames, "cells": {}, "comments": []}
+for ws in wb.worksheets:
+    for row in ws.iter_rows():
+        for c in row:
+            if c.value is not None:
+                out["cells"][ws.title + "!" + c.coordinate] = str(c.value)
+            if c.comment is not None:
+                out["comments"].append(c.comment.text)
+print(json.dumps(out))
+"#;
+
+/// A workbook written by openpyxl comes back with its text cells and comment
+/// in Spanish, read back by openpyxl; numbers, the formula and the sheet
+/// names are as they were.
+#[tokio::test]
+async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()> {
+    let mut world = World::new("xlsx").await?;
+    let key = world.create_key("xlsx", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = world.path("book.xlsx");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/make_xlsx.py");
+    python(
+        "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
+        &[&script, &source],
+    )
+    .await?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "book.xlsx",
+            std::fs::read(&source)?,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, _, bytes) = api.download(&key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    let result = world.path("result.xlsx");
+    std::fs::write(&result, bytes)?;
+    let book: Value = serde_json::from_str(&python(READ_XLSX, &[&result]).await?)?;
+    assert_eq!(book["sheets"], serde_json::json!(["Sales", "Summary"]));
+    let cell = |name: &str| book["cells"][name].as_str().unwrap_or_default().to_owned();
+    assert_eq!(cell("Sales!A1"), "La casa es pequeña.");
+    assert_eq!(cell("Sales!A2"), "La ciudad");
+    assert_eq!(cell("Summary!A1"), "El país");
+    assert_eq!(cell("Sales!B1"), "10.5");
+    assert_eq!(cell("Sales!B3"), "=SUM(B1:B2)");
+    let comment = book["comments"][0].as_str().unwrap_or_default();
+    assert!(
+        !comment.is_empty() && !comment.contains("The number"),
+        "comment: {comment}"
+    );
+    Ok(())
+}

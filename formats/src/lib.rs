@@ -14,7 +14,9 @@
 //! * **docx** — one segment per Word paragraph with its runs, hyperlinks and
 //!   fields as tags; body, headers, footers, footnotes and endnotes;
 //! * **pptx** — one segment per DrawingML paragraph of the slides, speaker
-//!   notes, SmartArt data and charts; masters and layouts left as they are.
+//!   notes, SmartArt data and charts; masters and layouts left as they are;
+//! * **xlsx, xlsm** — shared and inline strings (plain and rich), cell
+//!   comments, drawings and charts; formulas, numbers and macros untouched.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -37,6 +39,7 @@ mod pptx;
 mod slots;
 pub mod tmx;
 mod txt;
+mod xlsx;
 
 pub use error::FormatError;
 
@@ -51,6 +54,11 @@ pub enum DocumentFormat {
     Docx,
     /// PowerPoint Office Open XML (`.pptx`).
     Pptx,
+    /// Excel Office Open XML (`.xlsx`).
+    Xlsx,
+    /// Excel Office Open XML with macros (`.xlsm`); the macros are kept as
+    /// they are.
+    Xlsm,
 }
 
 impl DocumentFormat {
@@ -63,6 +71,8 @@ impl DocumentFormat {
             "html" | "htm" => Some(Self::Html),
             "docx" => Some(Self::Docx),
             "pptx" => Some(Self::Pptx),
+            "xlsx" => Some(Self::Xlsx),
+            "xlsm" => Some(Self::Xlsm),
             _ => None,
         }
     }
@@ -80,6 +90,8 @@ impl DocumentFormat {
             Self::Html => "html",
             Self::Docx => "docx",
             Self::Pptx => "pptx",
+            Self::Xlsx => "xlsx",
+            Self::Xlsm => "xlsm",
         }
     }
 
@@ -92,6 +104,8 @@ impl DocumentFormat {
             Self::Pptx => {
                 "application/vnd.openxmlformats-officedocument.presentationml.presentation"
             }
+            Self::Xlsx => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            Self::Xlsm => "application/vnd.ms-excel.sheet.macroEnabled.12",
         }
     }
 }
@@ -111,12 +125,17 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
             let (segments, skeleton) = html::extract(input)?;
             (segments, Skeleton::Html(skeleton))
         }
-        DocumentFormat::Docx => {
-            let (segments, skeleton) = ooxml::extract(&docx::PACKAGE, input)?;
-            (segments, Skeleton::Ooxml(skeleton))
-        }
-        DocumentFormat::Pptx => {
-            let (segments, skeleton) = ooxml::extract(&pptx::PACKAGE, input)?;
+        DocumentFormat::Docx
+        | DocumentFormat::Pptx
+        | DocumentFormat::Xlsx
+        | DocumentFormat::Xlsm => {
+            let package = match format {
+                DocumentFormat::Pptx => &pptx::PACKAGE,
+                DocumentFormat::Xlsx => &xlsx::XLSX,
+                DocumentFormat::Xlsm => &xlsx::XLSM,
+                _ => &docx::PACKAGE,
+            };
+            let (segments, skeleton) = ooxml::extract(package, input)?;
             (segments, Skeleton::Ooxml(skeleton))
         }
     };

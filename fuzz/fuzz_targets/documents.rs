@@ -10,11 +10,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else {
         return;
     };
-    let format = match pick % 4 {
+    let format = match pick % 5 {
         0 => DocumentFormat::Txt,
         1 => DocumentFormat::Html,
         2 => DocumentFormat::Docx,
-        _ => DocumentFormat::Pptx,
+        3 => DocumentFormat::Pptx,
+        _ => DocumentFormat::Xlsx,
     };
     let Ok(doc) = extract(format, input) else {
         return;

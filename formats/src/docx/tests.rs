@@ -20,19 +20,8 @@ const GENERATED: &[&str] = &[
 fn generated_dir() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("tolk-docx-tests-{}", std::process::id()));
-        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/make_docx.py");
-        let out = std::process::Command::new(crate::ooxml::testdoc::python())
-            .arg(&script)
-            .arg(&dir)
-            .output()
-            .expect("python3 runs (scripts/setup.sh installs it with python3-docx)");
-        assert!(
-            out.status.success(),
-            "{} failed: {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let dir = crate::ooxml::testdoc::test_folder("docx-tests");
+        crate::ooxml::testdoc::testdata_script("make_docx.py", &[&dir]);
         dir
     })
 }

@@ -33,8 +33,8 @@ const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
 /// The vocabulary of paragraphs in one markup language of Office Open XML.
 #[derive(Debug)]
 pub(crate) struct Dialect {
-    /// A paragraph (`w:p`).
-    pub paragraph: &'static str,
+    /// The elements that are paragraphs (`w:p`).
+    pub paragraphs: &'static [&'static str],
     /// Its properties, first child (`w:pPr`).
     pub paragraph_props: &'static str,
     /// A run (`w:r`).
@@ -51,11 +51,11 @@ pub(crate) struct Dialect {
     pub text_open: &'static str,
     /// See [`Dialect::text_open`].
     pub text_close: &'static str,
-    /// The line break written inside a run; `None` where breaks sit between
-    /// runs (a newline in a translation then becomes a space).
-    pub break_in_run: Option<&'static str>,
-    /// The tab written inside a run (with [`Dialect::break_in_run`]).
-    pub tab_in_run: &'static str,
+    /// How a translation's line breaks and tabs are written.
+    pub breaks: Breaks,
+    /// Whether text elements may stand in a paragraph without a run (the
+    /// plain strings of SpreadsheetML).
+    pub bare_text: bool,
     /// Elements whose content is part of the paragraph's text flow.
     pub containers: &'static [&'static str],
     /// Run children that may be dropped if a translation loses them.
@@ -68,9 +68,26 @@ pub(crate) struct Dialect {
     pub dropped: &'static [&'static str],
 }
 
+/// How a dialect writes the line breaks and tabs of translated text.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Breaks {
+    /// As elements inside the run (`w:br`, `w:tab`).
+    InRun {
+        /// The line break.
+        line: &'static str,
+        /// The tab.
+        tab: &'static str,
+    },
+    /// Line breaks sit between runs (DrawingML's `a:br`): a newline becomes a
+    /// space; a tab stays a character.
+    Between,
+    /// As characters of the text (SpreadsheetML).
+    InText,
+}
+
 /// WordprocessingML (`word/*.xml`).
 pub(crate) static WORD: Dialect = Dialect {
-    paragraph: "w:p",
+    paragraphs: &["w:p"],
     paragraph_props: "w:pPr",
     run: "w:r",
     run_props: "w:rPr",
@@ -79,8 +96,11 @@ pub(crate) static WORD: Dialect = Dialect {
     run_close: "</w:r>",
     text_open: "<w:t xml:space=\"preserve\">",
     text_close: "</w:t>",
-    break_in_run: Some("<w:br/>"),
-    tab_in_run: "<w:tab/>",
+    breaks: Breaks::InRun {
+        line: "<w:br/>",
+        tab: "<w:tab/>",
+    },
+    bare_text: false,
     containers: &[
         "w:hyperlink",
         "w:ins",
@@ -100,7 +120,7 @@ pub(crate) static WORD: Dialect = Dialect {
 
 /// DrawingML text (`a:p` in slides, notes, shapes, charts, diagrams).
 pub(crate) static DRAWING: Dialect = Dialect {
-    paragraph: "a:p",
+    paragraphs: &["a:p"],
     paragraph_props: "a:pPr",
     run: "a:r",
     run_props: "a:rPr",
@@ -109,13 +129,33 @@ pub(crate) static DRAWING: Dialect = Dialect {
     run_close: "</a:r>",
     text_open: "<a:t>",
     text_close: "</a:t>",
-    break_in_run: None,
-    tab_in_run: "",
+    breaks: Breaks::Between,
+    bare_text: false,
     containers: &[],
     droppable: &[],
     ignored_props: &[
         "lang", "altLang", "dirty", "err", "noProof", "smtClean", "smtId",
     ],
+    dropped: &[],
+};
+
+/// SpreadsheetML strings: shared strings (`si`), inline strings (`is`) and
+/// the text of cell comments (`text`), plain (`t`) or rich (`r`).
+pub(crate) static SPREADSHEET: Dialect = Dialect {
+    paragraphs: &["si", "is", "text"],
+    paragraph_props: "",
+    run: "r",
+    run_props: "rPr",
+    text: "t",
+    run_open: "<r>",
+    run_close: "</r>",
+    text_open: "<t xml:space=\"preserve\">",
+    text_close: "</t>",
+    breaks: Breaks::InText,
+    bare_text: true,
+    containers: &[],
+    droppable: &[],
+    ignored_props: &[],
     dropped: &[],
 };
 

@@ -43,14 +43,15 @@ pub(crate) struct PartExtractor<'s, 'x> {
 
 #[derive(Clone, Copy)]
 struct Run<'t> {
-    elem: &'t Elem<'t>,
+    /// The run; `None` for a bare text element (SpreadsheetML's plain strings).
+    elem: Option<&'t Elem<'t>>,
     rpr: Option<&'t Elem<'t>>,
 }
 
 impl Run<'_> {
     fn style(&self) -> RunStyle {
         RunStyle {
-            start: self.elem.start.clone(),
+            start: self.elem.map_or(0..0, |e| e.start.clone()),
             rpr: self.rpr.map(Elem::span),
         }
     }
@@ -127,7 +128,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     }
 
     fn copy_elem<'t>(&mut self, elem: &'t Elem<'t>, out: &mut NodeList) {
-        if elem.name == self.dialect.paragraph && elem.end.is_some() {
+        if self.dialect.paragraphs.contains(&elem.name) && elem.end.is_some() {
             self.paragraph(elem, out);
             return;
         }
@@ -258,6 +259,19 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     name if name == self.dialect.paragraph_props
                         || self.dialect.dropped.contains(&name) => {}
                     name if name == self.dialect.run => self.collect_run(elem, out),
+                    name if self.dialect.bare_text && name == self.dialect.text => {
+                        let text = elem.text(self.src);
+                        if !text.is_empty() {
+                            out.push(Atom::Text {
+                                run: Run {
+                                    elem: None,
+                                    rpr: None,
+                                },
+                                key: 0,
+                                text,
+                            });
+                        }
+                    }
                     name if self.dialect.containers.contains(&name) && elem.end.is_some() => {
                         let mut children = Vec::new();
                         self.collect(&elem.children, &mut children);
@@ -278,7 +292,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
 
     fn collect_run<'t>(&mut self, r: &'t Elem<'t>, out: &mut Vec<Atom<'t>>) {
         let rpr = r.elems().find(|e| e.name == self.dialect.run_props);
-        let run = Run { elem: r, rpr };
+        let run = Run { elem: Some(r), rpr };
         let key = self.key(rpr);
         for child in &r.children {
             let elem = match child {
@@ -465,12 +479,16 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             match part {
                 Part::Elem(elem) => self.copy_elem(elem, out),
                 Part::InRun(run, child) => {
-                    out.raw(run.elem.start.clone());
+                    let Some(elem) = run.elem else {
+                        self.copy_elem(child, out);
+                        continue;
+                    };
+                    out.raw(elem.start.clone());
                     if let Some(rpr) = run.rpr {
                         out.raw(rpr.span());
                     }
                     self.copy_elem(child, out);
-                    match &run.elem.end {
+                    match &elem.end {
                         Some(end) => out.raw(end.clone()),
                         None => out.str(self.dialect.run_close),
                     }

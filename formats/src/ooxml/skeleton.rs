@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::Dialect;
+use super::{Breaks, Dialect};
 use crate::inline::{self, Piece};
 use crate::slots::Texts;
 
@@ -180,9 +180,9 @@ fn render_para(dialect: &Dialect, out: &mut String, src: &str, para: &Para, text
     render(dialect, out, src, &para.suffix, texts);
 }
 
-/// Writes text as one run of `style`. In WordprocessingML tabs and newlines
-/// become `w:tab`/`w:br`; in DrawingML a tab stays a character and a newline
-/// (a line break belongs between runs there) becomes a space.
+/// Writes text as one run of `style` (as a bare text element where the
+/// dialect allows it and the style has no run), with the dialect's
+/// [`Breaks`].
 pub(crate) fn write_run(
     dialect: &Dialect,
     out: &mut String,
@@ -194,46 +194,57 @@ pub(crate) fn write_run(
         return;
     }
     let start = src.get(style.start.clone()).filter(|s| !s.is_empty());
-    out.push_str(start.unwrap_or(dialect.run_open));
-    if let Some(rpr) = &style.rpr {
-        out.push_str(src.get(rpr.clone()).unwrap_or(""));
+    let bare = start.is_none() && dialect.bare_text;
+    if !bare {
+        out.push_str(start.unwrap_or(dialect.run_open));
+        if let Some(rpr) = &style.rpr {
+            out.push_str(src.get(rpr.clone()).unwrap_or(""));
+        }
     }
-    match dialect.break_in_run {
-        Some(br) => {
+    match dialect.breaks {
+        Breaks::InRun { line: br, tab } => {
             for (i, line) in text.split('\n').enumerate() {
                 if i > 0 {
                     out.push_str(br);
                 }
                 for (j, chunk) in line.split('\t').enumerate() {
                     if j > 0 {
-                        out.push_str(dialect.tab_in_run);
+                        out.push_str(tab);
                     }
                     if !chunk.is_empty() {
                         out.push_str(dialect.text_open);
-                        escape_xml(out, chunk, false);
+                        escape_xml(out, chunk, "");
                         out.push_str(dialect.text_close);
                     }
                 }
             }
         }
-        None => {
+        Breaks::Between => {
             out.push_str(dialect.text_open);
-            escape_xml(out, &text.replace('\n', " "), true);
+            escape_xml(out, &text.replace('\n', " "), "\t");
+            out.push_str(dialect.text_close);
+        }
+        Breaks::InText => {
+            out.push_str(dialect.text_open);
+            escape_xml(out, text, "\t\n");
             out.push_str(dialect.text_close);
         }
     }
-    out.push_str(dialect.run_close);
+    if !bare {
+        out.push_str(dialect.run_close);
+    }
 }
 
-/// Escapes text for XML character data, dropping control characters (tabs
-/// and newlines were turned into elements before), tabs kept if `tabs`.
-fn escape_xml(out: &mut String, text: &str, tabs: bool) {
+/// Escapes text for XML character data, dropping control characters other
+/// than those in `kept` (tabs and newlines, where the dialect writes them as
+/// characters).
+fn escape_xml(out: &mut String, text: &str, kept: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\t' if tabs => out.push('\t'),
+            c if kept.contains(c) => out.push(c),
             '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
             c => out.push(c),
         }

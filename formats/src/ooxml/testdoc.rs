@@ -113,3 +113,29 @@ pub(crate) fn map_text(segment: &str, f: impl Fn(&str) -> String) -> String {
     }
     out
 }
+
+/// Runs `testdata/{script}` with [`python`] and `args`; its stdout.
+pub(crate) fn testdata_script(script: &str, args: &[&std::path::Path]) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(script);
+    let out = std::process::Command::new(python())
+        .arg(&path)
+        .args(args)
+        .output()
+        .expect("python3 runs (scripts/setup.sh installs it with the modules the tests import)");
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap_or_default()
+}
+
+/// A folder of one test's own, below the system's temporary folder.
+pub(crate) fn test_folder(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tolk-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -3,31 +3,17 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::inline;
-use crate::ooxml::testdoc::{map_text, python, raw_entries};
+use crate::ooxml::testdoc::{map_text, raw_entries, test_folder, testdata_script};
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
 /// `testdata/make_pptx.py` with `args`; its stdout.
 fn make_pptx(args: &[&Path]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/make_pptx.py");
-    let out = std::process::Command::new(python())
-        .arg(&script)
-        .args(args)
-        .output()
-        .expect("python3 runs (scripts/setup.sh installs it with python-pptx)");
-    assert!(
-        out.status.success(),
-        "{} failed: {}",
-        script.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap_or_default()
+    testdata_script("make_pptx.py", args)
 }
 
 /// A folder of this test's own.
 fn folder(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tolk-pptx-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    test_folder(&format!("pptx-{name}"))
 }
 
 /// The deck python-pptx writes (title, runs and a line break, a table, a

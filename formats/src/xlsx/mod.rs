@@ -1,0 +1,52 @@
+//! Excel workbooks (`.xlsx`, and `.xlsm` with macros): an Office Open XML
+//! package ([`crate::ooxml`]) whose translatable parts are the shared strings
+//! (`xl/sharedStrings.xml`, plain and rich), the inline strings of the
+//! worksheets, cell comments (SpreadsheetML), and the DrawingML text of
+//! drawings (text boxes, shapes) and charts. Formulas, numbers, dates, sheet
+//! names and defined names are not in those parts' strings and stay as they
+//! are; so does every other entry, the VBA project of an `.xlsm` included
+//! (byte-identical).
+
+#[cfg(test)]
+mod tests;
+
+use crate::ooxml::{DRAWING, Dialect, Package, SPREADSHEET};
+
+/// The Excel package (`.xlsx`).
+pub(crate) static XLSX: Package = excel("XLSX");
+
+/// The macro-enabled Excel package (`.xlsm`).
+pub(crate) static XLSM: Package = excel("XLSM");
+
+const fn excel(kind: &'static str) -> Package {
+    Package {
+        kind,
+        legacy: "legacy Excel (.xls)",
+        main: "xl/workbook.xml",
+        is_part: is_translatable_part,
+        dialect,
+    }
+}
+
+/// DrawingML in drawings and charts, SpreadsheetML elsewhere.
+fn dialect(name: &str) -> &'static Dialect {
+    if name.starts_with("xl/drawings/") || name.starts_with("xl/charts/") {
+        &DRAWING
+    } else {
+        &SPREADSHEET
+    }
+}
+
+/// Shared strings, worksheets, comments, drawings and charts.
+fn is_translatable_part(name: &str) -> bool {
+    let in_folder = |folder: &str, prefix: &str| {
+        name.strip_prefix(folder)
+            .is_some_and(|f| !f.contains('/') && f.starts_with(prefix) && f.ends_with(".xml"))
+    };
+    name == "xl/sharedStrings.xml"
+        || in_folder("xl/worksheets/", "sheet")
+        || in_folder("xl/", "comments")
+        || in_folder("xl/comments/", "comment")
+        || in_folder("xl/drawings/", "drawing")
+        || in_folder("xl/charts/", "chart")
+}

@@ -1,0 +1,192 @@
+use std::io::{Cursor, Read, Write};
+
+use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
+use zip::write::SimpleFileOptions;
+use zip::{ZipArchive, ZipWriter};
+
+use crate::inline;
+use crate::ooxml::testdoc::{map_text, raw_entries, test_folder, testdata_script, zip_of};
+use crate::{DocumentFormat, FormatError, extract};
+
+/// The workbook openpyxl writes (`testdata/make_xlsx.py`).
+fn workbook(name: &str) -> Vec<u8> {
+    let path = test_folder(&format!("xlsx-{name}")).join("book.xlsx");
+    testdata_script("make_xlsx.py", &[&path]);
+    std::fs::read(&path).unwrap()
+}
+
+/// Every cell of every sheet as calamine reads it, with the sheet names.
+fn cells(bytes: &[u8]) -> Vec<(String, Vec<Vec<Data>>)> {
+    let mut book: Xlsx<_> = open_workbook_from_rs(Cursor::new(bytes.to_vec())).unwrap();
+    book.sheet_names()
+        .into_iter()
+        .map(|name| {
+            let range = book.worksheet_range(&name).unwrap();
+            let rows = range.rows().map(<[Data]>::to_vec).collect();
+            (name, rows)
+        })
+        .collect()
+}
+
+fn upper_all(bytes: &[u8], format: DocumentFormat) -> Vec<u8> {
+    let doc = extract(format, bytes).unwrap();
+    let upper: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, |t| t.to_uppercase()))
+        .collect();
+    doc.merge(&upper).unwrap()
+}
+
+#[test]
+fn cell_strings_and_comments_are_segments_and_numbers_are_not() {
+    let doc = extract(DocumentFormat::Xlsx, &workbook("segments")).unwrap();
+    let plain: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| inline::plain_text(s))
+        .collect();
+    for want in [
+        "The house is small.",
+        "The city",
+        "The country",
+        "The number is wrong.",
+    ] {
+        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
+    }
+    assert!(
+        plain.iter().any(|p| p.contains("The garden\nThe street")),
+        "{plain:?}"
+    );
+    assert!(
+        plain
+            .iter()
+            .all(|p| !p.contains("SUM") && !p.contains("10.5") && !p.contains("Sales")),
+        "{plain:?}"
+    );
+}
+
+#[test]
+fn an_untranslated_workbook_is_byte_identical() {
+    let bytes = workbook("identity");
+    let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
+    let out = doc.merge(doc.segments()).unwrap();
+    assert_eq!(raw_entries(&bytes), raw_entries(&out));
+}
+
+#[test]
+fn calamine_reads_translated_strings_and_the_same_numbers_formulas_and_names() {
+    let bytes = workbook("translated");
+    let out = upper_all(&bytes, DocumentFormat::Xlsx);
+    let (before, after) = (cells(&bytes), cells(&out));
+    assert_eq!(before.len(), after.len());
+    for ((name_b, rows_b), (name_a, rows_a)) in before.iter().zip(&after) {
+        assert_eq!(name_b, name_a, "sheet names are not translated");
+        for (row_b, row_a) in rows_b.iter().zip(rows_a) {
+            for (b, a) in row_b.iter().zip(row_a) {
+                match b {
+                    Data::String(s) => assert_eq!(a, &Data::String(s.to_uppercase())),
+                    other => assert_eq!(a, other, "non-text cells stay as they are"),
+                }
+            }
+        }
+    }
+    let mut book: Xlsx<_> = open_workbook_from_rs(Cursor::new(out.clone())).unwrap();
+    let formulas = book.worksheet_formula("Sales").unwrap();
+    assert!(
+        formulas.used_cells().any(|(_, _, f)| f == "SUM(B1:B2)"),
+        "the formula is kept"
+    );
+    assert_eq!(
+        book.defined_names(),
+        [("Total".to_owned(), "Sales!$B$3".to_owned())]
+    );
+    let comments = String::from_utf8(
+        crate::ooxml::testdoc::entries(&out)
+            .into_iter()
+            .find(|(n, _)| n == "xl/comments/comment1.xml")
+            .map(|(_, b)| b)
+            .unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert!(comments.contains("THE NUMBER IS WRONG."), "{comments}");
+    assert!(comments.contains("<author>Ana</author>"), "{comments}");
+}
+
+/// The workbook with an extra binary entry standing for the VBA project.
+fn with_macros(bytes: &[u8], project: &[u8]) -> Vec<u8> {
+    let mut archive = ZipArchive::new(Cursor::new(bytes)).unwrap();
+    let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        let entry = archive.by_index_raw(i).unwrap();
+        writer.raw_copy_file(entry).unwrap();
+    }
+    writer
+        .start_file("xl/vbaProject.bin", SimpleFileOptions::default())
+        .unwrap();
+    writer.write_all(project).unwrap();
+    writer.finish().unwrap().into_inner()
+}
+
+#[test]
+fn the_macros_of_an_xlsm_are_byte_identical() {
+    let project: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    let bytes = with_macros(&workbook("xlsm"), &project);
+    let out = upper_all(&bytes, DocumentFormat::Xlsm);
+    let find = |b: &[u8]| {
+        raw_entries(b)
+            .into_iter()
+            .find(|(n, _, _)| n == "xl/vbaProject.bin")
+            .unwrap()
+    };
+    assert_eq!(find(&bytes), find(&out));
+    let mut archive = ZipArchive::new(Cursor::new(out.as_slice())).unwrap();
+    let mut read = Vec::new();
+    archive
+        .by_name("xl/vbaProject.bin")
+        .unwrap()
+        .read_to_end(&mut read)
+        .unwrap();
+    assert_eq!(read, project);
+}
+
+#[test]
+fn a_rich_shared_string_keeps_its_bold_run() {
+    let shared = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2"><si><t>The city</t></si><si><r><t xml:space="preserve">The house is </t></r><r><rPr><b/><sz val="11"/></rPr><t>small</t></r><r><t>.</t></r></si></sst>"#;
+    let bytes = zip_of(&[
+        ("xl/workbook.xml", "<workbook/>"),
+        ("xl/sharedStrings.xml", shared),
+    ]);
+    let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
+    assert_eq!(
+        doc.segments(),
+        ["The city", "The house is <g id=\"1\">small</g>."]
+    );
+    let out = doc
+        .merge(&[
+            "La ciudad".to_owned(),
+            "La casa es <g id=\"1\">pequeña</g>.".to_owned(),
+        ])
+        .unwrap();
+    let xml = crate::ooxml::testdoc::part(&out, "xl/sharedStrings.xml");
+    assert!(
+        xml.contains("<si><t xml:space=\"preserve\">La ciudad</t></si>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<rPr><b/><sz val=\"11\"/></rPr><t xml:space=\"preserve\">pequeña</t>"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_workbook_is_refused() {
+    let e = extract(
+        DocumentFormat::Xlsx,
+        &zip_of(&[("word/document.xml", "<w:document/>")]),
+    )
+    .unwrap_err();
+    assert!(matches!(e, FormatError::Corrupt(_)), "{e:?}");
+    assert!(e.to_string().contains("xl/workbook.xml is missing"), "{e}");
+}
