@@ -102,6 +102,7 @@ TEST_PYTHON_MODULES=(
     "authlib.jose                         python3-authlib      Authlib"
     "cryptography                         python3-cryptography cryptography"  # authlib.jose RS256
     "openpyxl                             python3-openpyxl     openpyxl"
+    "odf.opendocument                     python3-odf          odfpy"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
 )
 

@@ -333,8 +333,36 @@ async fn corrupt_documents_end_in_error_and_the_worker_goes_on() -> Result<()> {
 
 /// `formats/testdata/make_pptx.py` (python-pptx) with `args`.
 async fn make_pptx(args: &[&std::path::Path]) -> Result<String> {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/make_pptx.py");
+    testdata_script("make_pptx.py", args).await
+}
+
+/// Uploads `data` as `name` with `fields`, waits for it to be done and
+/// downloads it: (the Content-Type, the bytes).
+async fn translated(
+    api: &crate::support::Api,
+    key: &str,
+    name: &str,
+    data: Vec<u8>,
+    fields: &[(&str, &str)],
+) -> Result<(String, Vec<u8>)> {
+    let (id, dk) = api.upload_ok(key, name, data, fields).await?;
+    let st = api.wait(key, &id, &dk, Duration::from_secs(120)).await?;
+    anyhow::ensure!(st.status == "done", "{name}: {}", st.body);
+    let (code, headers, bytes) = api.download(key, &id, &dk).await?;
+    anyhow::ensure!(code == 200, "{name}: download answered {code}");
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    Ok((content_type, bytes))
+}
+
+/// `formats/testdata/{script}` (the formats' own test documents) with `args`.
+async fn testdata_script(script: &str, args: &[&std::path::Path]) -> Result<String> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("formats/testdata")
+        .join(script);
     let mut all = vec![script.as_path()];
     all.extend_from_slice(args);
     python(
@@ -355,27 +383,23 @@ async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
     world.start_worker("a")?;
     let source = world.path("deck.pptx");
     make_pptx(&[std::path::Path::new("write"), &source]).await?;
-    let (id, dk) = api
-        .upload_ok(
-            &key,
-            "deck.pptx",
-            std::fs::read(&source)?,
-            &[
-                ("target_lang", "ES"),
-                ("source_lang", "EN"),
-                (
-                    "input_conversion_options",
-                    "version:1,suppress-image-types:logo-photo",
-                ),
-            ],
-        )
-        .await?;
-    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
-    assert_eq!(st.status, "done", "{}", st.body);
-    let (code, headers, bytes) = api.download(&key, &id, &dk).await?;
-    assert_eq!(code, 200);
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "deck.pptx",
+        std::fs::read(&source)?,
+        &[
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            (
+                "input_conversion_options",
+                "version:1,suppress-image-types:logo-photo",
+            ),
+        ],
+    )
+    .await?;
     assert_eq!(
-        headers["content-type"],
+        content_type,
         "application/vnd.openxmlformats-officedocument.presentationml.presentation"
     );
     let result = world.path("result.pptx");
@@ -464,25 +488,15 @@ async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()>
     let api = world.start_api().await?;
     world.start_worker("a")?;
     let source = world.path("book.xlsx");
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/make_xlsx.py");
-    python(
-        "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')",
-        &[&script, &source],
+    testdata_script("make_xlsx.py", &[&source]).await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "book.xlsx",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
     )
     .await?;
-    let (id, dk) = api
-        .upload_ok(
-            &key,
-            "book.xlsx",
-            std::fs::read(&source)?,
-            &[("target_lang", "ES"), ("source_lang", "EN")],
-        )
-        .await?;
-    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
-    assert_eq!(st.status, "done", "{}", st.body);
-    let (code, _, bytes) = api.download(&key, &id, &dk).await?;
-    assert_eq!(code, 200);
     let result = world.path("result.xlsx");
     std::fs::write(&result, bytes)?;
     let book: Value = serde_json::from_str(&python(READ_XLSX, &[&result]).await?)?;
@@ -498,5 +512,42 @@ async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()>
         !comment.is_empty() && !comment.contains("The number"),
         "comment: {comment}"
     );
+    Ok(())
+}
+
+/// An OpenDocument text written by odfpy comes back in Spanish, read back by
+/// odfpy, with its bold span and its link; `mimetype` is still the first entry.
+#[tokio::test]
+async fn odt_paragraphs_notes_and_headers_are_translated() -> Result<()> {
+    let mut world = World::new("odt").await?;
+    let key = world.create_key("odt", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let dir = world.path("odf");
+    testdata_script("make_odf.py", &[std::path::Path::new("write"), &dir]).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "doc.odt",
+        std::fs::read(dir.join("doc.odt"))?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/vnd.oasis.opendocument.text");
+    assert!(bytes.starts_with(b"PK") && bytes[30..38] == *b"mimetype");
+    let result = world.path("result.odt");
+    std::fs::write(&result, bytes)?;
+    let doc: Value = serde_json::from_str(
+        &testdata_script("make_odf.py", &[std::path::Path::new("read"), &result]).await?,
+    )?;
+    let texts = joined(&doc["texts"]);
+    for spanish in ["La casa es", "La nota es", "El país", "El informe anual"] {
+        assert!(texts.contains(spanish), "{spanish} missing: {texts}");
+    }
+    for english in ["The house", "The note", "The country", "The annual report"] {
+        assert!(!texts.contains(english), "{english} left: {texts}");
+    }
+    assert_eq!(doc["spans"].as_array().map(Vec::len), Some(1), "{doc}");
+    assert_eq!(doc["links"], serde_json::json!(["https://example.com/"]));
     Ok(())
 }

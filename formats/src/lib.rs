@@ -16,7 +16,9 @@
 //! * **pptx** — one segment per DrawingML paragraph of the slides, speaker
 //!   notes, SmartArt data and charts; masters and layouts left as they are;
 //! * **xlsx, xlsm** — shared and inline strings (plain and rich), cell
-//!   comments, drawings and charts; formulas, numbers and macros untouched.
+//!   comments, drawings and charts; formulas, numbers and macros untouched;
+//! * **odt, odp, ods** — paragraphs and headings of `content.xml` and
+//!   `styles.xml`, spans as tags; `mimetype` first and stored.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -34,6 +36,7 @@ mod docx;
 mod error;
 mod html;
 pub mod inline;
+mod odf;
 mod ooxml;
 mod pptx;
 mod slots;
@@ -59,6 +62,12 @@ pub enum DocumentFormat {
     /// Excel Office Open XML with macros (`.xlsm`); the macros are kept as
     /// they are.
     Xlsm,
+    /// OpenDocument text (`.odt`).
+    Odt,
+    /// OpenDocument presentation (`.odp`).
+    Odp,
+    /// OpenDocument spreadsheet (`.ods`).
+    Ods,
 }
 
 impl DocumentFormat {
@@ -73,6 +82,9 @@ impl DocumentFormat {
             "pptx" => Some(Self::Pptx),
             "xlsx" => Some(Self::Xlsx),
             "xlsm" => Some(Self::Xlsm),
+            "odt" => Some(Self::Odt),
+            "odp" => Some(Self::Odp),
+            "ods" => Some(Self::Ods),
             _ => None,
         }
     }
@@ -92,6 +104,9 @@ impl DocumentFormat {
             Self::Pptx => "pptx",
             Self::Xlsx => "xlsx",
             Self::Xlsm => "xlsm",
+            Self::Odt => "odt",
+            Self::Odp => "odp",
+            Self::Ods => "ods",
         }
     }
 
@@ -106,6 +121,9 @@ impl DocumentFormat {
             }
             Self::Xlsx => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
             Self::Xlsm => "application/vnd.ms-excel.sheet.macroEnabled.12",
+            Self::Odt => "application/vnd.oasis.opendocument.text",
+            Self::Odp => "application/vnd.oasis.opendocument.presentation",
+            Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
         }
     }
 }
@@ -125,25 +143,33 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
             let (segments, skeleton) = html::extract(input)?;
             (segments, Skeleton::Html(skeleton))
         }
-        DocumentFormat::Docx
-        | DocumentFormat::Pptx
-        | DocumentFormat::Xlsx
-        | DocumentFormat::Xlsm => {
-            let package = match format {
-                DocumentFormat::Pptx => &pptx::PACKAGE,
-                DocumentFormat::Xlsx => &xlsx::XLSX,
-                DocumentFormat::Xlsm => &xlsx::XLSM,
-                _ => &docx::PACKAGE,
-            };
-            let (segments, skeleton) = ooxml::extract(package, input)?;
-            (segments, Skeleton::Ooxml(skeleton))
-        }
+        office => match package(office) {
+            Some(package) => {
+                let (segments, skeleton) = ooxml::extract(package, input)?;
+                (segments, Skeleton::Ooxml(skeleton))
+            }
+            None => return Err(FormatError::unsupported("The format has no filter")),
+        },
     };
     Ok(Extracted {
         format,
         segments,
         skeleton,
     })
+}
+
+/// The package of a ZIP-based (Office Open XML or OpenDocument) format.
+fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
+    match format {
+        DocumentFormat::Txt | DocumentFormat::Html => None,
+        DocumentFormat::Docx => Some(&docx::PACKAGE),
+        DocumentFormat::Pptx => Some(&pptx::PACKAGE),
+        DocumentFormat::Xlsx => Some(&xlsx::XLSX),
+        DocumentFormat::Xlsm => Some(&xlsx::XLSM),
+        DocumentFormat::Odt => Some(&odf::ODT),
+        DocumentFormat::Odp => Some(&odf::ODP),
+        DocumentFormat::Ods => Some(&odf::ODS),
+    }
 }
 
 /// An extracted document: its segments and the skeleton to merge them into.

@@ -10,12 +10,13 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else {
         return;
     };
-    let format = match pick % 5 {
+    let format = match pick % 6 {
         0 => DocumentFormat::Txt,
         1 => DocumentFormat::Html,
         2 => DocumentFormat::Docx,
         3 => DocumentFormat::Pptx,
-        _ => DocumentFormat::Xlsx,
+        4 => DocumentFormat::Xlsx,
+        _ => DocumentFormat::Odt,
     };
     let Ok(doc) = extract(format, input) else {
         return;

@@ -56,6 +56,12 @@ pub(crate) struct Dialect {
     /// Whether text elements may stand in a paragraph without a run (the
     /// plain strings of SpreadsheetML).
     pub bare_text: bool,
+    /// Whether paragraphs hold their text as character data, with spans as
+    /// containers (OpenDocument's mixed content), instead of in text elements.
+    pub mixed: bool,
+    /// Elements standing for spaces in mixed content (`text:s`, with its
+    /// `text:c` count), read as spaces.
+    pub spaces: &'static [&'static str],
     /// Elements whose content is part of the paragraph's text flow.
     pub containers: &'static [&'static str],
     /// Run children that may be dropped if a translation loses them.
@@ -101,6 +107,8 @@ pub(crate) static WORD: Dialect = Dialect {
         tab: "<w:tab/>",
     },
     bare_text: false,
+    mixed: false,
+    spaces: &[],
     containers: &[
         "w:hyperlink",
         "w:ins",
@@ -131,6 +139,8 @@ pub(crate) static DRAWING: Dialect = Dialect {
     text_close: "</a:t>",
     breaks: Breaks::Between,
     bare_text: false,
+    mixed: false,
+    spaces: &[],
     containers: &[],
     droppable: &[],
     ignored_props: &[
@@ -153,10 +163,37 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     text_close: "</t>",
     breaks: Breaks::InText,
     bare_text: true,
+    mixed: false,
+    spaces: &[],
     containers: &[],
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
+};
+
+/// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
+/// of odt, odp and ods): character data in paragraphs and spans.
+pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
+    paragraphs: &["text:p", "text:h"],
+    paragraph_props: "",
+    run: "",
+    run_props: "",
+    text: "",
+    run_open: "",
+    run_close: "",
+    text_open: "",
+    text_close: "",
+    breaks: Breaks::InRun {
+        line: "<text:line-break/>",
+        tab: "<text:tab/>",
+    },
+    bare_text: true,
+    mixed: true,
+    spaces: &["text:s"],
+    containers: &["text:span", "text:a", "text:meta"],
+    droppable: &[],
+    ignored_props: &[],
+    dropped: &["text:soft-page-break"],
 };
 
 /// The message of a truncated or damaged package.

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use super::Dialect;
 use super::skeleton::{Node, NodeList, Para, RunStyle, Tag};
-use super::xml::{Elem, TextKind, XNode, is_blank};
+use super::xml::{Elem, TextKind, XNode, decode_into, is_blank};
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
 
@@ -245,8 +245,33 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
 
     /// Reads the atoms of a paragraph or container's children.
     fn collect<'t>(&mut self, nodes: &'t [XNode<'t>], out: &mut Vec<Atom<'t>>) {
+        const BARE: Run<'static> = Run {
+            elem: None,
+            rpr: None,
+        };
         for node in nodes {
             match node {
+                XNode::Text(range, kind) if self.dialect.mixed && *kind != TextKind::Other => {
+                    let mut text = String::new();
+                    decode_into(self.src, range, *kind, &mut text);
+                    out.push(Atom::Text {
+                        run: BARE,
+                        key: 0,
+                        text,
+                    });
+                }
+                XNode::Elem(elem) if self.dialect.spaces.contains(&elem.name) => {
+                    let count = elem
+                        .attr(self.src, "text:c")
+                        .and_then(|c| c.parse::<usize>().ok())
+                        .unwrap_or(1)
+                        .clamp(1, 1000);
+                    out.push(Atom::Text {
+                        run: BARE,
+                        key: 0,
+                        text: " ".repeat(count),
+                    });
+                }
                 XNode::Text(range, kind) => {
                     if !is_blank(self.src, range, *kind) {
                         out.push(Atom::Placeholder {
@@ -256,10 +281,15 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     }
                 }
                 XNode::Elem(elem) => match elem.name {
-                    name if name == self.dialect.paragraph_props
+                    name if (!name.is_empty() && name == self.dialect.paragraph_props)
                         || self.dialect.dropped.contains(&name) => {}
-                    name if name == self.dialect.run => self.collect_run(elem, out),
-                    name if self.dialect.bare_text && name == self.dialect.text => {
+                    name if !name.is_empty() && name == self.dialect.run => {
+                        self.collect_run(elem, out)
+                    }
+                    name if self.dialect.bare_text
+                        && !name.is_empty()
+                        && name == self.dialect.text =>
+                    {
                         let text = elem.text(self.src);
                         if !text.is_empty() {
                             out.push(Atom::Text {

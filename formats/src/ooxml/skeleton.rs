@@ -213,7 +213,10 @@ pub(crate) fn write_run(
                     }
                     if !chunk.is_empty() {
                         out.push_str(dialect.text_open);
-                        escape_xml(out, chunk, "");
+                        match dialect.spaces.first() {
+                            Some(space) => escape_spaces(out, chunk, space),
+                            None => escape_xml(out, chunk, ""),
+                        }
                         out.push_str(dialect.text_close);
                     }
                 }
@@ -233,6 +236,20 @@ pub(crate) fn write_run(
     if !bare {
         out.push_str(dialect.run_close);
     }
+}
+
+/// [`escape_xml`], writing each run of spaces after the first as the
+/// dialect's space element (`<text:s text:c="2"/>`), since a reader collapses
+/// the spaces of character data.
+fn escape_spaces(out: &mut String, text: &str, space: &str) {
+    let mut rest = text;
+    while let Some(at) = rest.find("  ") {
+        let run = rest[at..].len() - rest[at..].trim_start_matches(' ').len();
+        escape_xml(out, &rest[..=at], "");
+        out.push_str(&format!("<{space} text:c=\"{}\"/>", run - 1));
+        rest = &rest[at + run..];
+    }
+    escape_xml(out, rest, "");
 }
 
 /// Escapes text for XML character data, dropping control characters other

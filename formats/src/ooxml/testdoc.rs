@@ -139,3 +139,15 @@ pub(crate) fn test_folder(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `bytes` of `format` with the text of every segment upper-cased (the tags
+/// kept): a translation anyone can check.
+pub(crate) fn uppercased(bytes: &[u8], format: crate::DocumentFormat) -> Vec<u8> {
+    let doc = crate::extract(format, bytes).unwrap();
+    let upper: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, |t| t.to_uppercase()))
+        .collect();
+    doc.merge(&upper).unwrap()
+}

@@ -91,24 +91,29 @@ impl<'a> Elem<'a> {
     pub fn text(&self, src: &str) -> String {
         let mut out = String::new();
         for child in &self.children {
-            let XNode::Text(range, kind) = child else {
-                continue;
-            };
-            let raw = src.get(range.clone()).unwrap_or("");
-            match kind {
-                TextKind::Chars => out.push_str(raw),
-                TextKind::Ref => match crate::inline::decode_entity(raw) {
-                    Some((ch, _)) => out.push(ch),
-                    None => out.push_str(raw),
-                },
-                TextKind::CData => {
-                    let inner = raw.strip_prefix("<![CDATA[").unwrap_or(raw);
-                    out.push_str(inner.strip_suffix("]]>").unwrap_or(inner));
-                }
-                TextKind::Other => {}
+            if let XNode::Text(range, kind) = child {
+                decode_into(src, range, *kind, &mut out);
             }
         }
         out
+    }
+}
+
+/// Appends the decoded character data of a text node (nothing for comments
+/// and other markup).
+pub(crate) fn decode_into(src: &str, range: &Range<usize>, kind: TextKind, out: &mut String) {
+    let raw = src.get(range.clone()).unwrap_or("");
+    match kind {
+        TextKind::Chars => out.push_str(raw),
+        TextKind::Ref => match crate::inline::decode_entity(raw) {
+            Some((ch, _)) => out.push(ch),
+            None => out.push_str(raw),
+        },
+        TextKind::CData => {
+            let inner = raw.strip_prefix("<![CDATA[").unwrap_or(raw);
+            out.push_str(inner.strip_suffix("]]>").unwrap_or(inner));
+        }
+        TextKind::Other => {}
     }
 }
 

@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::inline;
-use crate::ooxml::testdoc::{map_text, raw_entries, test_folder, testdata_script};
+use crate::ooxml::testdoc::{raw_entries, test_folder, testdata_script, uppercased};
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
 /// `testdata/make_pptx.py` with `args`; its stdout.
@@ -97,13 +97,7 @@ fn a_translated_deck_reads_back_with_every_text_translated_and_formatting_kept()
     let dir = folder("translated");
     let bytes = deck(&dir);
     let before = read(&dir, &bytes);
-    let doc = pptx(&bytes);
-    let upper: Vec<String> = doc
-        .segments()
-        .iter()
-        .map(|s| map_text(s, |t| t.to_uppercase()))
-        .collect();
-    let out = doc.merge(&upper).unwrap();
+    let out = uppercased(&bytes, DocumentFormat::Pptx);
     let after = read(&dir, &out);
     let want: Vec<String> = texts(&before).iter().map(|t| t.to_uppercase()).collect();
     assert_eq!(texts(&after), want);
