@@ -2,8 +2,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::inline;
-use crate::ooxml::testdoc::{raw_entries, test_folder, testdata_script, uppercased};
+use crate::ooxml::testdoc::{
+    assert_segments, raw_entries, test_folder, testdata_script, uppercased,
+};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// The three files odfpy writes (`testdata/make_odf.py`), in a folder of the
@@ -37,20 +38,16 @@ fn paragraphs_headings_notes_headers_and_cells_are_segments() {
         &std::fs::read(dir.join("doc.odt")).unwrap(),
     )
     .unwrap();
-    let plain: Vec<String> = doc
-        .segments()
-        .iter()
-        .map(|s| inline::plain_text(s))
-        .collect();
-    for want in [
-        "The house",
-        "The house is very big and the garden is small.",
-        "The note is short.",
-        "The country",
-        "The annual report",
-    ] {
-        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
-    }
+    assert_segments(
+        &doc,
+        &[
+            "The house",
+            "The house is very big and the garden is small.",
+            "The note is short.",
+            "The country",
+            "The annual report",
+        ],
+    );
     let span = doc
         .segments()
         .iter()

@@ -151,3 +151,15 @@ pub(crate) fn uppercased(bytes: &[u8], format: crate::DocumentFormat) -> Vec<u8>
         .collect();
     doc.merge(&upper).unwrap()
 }
+
+/// Asserts that each of `wanted` is the plain text of one of `doc`'s segments.
+pub(crate) fn assert_segments(doc: &crate::Extracted, wanted: &[&str]) {
+    let plain: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| crate::inline::plain_text(s))
+        .collect();
+    for want in wanted {
+        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
+    }
+}

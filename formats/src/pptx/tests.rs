@@ -2,8 +2,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::inline;
-use crate::ooxml::testdoc::{raw_entries, test_folder, testdata_script, uppercased};
+use crate::ooxml::testdoc::{
+    assert_segments, raw_entries, test_folder, testdata_script, uppercased,
+};
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
 /// `testdata/make_pptx.py` with `args`; its stdout.
@@ -53,24 +54,20 @@ fn texts(deck: &Value) -> Vec<String> {
 fn slides_notes_tables_groups_and_charts_are_segments() {
     let dir = folder("segments");
     let doc = pptx(&deck(&dir));
-    let plain: Vec<String> = doc
-        .segments()
-        .iter()
-        .map(|s| inline::plain_text(s))
-        .collect();
-    for want in [
-        "The quarterly report",
-        "Prepared by the sales team",
-        "The house is small.",
-        "The city",
-        "The garden",
-        "The first box",
-        "The second box",
-        "Speak slowly about the office.",
-        "The sales of the year",
-    ] {
-        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
-    }
+    assert_segments(
+        &doc,
+        &[
+            "The quarterly report",
+            "Prepared by the sales team",
+            "The house is small.",
+            "The city",
+            "The garden",
+            "The first box",
+            "The second box",
+            "Speak slowly about the office.",
+            "The sales of the year",
+        ],
+    );
     // One paragraph with a bold run and a line break: one segment, the bold
     // run a span, the break a placeholder.
     let para = doc

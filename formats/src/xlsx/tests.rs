@@ -5,7 +5,9 @@ use zip::write::SimpleFileOptions;
 use zip::{ZipArchive, ZipWriter};
 
 use crate::inline;
-use crate::ooxml::testdoc::{raw_entries, test_folder, testdata_script, uppercased, zip_of};
+use crate::ooxml::testdoc::{
+    assert_segments, raw_entries, test_folder, testdata_script, uppercased, zip_of,
+};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// The workbook openpyxl writes (`testdata/make_xlsx.py`).
@@ -36,14 +38,15 @@ fn cell_strings_and_comments_are_segments_and_numbers_are_not() {
         .iter()
         .map(|s| inline::plain_text(s))
         .collect();
-    for want in [
-        "The house is small.",
-        "The city",
-        "The country",
-        "The number is wrong.",
-    ] {
-        assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
-    }
+    assert_segments(
+        &doc,
+        &[
+            "The house is small.",
+            "The city",
+            "The country",
+            "The number is wrong.",
+        ],
+    );
     assert!(
         plain.iter().any(|p| p.contains("The garden\nThe street")),
         "{plain:?}"
