@@ -548,3 +548,57 @@ async fn languages_read_their_type_from_a_get_body_as_deepl_clients_send_it() ->
     assert_eq!(codes(&res.json().await?), codes(&sources));
     Ok(())
 }
+
+/// URLs, e-mail addresses, file paths and placeholders come back verbatim
+/// from the engine, in plain text and in XML, while the words around them
+/// are translated.
+#[tokio::test]
+async fn urls_addresses_paths_and_placeholders_pass_through_unchanged() -> Result<()> {
+    let mut world = World::new("translate_protected").await?;
+    let key = world.create_key("client", false).await?;
+    let api = world.start_api().await?;
+    let kept = [
+        "public-webapps-request@w3.org",
+        "https://Example.com/Path?a=1&b=2",
+        "/usr/local/etc/tolk.conf",
+        "{0}",
+        "%s",
+    ];
+    let text = "Write to public-webapps-request@w3.org or visit https://Example.com/Path?a=1&b=2 and open /usr/local/etc/tolk.conf with {0} and %s.";
+    let (code, body) = api
+        .translate(
+            &key,
+            &json!({"text": [text], "source_lang": "EN", "target_lang": "ES"}),
+            None,
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    for k in kept {
+        assert!(out.contains(k), "{k} changed: {out}");
+    }
+    assert!(
+        !out.contains("Write to") && !out.contains(" and open"),
+        "{out}"
+    );
+
+    let xml = "<p>Visit https://Example.com/Path?a=1&amp;b=2 for {name} and <b>the house</b>.</p>";
+    let (code, body) = api
+        .translate(
+            &key,
+            &json!({"text": [xml], "source_lang": "EN", "target_lang": "ES", "tag_handling": "xml"}),
+            None,
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(
+        out.contains("https://Example.com/Path?a=1&amp;b=2"),
+        "{out}"
+    );
+    assert!(
+        out.contains("{name}") && out.contains("<b>la casa</b>"),
+        "{out}"
+    );
+    Ok(())
+}

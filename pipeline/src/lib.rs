@@ -7,7 +7,9 @@
 //! 1. texts cut into lines when the caller asks for it ([`lines`]);
 //! 2. segments with a good enough translation-memory match take the memory's
 //!    translation ([`customizations::memory`]);
-//! 3. glossary terms of the others are protected ([`tolk_engine::glossary`]);
+//! 3. glossary terms of the others, and spans no engine may change (URLs,
+//!    e-mail addresses, file paths, placeholders: [`protect`]), are wrapped
+//!    so the engines pass them through ([`tolk_engine::glossary`]);
 //! 4. the engines translate them, in chunks, a few in flight, reporting
 //!    progress ([`chunks`]);
 //! 5. terms are released, memory matches put back in place, lines joined;
@@ -26,6 +28,7 @@ pub mod customizations;
 mod error;
 pub mod glossary_cache;
 pub mod lines;
+pub mod protect;
 mod translate;
 
 use sqlx::PgPool;

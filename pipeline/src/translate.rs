@@ -11,7 +11,7 @@ use tolk_storage::StorageError;
 use tolk_style::language;
 
 use crate::chunks::{self, CHUNKS_IN_FLIGHT};
-use crate::{Customizations, Pipeline, PipelineError, lines};
+use crate::{Customizations, Pipeline, PipelineError, lines, protect};
 
 /// One translation.
 #[derive(Debug, Clone)]
@@ -62,6 +62,15 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     async fn advance(&self, _done: usize, _total: usize) -> Result<(), StorageError> {
         Ok(())
+    }
+}
+
+/// Whether `text` (XML when `markup`) holds a span to protect.
+fn has_protected(text: &str, markup: bool) -> bool {
+    if markup {
+        protect::any(text)
+    } else {
+        protect::any(&glossary::protect(text, &Terms::default(), false))
     }
 }
 
@@ -195,13 +204,14 @@ impl Pipeline<'_> {
         }
         let terms: &Terms = &req.custom.terms;
         let markup_in = req.markup.is_some();
-        // Glossary terms travel through the engines as ignored elements: plain
-        // text is sent as XML for that.
+        // Glossary terms and protected spans travel through the engines as
+        // ignored elements: plain text is sent as XML for that.
+        let wrapped = !terms.is_empty() || texts.iter().any(|t| has_protected(t, markup_in));
         let mut markup = req.markup.clone().unwrap_or_default();
-        if !terms.is_empty() {
+        if wrapped {
             markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
         }
-        let tag_handling = if markup_in || !terms.is_empty() {
+        let tag_handling = if markup_in || wrapped {
             TagHandling::Xml
         } else {
             TagHandling::None
@@ -220,13 +230,13 @@ impl Pipeline<'_> {
         let results: Vec<(Vec<String>, String)> = futures::stream::iter(chunks)
             .map(|texts| {
                 let n = texts.len();
-                let texts = if terms.is_empty() {
-                    texts
-                } else {
+                let texts = if wrapped {
                     texts
                         .iter()
-                        .map(|t| glossary::protect(t, terms, markup_in))
+                        .map(|t| protect::spans(&glossary::protect(t, terms, markup_in)))
                         .collect()
+                } else {
+                    texts
                 };
                 let request = TranslateRequest {
                     source_lang: req.source_lang.clone(),
@@ -247,13 +257,13 @@ impl Pipeline<'_> {
                     }
                     let finished = done.fetch_add(n, Ordering::Relaxed) + n;
                     progress.advance(finished, total).await?;
-                    let texts = if terms.is_empty() {
-                        res.texts
-                    } else {
+                    let texts = if wrapped {
                         res.texts
                             .iter()
                             .map(|t| glossary::release(t, markup_in))
                             .collect()
+                    } else {
+                        res.texts
                     };
                     Ok((texts, res.detected_source_lang))
                 }

@@ -1,0 +1,185 @@
+//! Spans no engine may change: URLs, e-mail addresses, file paths and
+//! placeholders (`{0}`, `{name}`, `{{name}}`, `${name}`, `%s`, `%1$d`, `%@`).
+//! They travel through the engines wrapped like glossary terms (an ignored
+//! `<tolk-term>` element, released after), so they come back verbatim
+//! whatever the engine would have done with them (lower-casing a URL,
+//! translating the words of an address).
+//!
+//! [`spans`] works on XML: the character data between tags is searched; tags,
+//! and the content of wrappers already there (glossary terms), are not.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use tolk_engine::glossary::TERM_TAG;
+
+/// What is protected, in the order tried at one place (longest kinds first).
+static PROTECTED: LazyLock<Regex> = LazyLock::new(|| {
+    let url = r"(?:(?:https?|ftp)://|www\.)[^\s<>]+";
+    let email = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}";
+    let unix_path = r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?";
+    let windows_path = r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+";
+    let placeholder = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
+    Regex::new(&format!(
+        "{url}|{email}|{windows_path}|{unix_path}|{placeholder}"
+    ))
+    .unwrap_or_else(|e| unreachable!("the protected-span pattern is valid: {e}"))
+});
+
+/// Punctuation that ends a sentence rather than a URL or path.
+const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '\'', '"'];
+
+/// Whether the character data of `xml` holds a protected span.
+pub fn any(xml: &str) -> bool {
+    pieces(xml).any(|(text, is_text)| is_text && PROTECTED.is_match(text)) && spans(xml) != xml
+}
+
+/// `xml` with every protected span of its character data wrapped in the
+/// ignored element.
+pub fn spans(xml: &str) -> String {
+    let open = format!("<{TERM_TAG}>");
+    let close = format!("</{TERM_TAG}>");
+    let mut out = String::with_capacity(xml.len() + 32);
+    for (piece, is_text) in pieces(xml) {
+        if !is_text {
+            out.push_str(piece);
+            continue;
+        }
+        let mut last = 0;
+        for m in PROTECTED.find_iter(piece) {
+            let matched = m.as_str();
+            // A path starts a word (`and/or/either`, `12/05/2026` are not paths).
+            if matched.starts_with('/')
+                && piece[..m.start()]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphanumeric)
+            {
+                continue;
+            }
+            let core = matched.trim_end_matches(TRAILING);
+            // A closing bracket that opened inside the span belongs to it.
+            let core = if matched.len() > core.len()
+                && matched[core.len()..].starts_with(')')
+                && core.contains('(')
+            {
+                &matched[..core.len() + 1]
+            } else {
+                core
+            };
+            if core.is_empty() {
+                continue;
+            }
+            out.push_str(&piece[last..m.start()]);
+            out.push_str(&open);
+            out.push_str(core);
+            out.push_str(&close);
+            last = m.start() + core.len();
+        }
+        out.push_str(&piece[last..]);
+    }
+    out
+}
+
+/// The pieces of `xml`: `(text, true)` for character data outside wrappers,
+/// `(markup, false)` for tags and wrapped content, in order.
+fn pieces(xml: &str) -> impl Iterator<Item = (&str, bool)> {
+    let wrapper_open = format!("<{TERM_TAG}>");
+    let wrapper_close = format!("</{TERM_TAG}>");
+    let mut rest = xml;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.starts_with(&wrapper_open) {
+            let end = rest
+                .find(&wrapper_close)
+                .map_or(rest.len(), |i| i + wrapper_close.len());
+            let (piece, tail) = rest.split_at(end);
+            rest = tail;
+            return Some((piece, false));
+        }
+        if rest.starts_with('<') {
+            let end = rest.find('>').map_or(rest.len(), |i| i + 1);
+            let (piece, tail) = rest.split_at(end);
+            rest = tail;
+            return Some((piece, false));
+        }
+        let end = rest.find('<').unwrap_or(rest.len());
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some((piece, true))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wrapped(xml: &str) -> Vec<String> {
+        let out = spans(xml);
+        out.split("<tolk-term>")
+            .skip(1)
+            .filter_map(|s| s.split("</tolk-term>").next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn urls_emails_paths_and_placeholders_are_found() {
+        assert_eq!(
+            wrapped(
+                "Write to public-webapps-request@w3.org, see https://Example.com/A?b=1&amp;c=2. \
+                 Open /usr/local/etc/tolk.conf or C:\\Users\\Ana\\notes.txt with {0}, {name}, {{ user }}, ${HOME}, %s and %1$d."
+            ),
+            [
+                "public-webapps-request@w3.org",
+                "https://Example.com/A?b=1&amp;c=2",
+                "/usr/local/etc/tolk.conf",
+                "C:\\Users\\Ana\\notes.txt",
+                "{0}",
+                "{name}",
+                "{{ user }}",
+                "${HOME}",
+                "%s",
+                "%1$d",
+            ]
+        );
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in [
+            "The house and/or the garden.",
+            "On 12/05/2026 the km/h/s fell.",
+            "100% sure, 10% more.",
+            "It costs 10% more, 50 % less.",
+            "A {multi word group} stays translatable.",
+            "Email me at home.",
+        ] {
+            assert_eq!(spans(text), text, "{text}");
+            assert!(!any(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn tags_and_existing_wrappers_are_not_searched() {
+        let xml = "<a href=\"https://example.com/x\">the site</a> <tolk-term>www.example.org</tolk-term> and {0}";
+        assert_eq!(
+            spans(xml),
+            "<a href=\"https://example.com/x\">the site</a> <tolk-term>www.example.org</tolk-term> and <tolk-term>{0}</tolk-term>"
+        );
+    }
+
+    #[test]
+    fn a_closing_bracket_belongs_to_the_url_that_opened_it() {
+        assert_eq!(
+            wrapped("(see https://en.wikipedia.org/wiki/Rust_(language))"),
+            ["https://en.wikipedia.org/wiki/Rust_(language)"]
+        );
+        assert_eq!(
+            wrapped("(see https://example.com/a)"),
+            ["https://example.com/a"]
+        );
+    }
+}
