@@ -551,3 +551,34 @@ async fn odt_paragraphs_notes_and_headers_are_translated() -> Result<()> {
     assert_eq!(doc["links"], serde_json::json!(["https://example.com/"]));
     Ok(())
 }
+
+/// A Latin-1 text file and an ISO-8859-1 page that declares its charset are
+/// translated and come back in their own encoding.
+#[tokio::test]
+async fn latin1_text_and_html_are_translated_in_their_own_encoding() -> Result<()> {
+    let mut world = World::new("latin1").await?;
+    let key = world.create_key("latin1", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let (_, txt) = translated(
+        &api,
+        &key,
+        "notes.txt",
+        b"The caf\xe9 is small.\n".to_vec(),
+        &fields,
+    )
+    .await?;
+    assert!(
+        std::str::from_utf8(&txt).is_err(),
+        "written as Latin-1, not UTF-8"
+    );
+    let text: String = txt.iter().map(|&b| char::from(b)).collect();
+    assert!(text.contains("peque\u{f1}"), "{text}");
+    let page = b"<html><head><meta charset=\"ISO-8859-1\"></head><body><p>The house is small.</p><p>caf\xe9</p></body></html>".to_vec();
+    let (_, html) = translated(&api, &key, "page.html", page, &fields).await?;
+    let text: String = html.iter().map(|&b| char::from(b)).collect();
+    assert!(text.contains("La casa es peque\u{f1}a."), "{text}");
+    assert!(text.contains("<meta charset=\"ISO-8859-1\">"), "{text}");
+    Ok(())
+}

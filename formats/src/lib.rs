@@ -33,6 +33,7 @@
 
 mod archive;
 mod docx;
+mod encoding;
 mod error;
 mod html;
 pub mod inline;

@@ -1,6 +1,8 @@
 //! Plain text: one segment per non-blank line.
 //!
-//! The input must be UTF-8 (a byte-order mark is kept). Each line's leading
+//! The text may be UTF-8, UTF-16 with a byte-order mark, or Latin-1
+//! (windows-1252); the output is written the same way ([`crate::encoding`]).
+//! Each line's leading
 //! and trailing whitespace and its line ending (`\n` or `\r\n`) stay in the
 //! skeleton, so the output has exactly the input's layout. Lines are not
 //! joined into paragraphs: hard-wrapped prose is translated line by line,
@@ -8,13 +10,14 @@
 
 use std::ops::Range;
 
-use crate::FormatError;
-use crate::inline;
+use crate::encoding::{self, Decoded, Form};
+use crate::{FormatError, inline};
 
 /// The text around the segments.
 #[derive(Debug)]
 pub(crate) struct Skeleton {
     source: String,
+    form: Form,
     parts: Vec<Part>,
 }
 
@@ -25,20 +28,13 @@ enum Part {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let source = std::str::from_utf8(input)
-        .map_err(|_| {
-            FormatError::corrupt(
-                "The file is not valid UTF-8 text (other text encodings are not supported)",
-            )
-        })?
-        .to_owned();
+    let Decoded { text: source, form } = encoding::decode(input, None);
     let mut segments = Vec::new();
     let mut parts = Vec::new();
     let mut raw_start = 0;
     let mut line_start = 0;
-    let body_start = if source.starts_with('\u{feff}') { 3 } else { 0 };
-    for line in source[body_start..].split_inclusive('\n') {
-        let start = body_start + line_start;
+    for line in source.split_inclusive('\n') {
+        let start = line_start;
         line_start += line.len();
         let content = line.trim_end_matches(['\n', '\r']);
         let trimmed = content.trim();
@@ -53,15 +49,23 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         raw_start = text_start + trimmed.len();
     }
     parts.push(Part::Raw(raw_start..source.len()));
-    Ok((segments, Skeleton { source, parts }))
+    Ok((
+        segments,
+        Skeleton {
+            source,
+            form,
+            parts,
+        },
+    ))
 }
 
 impl Skeleton {
     pub(crate) fn merge(&self, _source: &[String], translated: &[String]) -> Vec<u8> {
-        let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
+        let source = &self.source;
+        let mut out = String::with_capacity(source.len() + source.len() / 4);
         for part in &self.parts {
             match part {
-                Part::Raw(range) => out.push_str(self.source.get(range.clone()).unwrap_or("")),
+                Part::Raw(range) => out.push_str(source.get(range.clone()).unwrap_or("")),
                 Part::Segment(index) => {
                     let text = translated
                         .get(*index)
@@ -70,13 +74,13 @@ impl Skeleton {
                 }
             }
         }
-        out.into_bytes()
+        self.form.encode(&out, false)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::{DocumentFormat, FormatError, extract};
+    use crate::{DocumentFormat, extract};
 
     fn identity(input: &[u8]) -> Vec<u8> {
         let doc = extract(DocumentFormat::Txt, input).unwrap();
@@ -120,9 +124,9 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_rejected() {
-        let err = extract(DocumentFormat::Txt, b"caf\xe9\n").unwrap_err();
-        assert!(matches!(err, FormatError::Corrupt(_)));
-        assert!(err.to_string().contains("not valid UTF-8"));
+    fn latin1_text_is_translated_and_written_back_as_latin1() {
+        let doc = extract(DocumentFormat::Txt, b"caf\xe9\n").unwrap();
+        assert_eq!(doc.segments(), ["café"]);
+        assert_eq!(doc.merge(&["thé".into()]).unwrap(), b"th\xe9\n");
     }
 }

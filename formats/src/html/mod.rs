@@ -25,7 +25,11 @@
 //!   are segments of their own (plain text, written back double-quoted).
 //! * **Text** is decoded (HTML 4 named entities and numeric references) into
 //!   the segment; translated text is written with `&amp; &lt; &gt;` (and
-//!   `&nbsp;` for U+00A0) escaped. The input must be UTF-8.
+//!   `&nbsp;` for U+00A0) escaped. The page may be UTF-8, UTF-16 with a
+//!   byte-order mark, or in the charset its `meta` element declares (else
+//!   windows-1252 when it is not UTF-8); the output is written in the same
+//!   encoding, characters it lacks as numeric references
+//!   ([`crate::encoding`]).
 //! * Not done: updating `<html lang>` / `dir` (merge does not know the
 //!   target language).
 
@@ -35,6 +39,7 @@ mod tokenizer;
 use std::ops::Range;
 
 use crate::FormatError;
+use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, Piece, SegmentBuilder};
 use crate::slots::{SlotMap, Slots, Texts};
 use tokenizer::{StartTag, Token};
@@ -62,6 +67,7 @@ const OPAQUE_BLOCK: &[&str] = &["pre", "listing", "plaintext"];
 #[derive(Debug)]
 pub(crate) struct Skeleton {
     source: String,
+    form: Form,
     nodes: Vec<Node>,
     map: SlotMap,
 }
@@ -118,14 +124,8 @@ enum Item {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let source = std::str::from_utf8(input)
-        .map_err(|_| {
-            FormatError::corrupt(
-                "The file is not valid UTF-8 HTML (other character encodings are not supported)",
-            )
-        })?
-        .to_owned();
-    let from = if source.starts_with('\u{feff}') { 3 } else { 0 };
+    let Decoded { text: source, form } = encoding::decode(input, encoding::html_declared(input));
+    let from = 0;
     let tokens = tokenizer::tokenize(&source, from);
     let mut extractor = Extractor {
         src: &source,
@@ -139,7 +139,15 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     extractor.run();
     let nodes = extractor.out.0;
     let (segments, map) = extractor.slots.finish();
-    Ok((segments, Skeleton { source, nodes, map }))
+    Ok((
+        segments,
+        Skeleton {
+            source,
+            form,
+            nodes,
+            map,
+        },
+    ))
 }
 
 /// For each start tag token, the index of its end tag (same-name nesting).
@@ -576,7 +584,7 @@ impl Skeleton {
         let texts = Texts::new(&self.map, source, translated);
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         self.render(&mut out, &self.nodes, texts);
-        out.into_bytes()
+        self.form.encode(&out, true)
     }
 
     fn render(&self, out: &mut String, nodes: &[Node], texts: Texts<'_>) {

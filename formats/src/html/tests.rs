@@ -1,5 +1,5 @@
 use crate::inline::{Piece, parse};
-use crate::{DocumentFormat, Extracted, FormatError, extract};
+use crate::{DocumentFormat, Extracted, extract};
 
 const PAGE: &str = r#"<!DOCTYPE html>
 <html lang="en">
@@ -203,10 +203,19 @@ fn bom_is_kept_outside_segments() {
 }
 
 #[test]
-fn invalid_utf8_is_rejected() {
-    let err = extract(DocumentFormat::Html, b"<p>caf\xe9</p>").unwrap_err();
-    assert!(matches!(err, FormatError::Corrupt(_)));
-    assert!(err.to_string().contains("UTF-8"));
+fn a_latin1_page_is_read_and_written_in_its_declared_charset() {
+    let page =
+        b"<html><head><meta charset=\"ISO-8859-1\"></head><body><p>caf\xe9</p></body></html>";
+    let doc = extract(DocumentFormat::Html, page).unwrap();
+    assert_eq!(doc.segments(), ["café"]);
+    let out = doc.merge(&["thé 日".into()]).unwrap();
+    assert_eq!(
+        out,
+        b"<html><head><meta charset=\"ISO-8859-1\"></head><body><p>th\xe9 &#26085;</p></body></html>"
+    );
+    // Undeclared and not UTF-8: Latin-1 (windows-1252), as browsers read it.
+    let doc = extract(DocumentFormat::Html, b"<p>caf\xe9</p>").unwrap();
+    assert_eq!(doc.segments(), ["café"]);
 }
 
 #[test]
