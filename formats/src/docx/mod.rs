@@ -1,12 +1,14 @@
 //! Word documents (`.docx`): an Office Open XML package ([`crate::ooxml`])
 //! whose translatable parts are `word/document.xml`, then
 //! `word/header*.xml`, `word/footer*.xml`, `word/footnotes.xml` and
-//! `word/endnotes.xml` in archive order, all WordprocessingML.
+//! `word/endnotes.xml` and `word/comments.xml` in archive order
+//! (WordprocessingML), the charts (`word/charts/`, DrawingML) and the
+//! document properties (title, subject, description, keywords).
 
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{Dialect, Package, WORD};
+use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, WORD};
 
 /// The Word package.
 pub(crate) static PACKAGE: Package = Package {
@@ -17,12 +19,27 @@ pub(crate) static PACKAGE: Package = Package {
     dialect: word,
 };
 
-fn word(_: &str) -> &'static Dialect {
-    &WORD
+/// DrawingML in charts, the properties' plain elements, WordprocessingML
+/// elsewhere.
+fn word(name: &str) -> &'static Dialect {
+    if name.starts_with("word/charts/") {
+        &DRAWING
+    } else if name == CORE_PROPERTIES {
+        &PLAIN
+    } else {
+        &WORD
+    }
 }
 
-/// Headers, footers, footnotes and endnotes of the main document.
+/// Headers, footers, footnotes, endnotes and comments of the main document,
+/// its charts, and the document properties.
 fn is_translatable_part(name: &str) -> bool {
+    if name == CORE_PROPERTIES {
+        return true;
+    }
+    if let Some(chart) = name.strip_prefix("word/charts/") {
+        return !chart.contains('/') && chart.starts_with("chart") && chart.ends_with(".xml");
+    }
     let Some(file) = name.strip_prefix("word/") else {
         return false;
     };
@@ -31,5 +48,6 @@ fn is_translatable_part(name: &str) -> bool {
         && (file.starts_with("header")
             || file.starts_with("footer")
             || file == "footnotes.xml"
-            || file == "endnotes.xml")
+            || file == "endnotes.xml"
+            || file == "comments.xml")
 }

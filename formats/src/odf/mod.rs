@@ -1,8 +1,8 @@
 //! OpenDocument files (`.odt`, `.odp`, `.ods`): a ZIP package read and
 //! written by [`crate::ooxml`] with the OpenDocument dialect. The
 //! translatable parts are `content.xml` (the text, slides or sheets; notes,
-//! frames and table cells included) and `styles.xml` (headers, footers and
-//! master pages). Paragraphs (`text:p`, `text:h`) hold character data:
+//! frames and table cells included), `styles.xml` (headers, footers and
+//! master pages) and `meta.xml` (title, subject, description, keywords). Paragraphs (`text:p`, `text:h`) hold character data:
 //! `text:span`, `text:a` and `text:meta` become spans, `text:s` spaces,
 //! `text:tab` and `text:line-break` placeholders, notes and frames
 //! placeholders whose own paragraphs are segments. Every other entry is
@@ -11,7 +11,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{Dialect, OPEN_DOCUMENT, Package};
+use crate::ooxml::{Dialect, OPEN_DOCUMENT, PLAIN, Package};
 
 /// OpenDocument text (`.odt`).
 pub(crate) static ODT: Package = open_document("ODT");
@@ -25,11 +25,16 @@ const fn open_document(kind: &'static str) -> Package {
         kind,
         legacy: "legacy StarOffice",
         main: "content.xml",
-        is_part: |name| name == "styles.xml",
+        is_part: |name| name == "styles.xml" || name == "meta.xml",
         dialect,
     }
 }
 
-fn dialect(_: &str) -> &'static Dialect {
-    &OPEN_DOCUMENT
+/// The plain elements of `meta.xml`, OpenDocument text elsewhere.
+fn dialect(name: &str) -> &'static Dialect {
+    if name == "meta.xml" {
+        &PLAIN
+    } else {
+        &OPEN_DOCUMENT
+    }
 }

@@ -196,6 +196,40 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
     dropped: &["text:soft-page-break"],
 };
 
+/// Document properties and plain-text comments: elements holding only
+/// character data (`dc:title`, `dc:subject`, `dc:description`,
+/// `cp:keywords` in `docProps/core.xml`, `meta:keyword` in OpenDocument's
+/// `meta.xml`, `p:text` of PowerPoint's comments).
+pub(crate) static PLAIN: Dialect = Dialect {
+    paragraphs: &[
+        "dc:title",
+        "dc:subject",
+        "dc:description",
+        "cp:keywords",
+        "meta:keyword",
+        "p:text",
+    ],
+    paragraph_props: "",
+    run: "",
+    run_props: "",
+    text: "",
+    run_open: "",
+    run_close: "",
+    text_open: "",
+    text_close: "",
+    breaks: Breaks::InText,
+    bare_text: true,
+    mixed: true,
+    spaces: &[],
+    containers: &[],
+    droppable: &[],
+    ignored_props: &[],
+    dropped: &[],
+};
+
+/// The document properties part of every Office Open XML package.
+pub(crate) const CORE_PROPERTIES: &str = "docProps/core.xml";
+
 /// The message of a truncated or damaged package.
 fn damaged(kind: &str) -> FormatError {
     FormatError::corrupt(format!(

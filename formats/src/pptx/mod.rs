@@ -2,7 +2,8 @@
 //! ([`crate::ooxml`]) whose translatable parts are DrawingML text: the slides
 //! (`ppt/slides/slide*.xml`: shapes, grouped shapes, tables), the speaker
 //! notes (`ppt/notesSlides/`), SmartArt data (`ppt/diagrams/data*.xml`) and
-//! charts (`ppt/charts/chart*.xml`). Slide masters and layouts are left as
+//! charts (`ppt/charts/chart*.xml`), comments (`ppt/comments/`) and the
+//! document properties. Slide masters and layouts are left as
 //! they are (their text is placeholder prompts, not content). Line breaks
 //! (`a:br`) and fields (`a:fld`, e.g. the slide number) are placeholders of
 //! their paragraph; `a:bodyPr` (autofit included) is not touched.
@@ -10,7 +11,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{DRAWING, Dialect, Package};
+use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package};
 
 /// The PowerPoint package.
 pub(crate) static PACKAGE: Package = Package {
@@ -21,18 +22,30 @@ pub(crate) static PACKAGE: Package = Package {
     dialect: drawing,
 };
 
-fn drawing(_: &str) -> &'static Dialect {
-    &DRAWING
+/// The plain text of legacy comments and of the properties; DrawingML
+/// elsewhere (modern comments included).
+fn drawing(name: &str) -> &'static Dialect {
+    let legacy_comment = name
+        .strip_prefix("ppt/comments/")
+        .is_some_and(|f| f.starts_with("comment") && !f.starts_with("commentAuthors"));
+    if legacy_comment || name == CORE_PROPERTIES {
+        &PLAIN
+    } else {
+        &DRAWING
+    }
 }
 
-/// Slides, notes, SmartArt data and charts.
+/// Slides, notes, comments, SmartArt data, charts and the properties.
 fn is_translatable_part(name: &str) -> bool {
     let in_folder = |folder: &str, prefix: &str| {
         name.strip_prefix(folder)
             .is_some_and(|f| !f.contains('/') && f.starts_with(prefix) && f.ends_with(".xml"))
     };
-    in_folder("ppt/slides/", "slide")
+    name == CORE_PROPERTIES
+        || in_folder("ppt/slides/", "slide")
         || in_folder("ppt/notesSlides/", "notesSlide")
+        || in_folder("ppt/comments/", "comment")
+        || in_folder("ppt/comments/", "modernComment")
         || in_folder("ppt/diagrams/", "data")
         || in_folder("ppt/charts/", "chart")
 }

@@ -10,7 +10,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{DRAWING, Dialect, Package, SPREADSHEET};
+use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, SPREADSHEET};
 
 /// The Excel package (`.xlsx`).
 pub(crate) static XLSX: Package = excel("XLSX");
@@ -28,22 +28,26 @@ const fn excel(kind: &'static str) -> Package {
     }
 }
 
-/// DrawingML in drawings and charts, SpreadsheetML elsewhere.
+/// DrawingML in drawings and charts, plain elements in the properties,
+/// SpreadsheetML elsewhere.
 fn dialect(name: &str) -> &'static Dialect {
     if name.starts_with("xl/drawings/") || name.starts_with("xl/charts/") {
         &DRAWING
+    } else if name == CORE_PROPERTIES {
+        &PLAIN
     } else {
         &SPREADSHEET
     }
 }
 
-/// Shared strings, worksheets, comments, drawings and charts.
+/// Shared strings, worksheets, comments, drawings, charts and the properties.
 fn is_translatable_part(name: &str) -> bool {
     let in_folder = |folder: &str, prefix: &str| {
         name.strip_prefix(folder)
             .is_some_and(|f| !f.contains('/') && f.starts_with(prefix) && f.ends_with(".xml"))
     };
     name == "xl/sharedStrings.xml"
+        || name == CORE_PROPERTIES
         || in_folder("xl/worksheets/", "sheet")
         || in_folder("xl/", "comments")
         || in_folder("xl/comments/", "comment")
