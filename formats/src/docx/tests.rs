@@ -568,3 +568,20 @@ fn a_damaged_entry_the_filter_would_only_copy_is_refused_at_extraction() {
     let message = corrupt_message(&package);
     assert!(message.contains("damaged"), "{message}");
 }
+
+#[test]
+fn a_marker_inside_a_word_moves_to_the_word_end() {
+    let body = r#"<w:p><w:r><w:t xml:space="preserve">The house is her</w:t></w:r><w:commentRangeStart w:id="0"/><w:r><w:t xml:space="preserve">e now.</w:t></w:r><w:commentRangeEnd w:id="0"/></w:p>"#;
+    let bytes = package(body, "<w:p/>");
+    let doc = docx(&bytes);
+    assert_eq!(doc.segments(), [r#"The house is here<x id="1"/> now."#]);
+    let out = doc
+        .merge(&[r#"La casa está aquí<x id="1"/> ahora."#.to_owned()])
+        .unwrap();
+    assert_well_formed(&out);
+    let xml = part(&out, "word/document.xml");
+    assert!(
+        xml.contains(r#"aquí</w:t></w:r><w:commentRangeStart w:id="0"/>"#),
+        "{xml}"
+    );
+}

@@ -72,6 +72,9 @@ pub(crate) struct Dialect {
     /// Markers dropped from translated paragraphs (spell-check marks, layout
     /// hints).
     pub dropped: &'static [&'static str],
+    /// Zero-width markers (bookmarks, comment ranges): one that falls inside a
+    /// word is moved to the word's end, so the engine sees the word whole.
+    pub markers: &'static [&'static str],
 }
 
 /// How a dialect writes the line breaks and tabs of translated text.
@@ -124,6 +127,14 @@ pub(crate) static WORD: Dialect = Dialect {
     droppable: &["w:tab", "w:cr", "w:noBreakHyphen", "w:softHyphen"],
     ignored_props: &["w:lang", "w:noProof"],
     dropped: &["w:proofErr", "w:lastRenderedPageBreak"],
+    markers: &[
+        "w:bookmarkStart",
+        "w:bookmarkEnd",
+        "w:commentRangeStart",
+        "w:commentRangeEnd",
+        "w:permStart",
+        "w:permEnd",
+    ],
 };
 
 /// DrawingML text (`a:p` in slides, notes, shapes, charts, diagrams).
@@ -147,6 +158,7 @@ pub(crate) static DRAWING: Dialect = Dialect {
         "lang", "altLang", "dirty", "err", "noProof", "smtClean", "smtId",
     ],
     dropped: &[],
+    markers: &[],
 };
 
 /// SpreadsheetML strings: shared strings (`si`), inline strings (`is`) and
@@ -169,6 +181,7 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
+    markers: &[],
 };
 
 /// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
@@ -194,6 +207,12 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &["text:soft-page-break"],
+    markers: &[
+        "text:bookmark",
+        "text:bookmark-start",
+        "text:bookmark-end",
+        "office:annotation-end",
+    ],
 };
 
 /// Document properties and plain-text comments: elements holding only
@@ -225,6 +244,7 @@ pub(crate) static PLAIN: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
+    markers: &[],
 };
 
 /// The document properties part of every Office Open XML package.

@@ -147,7 +147,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         let mut atoms = Vec::new();
         self.collect(&p.children, &mut atoms);
         self.drop_go_back(&mut atoms);
-        let atoms = normalize(resolve_fields(atoms));
+        let atoms = self.markers_out_of_words(normalize(resolve_fields(atoms)));
         if !has_text(&atoms) {
             out.raw(p.start.clone());
             self.copy_nodes(&p.children, out);
@@ -212,6 +212,71 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             tags,
             original,
         })));
+    }
+
+    /// Moves each zero-width marker that stands inside a word (a letter or
+    /// digit on both sides) to the end of that word.
+    fn markers_out_of_words<'t>(&self, atoms: Vec<Atom<'t>>) -> Vec<Atom<'t>> {
+        let mut out: Vec<Atom<'t>> = Vec::with_capacity(atoms.len());
+        let mut iter = atoms.into_iter().peekable();
+        while let Some(atom) = iter.next() {
+            let atom = match atom {
+                Atom::Container {
+                    open,
+                    close,
+                    children,
+                } => Atom::Container {
+                    open,
+                    close,
+                    children: self.markers_out_of_words(children),
+                },
+                other => other,
+            };
+            let inside_word = self.is_marker(&atom)
+                && matches!(out.last(), Some(Atom::Text { text, .. })
+                    if text.chars().next_back().is_some_and(char::is_alphanumeric))
+                && matches!(iter.peek(), Some(Atom::Text { text, .. })
+                    if text.chars().next().is_some_and(char::is_alphanumeric));
+            if !inside_word {
+                out.push(atom);
+                continue;
+            }
+            let Some(Atom::Text { run, key, text }) = iter.next() else {
+                out.push(atom);
+                continue;
+            };
+            let end = text
+                .char_indices()
+                .find(|(_, c)| !c.is_alphanumeric())
+                .map_or(text.len(), |(i, _)| i);
+            out.push(Atom::Text {
+                run,
+                key,
+                text: text[..end].to_owned(),
+            });
+            out.push(atom);
+            if end < text.len() {
+                out.push(Atom::Text {
+                    run,
+                    key,
+                    text: text[end..].to_owned(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether an atom is only zero-width markers.
+    fn is_marker(&self, atom: &Atom<'_>) -> bool {
+        match atom {
+            Atom::Placeholder { parts, .. } => {
+                !parts.is_empty()
+                    && parts.iter().all(
+                        |p| matches!(p, Part::Elem(e) if self.dialect.markers.contains(&e.name)),
+                    )
+            }
+            _ => false,
+        }
     }
 
     /// Drops Word's hidden `_GoBack` bookmark (the last edit position) when
