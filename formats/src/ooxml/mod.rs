@@ -218,7 +218,8 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
 /// Document properties and plain-text comments: elements holding only
 /// character data (`dc:title`, `dc:subject`, `dc:description`,
 /// `cp:keywords` in `docProps/core.xml`, `meta:keyword` in OpenDocument's
-/// `meta.xml`, `p:text` of PowerPoint's comments).
+/// `meta.xml`, `p:text` of PowerPoint's comments, `text` of Excel's threaded
+/// comments).
 pub(crate) static PLAIN: Dialect = Dialect {
     paragraphs: &[
         "dc:title",
@@ -227,6 +228,7 @@ pub(crate) static PLAIN: Dialect = Dialect {
         "cp:keywords",
         "meta:keyword",
         "p:text",
+        "text",
     ],
     paragraph_props: "",
     run: "",

@@ -1,7 +1,8 @@
 //! Excel workbooks (`.xlsx`, and `.xlsm` with macros): an Office Open XML
 //! package ([`crate::ooxml`]) whose translatable parts are the shared strings
 //! (`xl/sharedStrings.xml`, plain and rich), the inline strings of the
-//! worksheets, cell comments (SpreadsheetML), and the DrawingML text of
+//! worksheets, cell comments (SpreadsheetML) and threaded comments, the
+//! document properties, and the DrawingML text of
 //! drawings (text boxes, shapes) and charts. Formulas, numbers, dates, sheet
 //! names and defined names are not in those parts' strings and stay as they
 //! are; so does every other entry, the VBA project of an `.xlsm` included
@@ -33,7 +34,7 @@ const fn excel(kind: &'static str) -> Package {
 fn dialect(name: &str) -> &'static Dialect {
     if name.starts_with("xl/drawings/") || name.starts_with("xl/charts/") {
         &DRAWING
-    } else if name == CORE_PROPERTIES {
+    } else if name == CORE_PROPERTIES || name.starts_with("xl/threadedComments/") {
         &PLAIN
     } else {
         &SPREADSHEET
@@ -51,6 +52,7 @@ fn is_translatable_part(name: &str) -> bool {
         || in_folder("xl/worksheets/", "sheet")
         || in_folder("xl/", "comments")
         || in_folder("xl/comments/", "comment")
+        || in_folder("xl/threadedComments/", "threadedComment")
         || in_folder("xl/drawings/", "drawing")
         || in_folder("xl/charts/", "chart")
 }

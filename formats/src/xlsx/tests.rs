@@ -183,3 +183,21 @@ fn a_file_that_is_not_a_workbook_is_refused() {
     assert!(matches!(e, FormatError::Corrupt(_)), "{e:?}");
     assert!(e.to_string().contains("xl/workbook.xml is missing"), "{e}");
 }
+
+#[test]
+fn threaded_comments_are_translated() {
+    let thread = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<ThreadedComments xmlns="http://schemas.microsoft.com/office/spreadsheetml/2018/threadedcomments"><threadedComment ref="A1" dT="2026-05-01T10:00:00.00" personId="{1}" id="{2}"><text>The number is wrong.</text></threadedComment></ThreadedComments>"#;
+    let bytes = zip_of(&[
+        ("xl/workbook.xml", "<workbook/>"),
+        ("xl/threadedComments/threadedComment1.xml", thread),
+    ]);
+    let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
+    assert_eq!(doc.segments(), ["The number is wrong."]);
+    let out = doc.merge(&["El número es incorrecto.".to_owned()]).unwrap();
+    let xml = crate::ooxml::testdoc::part(&out, "xl/threadedComments/threadedComment1.xml");
+    assert!(
+        xml.contains("<text>El número es incorrecto.</text>"),
+        "{xml}"
+    );
+}
