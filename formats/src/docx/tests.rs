@@ -585,3 +585,26 @@ fn a_marker_inside_a_word_moves_to_the_word_end() {
         "{xml}"
     );
 }
+
+#[test]
+fn image_alt_text_is_translated() {
+    let body = r#"<w:p><w:r><w:t>The house.</w:t></w:r><w:r><w:drawing><wp:inline xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"><wp:docPr id="1" name="Picture 1" descr="A red &amp; white house"/></wp:inline></w:drawing></w:r></w:p>"#;
+    let bytes = package(body, "<w:p/>");
+    let doc = docx(&bytes);
+    assert_eq!(doc.segments(), ["The house.", "A red &amp; white house"]);
+    let same = doc.merge(doc.segments()).unwrap();
+    assert_eq!(raw_entries(&same), raw_entries(&bytes));
+    let out = doc
+        .merge(&[
+            "La casa.".to_owned(),
+            "Una casa \"roja\" &amp; blanca".to_owned(),
+        ])
+        .unwrap();
+    assert_well_formed(&out);
+    let xml = part(&out, "word/document.xml");
+    assert!(
+        xml.contains(r#"descr="Una casa &quot;roja&quot; &amp; blanca""#),
+        "{xml}"
+    );
+    assert!(xml.contains(r#"name="Picture 1""#), "{xml}");
+}

@@ -72,6 +72,8 @@ pub(crate) struct Dialect {
     /// Markers dropped from translated paragraphs (spell-check marks, layout
     /// hints).
     pub dropped: &'static [&'static str],
+    /// Attributes whose values are text to translate, by element: alt text.
+    pub attributes: &'static [(&'static str, &'static str)],
     /// Zero-width markers (bookmarks, comment ranges): one that falls inside a
     /// word is moved to the word's end, so the engine sees the word whole.
     pub markers: &'static [&'static str],
@@ -127,6 +129,7 @@ pub(crate) static WORD: Dialect = Dialect {
     droppable: &["w:tab", "w:cr", "w:noBreakHyphen", "w:softHyphen"],
     ignored_props: &["w:lang", "w:noProof"],
     dropped: &["w:proofErr", "w:lastRenderedPageBreak"],
+    attributes: &[("wp:docPr", "descr"), ("wp:docPr", "title")],
     markers: &[
         "w:bookmarkStart",
         "w:bookmarkEnd",
@@ -158,6 +161,11 @@ pub(crate) static DRAWING: Dialect = Dialect {
         "lang", "altLang", "dirty", "err", "noProof", "smtClean", "smtId",
     ],
     dropped: &[],
+    attributes: &[
+        ("p:cNvPr", "descr"),
+        ("p:cNvPr", "title"),
+        ("xdr:cNvPr", "descr"),
+    ],
     markers: &[],
 };
 
@@ -181,6 +189,7 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
+    attributes: &[],
     markers: &[],
 };
 
@@ -207,6 +216,7 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &["text:soft-page-break"],
+    attributes: &[],
     markers: &[
         "text:bookmark",
         "text:bookmark-start",
@@ -246,6 +256,7 @@ pub(crate) static PLAIN: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
+    attributes: &[],
     markers: &[],
 };
 

@@ -132,11 +132,49 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             self.paragraph(elem, out);
             return;
         }
-        out.raw(elem.start.clone());
+        self.start_tag(elem, out);
         self.copy_nodes(&elem.children, out);
         if let Some(end) = &elem.end {
             out.raw(end.clone());
         }
+    }
+
+    /// Copies a start tag, its translatable attribute values (alt text) as
+    /// segments of their own.
+    fn start_tag(&mut self, elem: &Elem<'_>, out: &mut NodeList) {
+        let tag = elem.start.clone();
+        let mut at = tag.start;
+        let mut values: Vec<std::ops::Range<usize>> = self
+            .dialect
+            .attributes
+            .iter()
+            .filter(|(name, _)| *name == elem.name)
+            .filter_map(|(_, attr)| {
+                let text = self.src.get(tag.clone())?;
+                let key = format!(" {attr}=\"");
+                let start = text.find(&key)? + key.len();
+                let len = text[start..].find('"')?;
+                Some(tag.start + start..tag.start + start + len)
+            })
+            .collect();
+        values.sort_by_key(|r| r.start);
+        for range in values {
+            let raw = self.src.get(range.clone()).unwrap_or("");
+            let value = quick_xml::escape::unescape(raw)
+                .map_or_else(|_| raw.to_owned(), |v| v.into_owned());
+            if value.trim().is_empty() {
+                continue;
+            }
+            out.raw(at..range.start);
+            let slot = self.slots.reserve();
+            self.slots.fill(slot, crate::inline::escape(&value));
+            out.0.push(Node::Attr {
+                slot,
+                range: range.clone(),
+            });
+            at = range.end;
+        }
+        out.raw(at..tag.end);
     }
 
     fn paragraph<'t>(&mut self, p: &'t Elem<'t>, out: &mut NodeList) {
@@ -202,7 +240,8 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         if let Some(end) = &p.end {
             suffix.raw(end.clone());
         }
-        let original = (self.slots.reserved() == nested_before).then(|| p.span());
+        let original = Some(p.span());
+        let nested = nested_before..self.slots.reserved();
         self.slots.fill(slot, builder.finish());
         out.0.push(Node::Para(Box::new(Para {
             slot,
@@ -211,6 +250,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             base: base_style,
             tags,
             original,
+            nested,
         })));
     }
 

@@ -16,6 +16,14 @@ pub(crate) enum Node {
     Str(String),
     /// A translatable paragraph.
     Para(Box<Para>),
+    /// A translatable attribute value (alt text): its slot and the value's
+    /// source range.
+    Attr {
+        /// The segment.
+        slot: usize,
+        /// The value as written, between its quotes.
+        range: Range<usize>,
+    },
 }
 
 /// A list of nodes that merges adjacent source ranges.
@@ -85,8 +93,10 @@ pub(crate) struct Para {
     /// Tag `id` is `tags[id - 1]`.
     pub tags: Vec<Tag>,
     /// The whole source paragraph, written as is when the translation equals
-    /// the source (only when it holds no nested paragraph).
+    /// the source and so do those of the segments nested in it.
     pub original: Option<Range<usize>>,
+    /// The slots of segments nested in the paragraph (text boxes, alt text).
+    pub nested: Range<usize>,
 }
 
 /// Writes nodes of the part `src`.
@@ -102,6 +112,22 @@ pub(crate) fn render(
             Node::Raw(range) => out.push_str(src.get(range.clone()).unwrap_or("")),
             Node::Str(text) => out.push_str(text),
             Node::Para(para) => render_para(dialect, out, src, para, texts),
+            Node::Attr { slot, range } => {
+                let (source, translation) = texts.get(*slot);
+                if translation == source {
+                    out.push_str(src.get(range.clone()).unwrap_or(""));
+                } else {
+                    for c in inline::plain_text(translation).chars() {
+                        match c {
+                            '&' => out.push_str("&amp;"),
+                            '<' => out.push_str("&lt;"),
+                            '"' => out.push_str("&quot;"),
+                            '\u{0}'..='\u{1f}' => out.push(' '),
+                            c => out.push(c),
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -114,7 +140,12 @@ struct Frame<'p> {
 
 fn render_para(dialect: &Dialect, out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
     let (source, translation) = texts.get(para.slot);
+    let unchanged = |slot: usize| {
+        let (s, t) = texts.get(slot);
+        s == t
+    };
     if translation == source
+        && para.nested.clone().all(unchanged)
         && let Some(original) = &para.original
     {
         out.push_str(src.get(original.clone()).unwrap_or(""));
