@@ -182,23 +182,70 @@ async fn translate_names_the_field_of_each_invalid_form_option() -> Result<()> {
     Ok(())
 }
 
+/// deepl-node sends `custom_instructions`, `style_id` and
+/// `tag_handling_version` in form bodies: they are read as in JSON (an unknown
+/// style list is then a 404, not a refusal of the field).
 #[tokio::test]
-async fn translate_refuses_json_only_options_in_a_form() -> Result<()> {
-    let app = InProcess::new("req_translate_json_only").await?;
-    for field in ["custom_instructions", "style_id", "tag_handling_version"] {
-        let (code, body) = app
-            .form(
-                "/v2/translate",
-                &[("text", "a"), ("target_lang", "DE"), (field, "v1")],
-            )
-            .await?;
-        assert_eq!(code, 400, "{field}: {body}");
-        assert_eq!(
-            message(&body),
-            format!("Parameter '{field}' is only accepted in JSON bodies."),
-            "{body}"
-        );
-    }
+async fn translate_reads_deepl_node_form_fields() -> Result<()> {
+    let app = InProcess::new("req_translate_form_fields").await?;
+    let (code, body) = app
+        .form(
+            "/v2/translate",
+            &[
+                ("text", "The house"),
+                ("target_lang", "ES"),
+                ("source_lang", "EN"),
+                ("tag_handling", "xml"),
+                ("tag_handling_version", "v2"),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["translations"][0]["tag_handling_version"], "v2");
+    let (code, body) = app
+        .form(
+            "/v2/translate",
+            &[("text", "a"), ("target_lang", "ES"), ("style_id", GLOSSARY)],
+        )
+        .await?;
+    assert_eq!(code, 404, "{body}");
+    assert!(message(&body).starts_with("Style rule list"), "{body}");
+    let (code, body) = app
+        .form(
+            "/v2/translate",
+            &[
+                ("text", "a"),
+                ("target_lang", "PT-BR"),
+                ("custom_instructions", "Be brief."),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(message(&body).contains("PT-BR"), "{body}");
+    Ok(())
+}
+
+/// A v3 glossary may be created without dictionaries, and gets them later.
+#[tokio::test]
+async fn a_v3_glossary_is_created_without_dictionaries() -> Result<()> {
+    let app = InProcess::new("req_glossary_empty").await?;
+    let (code, body) = app
+        .json(
+            Method::POST,
+            "/v3/glossaries",
+            &json!({"name": "Later", "dictionaries": []}),
+        )
+        .await?;
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["dictionaries"], json!([]));
+    let (code, body) = app
+        .json(
+            Method::POST,
+            "/v3/glossaries",
+            &json!({"name": "Later too"}),
+        )
+        .await?;
+    assert_eq!(code, 201, "{body}");
     Ok(())
 }
 

@@ -245,7 +245,6 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
             ("name", "x".to_owned()),
             ("dictionaries", "not json".into()),
         ],
-        vec![("name", "x".to_owned())],
         vec![
             ("name", "x".to_owned()),
             ("dictionaries[0][source_lang]", "en".into()),

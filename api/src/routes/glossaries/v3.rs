@@ -121,9 +121,8 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let obj = body_object(&headers, body).await?;
     let name = name(super::required(&obj, "name")?)?;
-    let dicts = dictionaries(&obj)?
-        .filter(|d| !d.is_empty())
-        .ok_or_else(|| bad("Parameter 'dictionaries' must contain at least one dictionary."))?;
+    // A glossary may start empty, its dictionaries added later (as DeepL allows).
+    let dicts = dictionaries(&obj)?.unwrap_or_default();
     let g = glossaries::create(
         &state.db,
         key.organization_id,

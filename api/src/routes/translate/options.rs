@@ -62,16 +62,6 @@ pub(super) struct Options {
     pub(super) markup: MarkupOptions,
 }
 
-/// Refuses a field that DeepL accepts only in JSON bodies.
-fn json_only(p: &Params, name: &str) -> Result<(), ApiError> {
-    if !p.is_json() && p.contains(name) {
-        return Err(bad(format!(
-            "Parameter '{name}' is only accepted in JSON bodies."
-        )));
-    }
-    Ok(())
-}
-
 /// `id` (the value of `field`) as a UUID.
 fn uuid_field(field: &str, id: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(id).map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))
@@ -126,7 +116,6 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         ignore_tags,
         outline_detection: outline_detection.unwrap_or(true),
     };
-    json_only(p, "tag_handling_version")?;
     let tag_handling_version = p.choice("tag_handling_version", &["v1", "v2"])?;
     let show_billed_characters = p.bool("show_billed_characters")?.unwrap_or(false);
     let model_type = p.choice(
@@ -148,7 +137,6 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
             })?,
     };
 
-    json_only(p, "custom_instructions")?;
     let custom_instructions = p.strings("custom_instructions")?.unwrap_or_default();
     if custom_instructions.len() > MAX_CUSTOM_INSTRUCTIONS {
         return Err(bad(format!(
@@ -206,7 +194,6 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         .map(|g| uuid_field(glossary_field, g))
         .collect::<Result<Vec<_>, _>>()?;
 
-    json_only(p, "style_id")?;
     let style_id = p
         .string("style_id")?
         .map(|s| uuid_field("style_id", &s))
@@ -346,10 +333,11 @@ mod tests {
         .unwrap();
         assert_eq!(o.tag_handling, Some("html"));
         assert_eq!(o.model_type.map(model_type_used), Some("quality_optimized"));
-        let m = message(options(&form(
+        let o = options(&form(
             "text=a&target_lang=ES&tag_handling=xml&tag_handling_version=v1",
-        )));
-        assert!(m.contains("'tag_handling_version'"), "{m}");
+        ))
+        .unwrap();
+        assert_eq!(o.tag_handling_version, Some("v1"));
         let o = options(&form(
             "text=a&target_lang=ES&preserve_formatting=1&show_billed_characters=true",
         ))
@@ -358,7 +346,7 @@ mod tests {
     }
 
     #[test]
-    fn glossaries_instructions_and_json_only_fields() {
+    fn glossaries_instructions_and_form_fields() {
         let g = "3fa85f64-5717-4562-b3fc-2c963f66afa6";
         let m = message(options(&json(&format!(
             r#"{{"text":["a"],"target_lang":"ES","source_lang":"EN","glossary_id":"{g}","glossary_ids":["{g}"]}}"#
@@ -393,13 +381,16 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(o.custom_instructions, ["Be brief."]);
-        for field in ["custom_instructions", "style_id", "tag_handling_version"] {
-            let m = message(options(&form(&format!("text=a&target_lang=DE&{field}=x"))));
-            assert!(
-                m.contains(&format!("'{field}'")) && m.contains("JSON"),
-                "{m}"
-            );
-        }
+        // deepl-node sends these in forms too: read like the JSON ones.
+        let o = options(&form(
+            "text=a&target_lang=DE&tag_handling=xml&tag_handling_version=v1\
+             &custom_instructions=Be%20brief.&custom_instructions=Be%20kind.\
+             &style_id=3fa85f64-5717-4562-b3fc-2c963f66afa6",
+        ))
+        .unwrap();
+        assert_eq!(o.custom_instructions, ["Be brief.", "Be kind."]);
+        assert_eq!(o.tag_handling_version, Some("v1"));
+        assert!(o.style_id.is_some());
         let m = message(options(&json(
             r#"{"text":["a"],"target_lang":"DE","translation_memory_threshold":80}"#,
         )));
