@@ -263,7 +263,7 @@ async fn document_glossaries_through_apertium() -> Result<()> {
                 ("glossary_id", id.as_str()),
             ],
             400,
-            "no dictionary",
+            "No dictionary found for language pair",
         ),
         (
             vec![

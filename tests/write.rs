@@ -9,7 +9,7 @@ use axum::routing::post as route_post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use crate::support::{Api, World};
+use crate::support::{Api, World, message};
 
 /// A world with a key and an API process.
 async fn client(tag: &str) -> Result<(World, Api, String)> {
@@ -293,6 +293,43 @@ async fn rephrase_with_a_language_model_honours_style_and_tone() -> Result<()> {
             .as_str()
             .unwrap_or_default()
             .contains("'writing_style'")
+    );
+    Ok(())
+}
+
+/// Rephrase reports a language with variants as DeepL does, by its default
+/// variant.
+#[tokio::test]
+async fn rephrase_reports_the_default_variant_of_the_target() -> Result<()> {
+    let (_world, api, key) = client("write_rephrase_variant").await?;
+    let (code, body) = api
+        .post(
+            &key,
+            "/v2/write/rephrase",
+            &json!({"text": ["The house is big."], "target_lang": "en"}),
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["improvements"][0]["target_language"], "en-US");
+    Ok(())
+}
+
+/// A style and a tone together are refused in DeepL's words.
+#[tokio::test]
+async fn rephrase_refuses_a_style_and_a_tone_together() -> Result<()> {
+    let (_world, api, key) = client("write_style_and_tone").await?;
+    let (code, body) = api
+        .post(
+            &key,
+            "/v2/write/rephrase",
+            &json!({"text": ["The house is big."], "target_lang": "en",
+                    "writing_style": "business", "tone": "friendly"}),
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        message(&body).starts_with("Both writing_style and tone defined"),
+        "{body}"
     );
     Ok(())
 }

@@ -145,9 +145,9 @@ impl From<PipelineError> for ApiError {
             PipelineError::GlossaryNotFound(id) => {
                 Self::NotFound(format!("Glossary '{id}' not found."))
             }
-            PipelineError::NoDictionary { id, from, to } => Self::BadRequest(format!(
-                "Glossary '{id}' has no dictionary for the language pair {from}→{to}."
-            )),
+            PipelineError::NoDictionary { id, from, to } => {
+                crate::routes::glossaries::no_dictionary(id, &from, &to)
+            }
             PipelineError::GlossaryPair { from, to } => Self::BadRequest(format!(
                 "Glossaries do not support the language pair {from}→{to}."
             )),

@@ -149,7 +149,7 @@ async fn glossary_terms_forced_through_apertium() -> Result<()> {
         e["message"]
             .as_str()
             .unwrap_or_default()
-            .contains("no dictionary"),
+            .contains("No dictionary found for language pair"),
         "{e}"
     );
     Ok(())

@@ -96,6 +96,17 @@ fn languages(
         .collect()
 }
 
+/// The target language DeepL reports for a rephrase: a language with
+/// variants is reported as its default variant (`en` → `en-US`, `pt` →
+/// `pt-PT`); others as given.
+fn reported_variant(lang: &str) -> String {
+    match lang.to_ascii_lowercase().as_str() {
+        "en" => "en-US".to_owned(),
+        "pt" => "pt-PT".to_owned(),
+        _ => lang.to_owned(),
+    }
+}
+
 fn base(code: &str) -> String {
     code.split('-').next().unwrap_or(code).to_ascii_uppercase()
 }
@@ -221,7 +232,7 @@ async fn rephrase(
     let tone = p.choice("tone", TONES)?;
     if style.is_some_and(|s| s != "default") && tone.is_some_and(|t| t != "default") {
         return Err(bad(
-            "Parameters 'writing_style' and 'tone' cannot be used together.",
+            "Both writing_style and tone defined: give at most one of them.",
         ));
     }
     let target = p.choice("target_lang", TARGET_LANGS)?;
@@ -256,7 +267,7 @@ async fn rephrase(
             out.push(Improvement {
                 text: rewritten.into_iter().next().unwrap_or_default(),
                 detected_source_language: detected.clone(),
-                target_language: lang.clone(),
+                target_language: reported_variant(lang),
             });
         }
         bill(&state, &key, &texts, tag.as_deref()).await?;
@@ -311,7 +322,7 @@ async fn rephrase(
         out.push(Improvement {
             text,
             detected_source_language: detected.clone(),
-            target_language: lang.clone(),
+            target_language: reported_variant(lang),
         });
     }
     bill(&state, &key, &texts, tag.as_deref()).await?;

@@ -195,11 +195,16 @@ pub(crate) async fn check_for_pair(
         .iter()
         .any(|d| d.source_lang == s && d.target_lang == t)
     {
-        return Err(bad(format!(
-            "Glossary '{id}' has no dictionary for the language pair {s}→{t}."
-        )));
+        return Err(no_dictionary(id, &s, &t));
     }
     Ok(uuid)
+}
+
+/// The 400 for a glossary without a dictionary for the pair, in DeepL's words.
+pub(crate) fn no_dictionary(id: impl std::fmt::Display, s: &str, t: &str) -> ApiError {
+    bad(format!(
+        "No dictionary found for language pair {s}→{t} in glossary '{id}'."
+    ))
 }
 
 /// A timestamp as DeepL writes it (`2021-08-03T14:16:18.329Z`).
