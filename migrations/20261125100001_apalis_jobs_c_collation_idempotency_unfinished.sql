@@ -23,8 +23,7 @@
 --    apalis' insert has no ON CONFLICT clause naming the index, so a partial
 --    index serves its uniqueness check the same way.
 --
--- `tolk-bench queue` (100,000 no-op jobs, 4 lanes × 500): see docs/benchmarks.md,
--- session 8.
+-- `tolk-bench queue` measures the effect (docs/benchmarks.md, queue section).
 ALTER TABLE apalis.jobs
     ALTER COLUMN id TYPE text COLLATE "C",
     ALTER COLUMN job_type TYPE text COLLATE "C",

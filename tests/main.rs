@@ -17,6 +17,7 @@ mod engines;
 mod glossaries;
 mod hostile;
 mod metering;
+mod migrations;
 mod outage;
 mod pg_server;
 mod quality;
