@@ -193,53 +193,10 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     markers: &[],
 };
 
-/// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
-/// of odt, odp and ods): character data in paragraphs and spans.
-pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
-    paragraphs: &["text:p", "text:h"],
-    paragraph_props: "",
-    run: "",
-    run_props: "",
-    text: "",
-    run_open: "",
-    run_close: "",
-    text_open: "",
-    text_close: "",
-    breaks: Breaks::InRun {
-        line: "<text:line-break/>",
-        tab: "<text:tab/>",
-    },
-    bare_text: true,
-    mixed: true,
-    spaces: &["text:s"],
-    containers: &["text:span", "text:a", "text:meta"],
-    droppable: &[],
-    ignored_props: &[],
-    dropped: &["text:soft-page-break"],
-    attributes: &[],
-    markers: &[
-        "text:bookmark",
-        "text:bookmark-start",
-        "text:bookmark-end",
-        "office:annotation-end",
-    ],
-};
-
-/// Document properties and plain-text comments: elements holding only
-/// character data (`dc:title`, `dc:subject`, `dc:description`,
-/// `cp:keywords` in `docProps/core.xml`, `meta:keyword` in OpenDocument's
-/// `meta.xml`, `p:text` of PowerPoint's comments, `text` of Excel's threaded
-/// comments).
-pub(crate) static PLAIN: Dialect = Dialect {
-    paragraphs: &[
-        "dc:title",
-        "dc:subject",
-        "dc:description",
-        "cp:keywords",
-        "meta:keyword",
-        "p:text",
-        "text",
-    ],
+/// Markup whose paragraphs hold character data directly (no runs, no text
+/// elements): the base of [`OPEN_DOCUMENT`] and [`PLAIN`].
+const MIXED_CONTENT: Dialect = Dialect {
+    paragraphs: &[],
     paragraph_props: "",
     run: "",
     run_props: "",
@@ -258,6 +215,44 @@ pub(crate) static PLAIN: Dialect = Dialect {
     dropped: &[],
     attributes: &[],
     markers: &[],
+};
+
+/// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
+/// of odt, odp and ods): character data in paragraphs and spans.
+pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
+    paragraphs: &["text:p", "text:h"],
+    breaks: Breaks::InRun {
+        line: "<text:line-break/>",
+        tab: "<text:tab/>",
+    },
+    spaces: &["text:s"],
+    containers: &["text:span", "text:a", "text:meta"],
+    dropped: &["text:soft-page-break"],
+    markers: &[
+        "text:bookmark",
+        "text:bookmark-start",
+        "text:bookmark-end",
+        "office:annotation-end",
+    ],
+    ..MIXED_CONTENT
+};
+
+/// Document properties and plain-text comments: elements holding only
+/// character data (`dc:title`, `dc:subject`, `dc:description`,
+/// `cp:keywords` in `docProps/core.xml`, `meta:keyword` in OpenDocument's
+/// `meta.xml`, `p:text` of PowerPoint's comments, `text` of Excel's threaded
+/// comments).
+pub(crate) static PLAIN: Dialect = Dialect {
+    paragraphs: &[
+        "dc:title",
+        "dc:subject",
+        "dc:description",
+        "cp:keywords",
+        "meta:keyword",
+        "p:text",
+        "text",
+    ],
+    ..MIXED_CONTENT
 };
 
 /// The document properties part of every Office Open XML package.
