@@ -33,6 +33,10 @@ d.save(sys.argv[1])
 
 const READ_DOCX: &str = r#"
 import sys, json, docx
+from docx.oxml.ns import qn
+def lang(run):
+    mark = run._r.find(qn("w:rPr") + "/" + qn("w:lang"))
+    return "" if mark is None else mark.get(qn("w:val"))
 d = docx.Document(sys.argv[1])
 out = {
   "paragraphs": [p.text for p in d.paragraphs],
@@ -42,6 +46,7 @@ out = {
   "header": [p.text for p in d.sections[0].header.paragraphs],
   "hyperlinks": len(d.element.body.findall(".//{http://schemas.openxmlformats.org/wordprocessingml/2006/main}hyperlink")),
   "hyperlink_text": ["".join(t.text or "" for t in h.iter("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}t")) for h in d.element.body.iter("{http://schemas.openxmlformats.org/wordprocessingml/2006/main}hyperlink")],
+  "languages": sorted({lang(r) for p in d.paragraphs for r in p.runs if r.text}),
 }
 print(json.dumps(out))
 "#;
@@ -129,6 +134,8 @@ async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()>
         !italic.is_empty() && !italic.contains("bird"),
         "italic run: {after}"
     );
+    // Translated runs are marked Spanish for spell checkers.
+    assert_eq!(after["languages"], serde_json::json!(["es"]), "{after}");
     // Table, header and hyperlink are still there, translated.
     let cells = joined(&after["cells"]).to_lowercase();
     assert_eq!(after["cells"].as_array().map(Vec::len), Some(4));
@@ -580,5 +587,88 @@ async fn latin1_text_and_html_are_translated_in_their_own_encoding() -> Result<(
     let text: String = html.iter().map(|&b| char::from(b)).collect();
     assert!(text.contains("La casa es peque\u{f1}a."), "{text}");
     assert!(text.contains("<meta charset=\"ISO-8859-1\">"), "{text}");
+    Ok(())
+}
+
+const MAKE_LINKS: &str = r#"
+import sys, docx
+from docx.oxml.shared import OxmlElement, qn
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+d = docx.Document()
+p = d.add_paragraph("See ")
+for url, text, tail in [("http://example.com/1", "the first page", " and "),
+                        ("http://example.com/2", "the tangle page", " now.")]:
+    r_id = p.part.relate_to(url, RT.HYPERLINK, is_external=True)
+    h = OxmlElement("w:hyperlink"); h.set(qn("r:id"), r_id)
+    r = OxmlElement("w:r"); t = OxmlElement("w:t"); t.text = text; r.append(t); h.append(r)
+    p._p.append(h)
+    p.add_run(tail)
+d.save(sys.argv[1])
+"#;
+
+const READ_LINKS: &str = r#"
+import sys, json, docx
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+d = docx.Document(sys.argv[1])
+links = d.element.body.findall(".//" + W + "hyperlink")
+print(json.dumps({
+  "paragraph": d.paragraphs[0].text + "".join(t.text for l in links for t in l.iter(W + "t")),
+  "links": ["".join(t.text or "" for t in l.iter(W + "t")) for l in links],
+  "nested": sum(len(l.findall(".//" + W + "hyperlink")) for l in links),
+}))
+"#;
+
+/// An engine answer that puts one link inside another is not written as is:
+/// the segment is translated again piece by piece (the text between its
+/// tags), so each link keeps its own words.
+#[tokio::test]
+async fn misplaced_tags_fall_back_to_piece_by_piece_translation() -> Result<()> {
+    use crate::support::{Seen, echo_upstream};
+    let seen: Seen = std::sync::Arc::default();
+    let url = echo_upstream(seen.clone()).await?;
+    let mut world = World::new("doctangle").await?;
+    let key = world.create_key("tangle", false).await?;
+    world.use_echo_upstream("deepl", &url, "EN:DE");
+    let api = world.start_api().await?;
+    world.start_worker("deepl")?;
+    let path = world.path("links.docx");
+    python(MAKE_LINKS, &[&path]).await?;
+    let (id, doc_key) = api
+        .upload_ok(
+            &key,
+            "links.docx",
+            std::fs::read(&path)?,
+            &[("target_lang", "DE"), ("source_lang", "EN")],
+        )
+        .await?;
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(60))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, _, bytes) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    let out = world.path("out.docx");
+    std::fs::write(&out, bytes)?;
+    let read: Value = serde_json::from_str(&python(READ_LINKS, &[&out]).await?)?;
+    assert_eq!(
+        read["links"],
+        serde_json::json!(["the first page", "the tangle page"]),
+        "{read}"
+    );
+    assert_eq!(read["nested"], 0, "{read}");
+    // The engine saw the whole segment once, then its pieces on their own.
+    let sent: Vec<String> = seen
+        .lock()
+        .map_err(|_| anyhow::anyhow!("lock"))?
+        .iter()
+        .flat_map(|body| body["text"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t.as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        sent.iter()
+            .any(|t| t.contains("<g id=\"2\">the tangle page</g>")),
+        "{sent:?}"
+    );
+    assert!(sent.iter().any(|t| t == "the tangle page"), "{sent:?}");
     Ok(())
 }

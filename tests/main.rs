@@ -16,6 +16,7 @@ mod documents;
 mod engines;
 mod glossaries;
 mod hostile;
+mod hostile_documents;
 mod metering;
 mod migrations;
 mod outage;

@@ -547,6 +547,8 @@ pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
 /// wire (`/v2/translate`, echoes the texts) and OpenAI chat completions
 /// (`/v1/chat/completions`, echoes the user message), so a test sees exactly
 /// what Tolk did around the engine. Records every request body in `seen`.
+/// The DeepL side misplaces inline tags in texts holding the word `tangle`
+/// (see [`tangle`]), as engines sometimes do.
 pub async fn echo_upstream(seen: Seen) -> Result<String> {
     use axum::extract::State;
     async fn deepl(
@@ -561,7 +563,10 @@ pub async fn echo_upstream(seen: Seen) -> Result<String> {
             .cloned()
             .unwrap_or_default()
             .into_iter()
-            .map(|t| serde_json::json!({"detected_source_language": "EN", "text": t}))
+            .map(|t| {
+                let text = t.as_str().map_or_else(String::new, tangle);
+                serde_json::json!({"detected_source_language": "EN", "text": text})
+            })
             .collect();
         axum::Json(serde_json::json!({ "translations": texts }))
     }
@@ -587,6 +592,17 @@ pub async fn echo_upstream(seen: Seen) -> Result<String> {
         let _ = axum::serve(listener, router).await;
     });
     Ok(format!("http://{addr}"))
+}
+
+/// A text with the first `</g>` moved to its end when it holds the word
+/// `tangle` (so the spans after it land inside the first one), else as it is.
+fn tangle(text: &str) -> String {
+    match text.find("</g>") {
+        Some(at) if text.contains("tangle") => {
+            format!("{}{}</g>", &text[..at], &text[at + 4..])
+        }
+        _ => text.to_owned(),
+    }
 }
 
 /// Polls `query` until `done` holds of its result, for up to 5 s, and returns

@@ -110,6 +110,75 @@ pub fn plain_text(segment: &str) -> String {
     out
 }
 
+/// The enclosing span of every tag of a segment: tag id → id of the
+/// innermost `<g>` around it (`None` at the top level).
+pub fn parents(segment: &str) -> std::collections::HashMap<u32, Option<u32>> {
+    let mut parents = std::collections::HashMap::new();
+    let mut open: Vec<u32> = Vec::new();
+    for piece in parse(segment) {
+        match piece {
+            Piece::Open(id) => {
+                parents.entry(id).or_insert(open.last().copied());
+                open.push(id);
+            }
+            Piece::Close(_) => {
+                open.pop();
+            }
+            Piece::Placeholder(id) => {
+                parents.entry(id).or_insert(open.last().copied());
+            }
+            Piece::Text(_) => {}
+        }
+    }
+    parents
+}
+
+/// Whether a translation holds exactly the tags of its source, each once,
+/// every span inside the same span as in the source (placeholders may move
+/// between spans). A translation that does not is safer translated piece by
+/// piece (see [`map_text`]).
+pub fn tags_agree(source: &str, translation: &str) -> bool {
+    let expected = parents(source);
+    let mut seen = std::collections::HashSet::new();
+    let mut open: Vec<u32> = Vec::new();
+    for piece in parse(translation) {
+        let (id, is_span) = match piece {
+            Piece::Open(id) => (id, true),
+            Piece::Placeholder(id) => (id, false),
+            Piece::Close(_) => {
+                open.pop();
+                continue;
+            }
+            Piece::Text(_) => continue,
+        };
+        let Some(parent) = expected.get(&id) else {
+            return false;
+        };
+        if !seen.insert(id) || (is_span && *parent != open.last().copied()) {
+            return false;
+        }
+        if is_span {
+            open.push(id);
+        }
+    }
+    seen.len() == expected.len()
+}
+
+/// A segment with its text replaced piece by piece (the text between tags,
+/// unescaped, in order), its tags as they were.
+pub fn map_text(segment: &str, mut f: impl FnMut(&str) -> String) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for piece in parse(segment) {
+        match piece {
+            Piece::Text(text) => escape_into(&mut out, &f(&text)),
+            Piece::Open(id) => out.push_str(&format!("<g id=\"{id}\">")),
+            Piece::Close(_) => out.push_str("</g>"),
+            Piece::Placeholder(id) => out.push_str(&format!("<x id=\"{id}\"/>")),
+        }
+    }
+    out
+}
+
 /// Escapes text for a segment: `&`, `<` and `>`.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -303,6 +372,51 @@ pub(crate) fn decode_char_ref(name: &str) -> Option<char> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tags_agree_when_each_span_keeps_its_parent() {
+        let source = r#"a <g id="1">b <g id="2">c</g></g> d<x id="3"/>"#;
+        // Moved, reordered text, a placeholder in another span: fine.
+        assert!(super::tags_agree(source, source));
+        assert!(super::tags_agree(
+            source,
+            r#"<x id="3"/>d <g id="1"><g id="2">C</g> B</g> A"#
+        ));
+        assert!(super::tags_agree(
+            source,
+            r#"<g id="1">b <x id="3"/><g id="2">c</g></g>"#
+        ));
+        // A span out of its parent, nested in another, lost, doubled, unknown.
+        assert!(!super::tags_agree(
+            source,
+            r#"<g id="2">c</g><g id="1">b</g><x id="3"/>"#
+        ));
+        assert!(!super::tags_agree(
+            r#"<g id="1">a</g><g id="2">b</g>"#,
+            r#"<g id="1">a<g id="2">b</g></g>"#
+        ));
+        assert!(!super::tags_agree(
+            source,
+            r#"<g id="1">b c</g><x id="3"/>"#
+        ));
+        assert!(!super::tags_agree(
+            source,
+            r#"<g id="1">b <g id="2">c</g></g><x id="3"/><x id="3"/>"#
+        ));
+        assert!(!super::tags_agree(
+            source,
+            r#"<g id="1">b <g id="2">c</g></g><x id="3"/><x id="4"/>"#
+        ));
+    }
+
+    #[test]
+    fn map_text_keeps_the_tags() {
+        let source = r#"a &amp; <g id="1">b</g><x id="2"/>"#;
+        assert_eq!(
+            super::map_text(source, |t| t.to_uppercase()),
+            r#"A &amp; <g id="1">B</g><x id="2"/>"#
+        );
+    }
+
     use super::*;
 
     #[test]

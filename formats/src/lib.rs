@@ -156,6 +156,7 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
         format,
         segments,
         skeleton,
+        language: None,
     })
 }
 
@@ -178,6 +179,8 @@ pub struct Extracted {
     format: DocumentFormat,
     segments: Vec<String>,
     skeleton: Skeleton,
+    /// BCP 47 tag marked on translated text, where the format records one.
+    language: Option<String>,
 }
 
 enum Skeleton {
@@ -190,6 +193,17 @@ impl Extracted {
     /// The format of the document.
     pub fn format(&self) -> DocumentFormat {
         self.format
+    }
+
+    /// Marks translated text with the target language where the format
+    /// records a language per run (Word's `w:lang`, DrawingML's `lang`), so
+    /// spell checkers and screen readers treat it as such. `target_lang` is a
+    /// DeepL code (`ES`, `EN-US`, `ZH-HANS`), written as BCP 47 (`es`,
+    /// `en-US`, `zh-Hans`).
+    #[must_use]
+    pub fn with_target_language(mut self, target_lang: &str) -> Self {
+        self.language = Some(bcp47(target_lang));
+        self
     }
 
     /// The translatable segments, in document order, in [`inline`] markup.
@@ -216,9 +230,29 @@ impl Extracted {
         match &self.skeleton {
             Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Ooxml(skeleton) => skeleton.merge(&self.segments, translated),
+            Skeleton::Ooxml(skeleton) => {
+                skeleton.merge(&self.segments, translated, self.language.as_deref())
+            }
         }
     }
+}
+
+/// A DeepL language code as a BCP 47 tag: `EN-US` → `en-US`, `ZH-HANS` →
+/// `zh-Hans`.
+fn bcp47(code: &str) -> String {
+    let mut parts = code.split(['-', '_']);
+    let mut tag = parts.next().unwrap_or("").to_ascii_lowercase();
+    for part in parts {
+        tag.push('-');
+        if part.len() == 4 {
+            let (first, rest) = part.split_at(1);
+            tag.push_str(&first.to_ascii_uppercase());
+            tag.push_str(&rest.to_ascii_lowercase());
+        } else {
+            tag.push_str(&part.to_ascii_uppercase());
+        }
+    }
+    tag
 }
 
 impl std::fmt::Debug for Extracted {
@@ -233,6 +267,14 @@ impl std::fmt::Debug for Extracted {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deepl_codes_become_bcp47_tags() {
+        assert_eq!(bcp47("ES"), "es");
+        assert_eq!(bcp47("EN-US"), "en-US");
+        assert_eq!(bcp47("pt-br"), "pt-BR");
+        assert_eq!(bcp47("ZH-HANS"), "zh-Hans");
+    }
 
     #[test]
     fn formats_by_extension_and_name() {

@@ -1,12 +1,19 @@
 """Writes the Word files the docx filter's tests read, with python-docx.
 
     python3 make_docx.py OUTPUT_DIR
+    python3 make_docx.py --read FILE
 
 Each file exercises one feature of real documents: hyperlinks, run
 formatting, headers and footers per section, odd and even headers, tables,
-numbered and bulleted lists, an inline picture.
+numbered and bulleted lists, an inline picture, line breaks, positional tabs
+and tracked changes inside words.
+
+--read prints, as JSON, what python-docx and lxml see in FILE: the text of
+each body and header paragraph, each hyperlink's target and text (and how
+deeply hyperlinks nest), and the languages marked on runs with text.
 """
 
+import json
 import struct
 import sys
 import zlib
@@ -57,6 +64,76 @@ def hyperlinks(out):
     hyperlink(p, "https://example.com/3", "third")
     p.add_run(".")
     doc.save(out / "hyperlinks.docx")
+
+
+def tracked(tag, run_text, ident):
+    """A w:ins or w:del holding one run of `run_text`."""
+    change = OxmlElement(tag)
+    change.set(qn("w:id"), str(ident))
+    change.set(qn("w:author"), "Reviewer")
+    change.set(qn("w:date"), "2026-01-01T00:00:00Z")
+    run = OxmlElement("w:r")
+    text = OxmlElement("w:delText" if tag == "w:del" else "w:t")
+    text.text = run_text
+    text.set(qn("xml:space"), "preserve")
+    run.append(text)
+    change.append(run)
+    return change
+
+
+def breaks(out):
+    """Hyperlinks between line breaks, a header with positional tabs, tracked
+    changes inside words."""
+    doc = Document()
+    p = doc.add_paragraph()
+    hyperlink(p, "https://example.com/a", "The first link")
+    p.add_run().add_break()
+    hyperlink(p, "https://example.com/b", "The second link")
+    p.add_run().add_break()
+    hyperlink(p, "https://example.com/c", "The third link")
+    header = doc.sections[0].header.paragraphs[0]
+    for i, word in enumerate(["Left", "Centre", "Right"]):
+        run = header.add_run()
+        if i:
+            ptab = OxmlElement("w:ptab")
+            ptab.set(qn("w:relativeTo"), "margin")
+            ptab.set(qn("w:alignment"), "center" if i == 1 else "right")
+            ptab.set(qn("w:leader"), "none")
+            run._r.append(ptab)
+        header.add_run(word)
+    p = doc.add_paragraph("The house is her")
+    p._p.append(tracked("w:ins", "e", 1))
+    p.add_run(" now and the dog is th")
+    p._p.append(tracked("w:del", "x", 2))
+    p.add_run("ere too.")
+    doc.save(out / "breaks.docx")
+
+
+def read(path):
+    doc = Document(path)
+    w = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+    r_id = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+    parts = [(doc.part, doc.element)]
+    for section in doc.sections:
+        parts.append((section.header.part, section.header._element))
+    paragraphs, links, langs, nested = [], [], set(), 0
+    for part, root in parts:
+        for p in root.iter(w + "p"):
+            paragraphs.append("".join(t.text or "" for t in p.iter(w + "t")))
+        for link in root.iter(w + "hyperlink"):
+            nested = max(nested, len(list(link.iter(w + "hyperlink"))) - 1)
+            target = part.rels[link.get(r_id)].target_ref
+            links.append([target, "".join(t.text or "" for t in link.iter(w + "t"))])
+        for run in root.iter(w + "r"):
+            if run.find(w + "t") is not None:
+                lang = run.find(w + "rPr/" + w + "lang")
+                langs.add(None if lang is None else lang.get(w + "val"))
+    print(json.dumps({
+        "paragraphs": paragraphs,
+        "links": links,
+        "nested_links": nested,
+        "languages": sorted(langs, key=str),
+    }))
 
 
 def font_props(out):
@@ -156,9 +233,13 @@ def images(out):
 
 
 def main():
+    if sys.argv[1] == "--read":
+        read(sys.argv[2])
+        return
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    for make in (hyperlinks, font_props, header_footer, odd_even_headers, tables, numbering, images):
+    makers = (hyperlinks, font_props, header_footer, odd_even_headers, tables, numbering, images, breaks)
+    for make in makers:
         make(out)
 
 

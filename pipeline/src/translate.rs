@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::{StreamExt, TryStreamExt};
 use tolk_engine::glossary::{self, Terms};
 use tolk_engine::{MarkupOptions, TagHandling, TranslateOptions, TranslateRequest};
+use tolk_formats::inline;
 use tolk_storage::StorageError;
 use tolk_style::language;
 
@@ -134,7 +135,10 @@ impl Pipeline<'_> {
             .filter(|(_, hit)| hit.is_none())
             .map(|(s, _)| s)
             .collect();
-        let engine = self.engines(&req, pending, progress).await?;
+        let mut engine = self.engines(&req, pending.clone(), progress).await?;
+        if markup {
+            engine.texts = self.keep_tags(&req, &pending, engine.texts).await?;
+        }
         let detected_source_lang = engine
             .detected_source_lang
             .or_else(|| req.source_lang.clone())
@@ -185,6 +189,58 @@ impl Pipeline<'_> {
             texts,
             detected_source_lang,
         })
+    }
+
+    /// Translates again, piece by piece, each segment whose translation did
+    /// not keep its inline tags in an order the document allows (a span out
+    /// of its parent, lost or doubled — see [`inline::tags_agree`]): the text
+    /// between tags is translated on its own and put back between the
+    /// source's tags, so a link never lands on the wrong words.
+    async fn keep_tags(
+        &self,
+        req: &Request<'_>,
+        sources: &[String],
+        mut translations: Vec<String>,
+    ) -> Result<Vec<String>, PipelineError> {
+        let broken: Vec<usize> = sources
+            .iter()
+            .zip(&translations)
+            .enumerate()
+            .filter(|(_, (source, translation))| !inline::tags_agree(source, translation))
+            .map(|(i, _)| i)
+            .collect();
+        if broken.is_empty() {
+            return Ok(translations);
+        }
+        tracing::info!(
+            segments = broken.len(),
+            "inline tags came back out of place: translating those segments piece by piece"
+        );
+        let mut pieces = Vec::new();
+        for &i in &broken {
+            inline::map_text(&sources[i], |text| {
+                if text.chars().any(char::is_alphanumeric) {
+                    pieces.push(inline::escape(text.trim()));
+                }
+                String::new()
+            });
+        }
+        let translated = self.engines(req, pieces, &NoProgress).await?;
+        let mut translated = translated.texts.into_iter();
+        for &i in &broken {
+            translations[i] = inline::map_text(&sources[i], |text| {
+                if !text.chars().any(char::is_alphanumeric) {
+                    return text.to_owned();
+                }
+                let core = translated
+                    .next()
+                    .map_or_else(|| text.trim().to_owned(), |t| inline::plain_text(&t));
+                let lead = &text[..text.len() - text.trim_start().len()];
+                let trail = &text[text.trim_end().len()..];
+                format!("{lead}{core}{trail}")
+            });
+        }
+        Ok(translations)
     }
 
     /// Sends `texts` to the engines in chunks, a few in flight, glossary terms

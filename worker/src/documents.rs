@@ -132,6 +132,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
         None => None,
     };
+    let extracted = extracted.with_target_language(&doc.target_lang);
     let output = tokio::task::spawn_blocking(move || extracted.merge(&translated))
         .await
         .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;

@@ -1,3 +1,5 @@
+use std::path::Path;
+
 use crate::ooxml::testdoc::{entries, map_text, package, part, raw_entries, zip_of};
 use crate::ooxml::xml;
 use crate::{DocumentFormat, Extracted, FormatError, extract};
@@ -5,7 +7,8 @@ use crate::{DocumentFormat, Extracted, FormatError, extract};
 /// Word files written by python-docx for these tests
 /// (`testdata/make_docx.py`, run once per test process into a temporary
 /// folder): hyperlinks, run formatting, headers and footers, odd and even
-/// headers, tables, lists, a picture.
+/// headers, tables, lists, a picture, line breaks, positional tabs and
+/// tracked changes inside words.
 const GENERATED: &[&str] = &[
     "hyperlinks",
     "font-props",
@@ -14,6 +17,7 @@ const GENERATED: &[&str] = &[
     "tables",
     "numbering",
     "images",
+    "breaks",
 ];
 
 /// The folder of the generated files.
@@ -186,6 +190,87 @@ fn fixture_segments() {
         ["Open the box.", "Take the cable.", "Plug it in."]
     );
     assert_eq!(segments("images"), ["A picture of a red square."]);
+    // A segment never crosses a line break or a positional tab: the links
+    // between breaks are three segments without tags, the header's tab zones
+    // three more; a tracked change cutting a word leaves it whole.
+    assert_eq!(
+        segments("breaks"),
+        [
+            "The first link",
+            "The second link",
+            "The third link",
+            r#"The house is here<x id="1"/> now and the dog is there<x id="2"/> too."#,
+            "Left",
+            "Centre",
+            "Right",
+        ]
+    );
+}
+
+/// What python-docx and lxml read in a Word file (`make_docx.py --read`).
+fn read_back(bytes: &[u8]) -> serde_json::Value {
+    static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = crate::ooxml::testdoc::test_folder("docx-read").join(format!("{n}.docx"));
+    std::fs::write(&path, bytes).unwrap();
+    let out = crate::ooxml::testdoc::testdata_script("make_docx.py", &[Path::new("--read"), &path]);
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn links_between_line_breaks_keep_their_own_targets_and_words() {
+    let doc = docx(&fixture("breaks")).with_target_language("ES");
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, str::to_uppercase))
+        .collect();
+    let out = doc.merge(&translated).unwrap();
+    assert_well_formed(&out);
+    let seen = read_back(&out);
+    assert_eq!(
+        seen["links"],
+        serde_json::json!([
+            ["https://example.com/a", "THE FIRST LINK"],
+            ["https://example.com/b", "THE SECOND LINK"],
+            ["https://example.com/c", "THE THIRD LINK"],
+        ])
+    );
+    assert_eq!(seen["nested_links"], 0);
+    let paragraphs = seen["paragraphs"].as_array().unwrap();
+    for expected in [
+        "THE FIRST LINKTHE SECOND LINKTHE THIRD LINK",
+        "THE HOUSE IS HERE NOW AND THE DOG IS THERE TOO.",
+        "LEFTCENTRERIGHT",
+    ] {
+        assert!(paragraphs.contains(&expected.into()), "{paragraphs:?}");
+    }
+    // The breaks and tabs are where they were, the deletion still recorded.
+    let xml = part(&out, "word/document.xml");
+    assert_eq!(xml.matches("<w:br/>").count(), 2, "{xml}");
+    assert!(
+        xml.contains("<w:delText xml:space=\"preserve\">x</w:delText>"),
+        "{xml}"
+    );
+    let header = part(&out, "word/header1.xml");
+    assert_eq!(header.matches("<w:ptab ").count(), 2, "{header}");
+}
+
+#[test]
+fn translated_runs_are_marked_with_the_target_language() {
+    let bytes = fixture("font-props");
+    let doc = docx(&bytes).with_target_language("PT-BR");
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, |t| format!("{t}!")))
+        .collect();
+    let out = doc.merge(&translated).unwrap();
+    assert_well_formed(&out);
+    assert_eq!(read_back(&out)["languages"], serde_json::json!(["pt-BR"]));
+    // Untranslated (identity) output is the source, language marks included.
+    let same = doc.merge(doc.segments()).unwrap();
+    assert_eq!(raw_entries(&same), raw_entries(&bytes));
 }
 
 /// The description python-docx gives every file it writes.
@@ -449,6 +534,15 @@ fn corrupt_inputs_are_reported() {
             "{message}"
         );
     }
+    let laughs = zip_of(&[(
+        "word/document.xml",
+        r#"<!DOCTYPE w:document [<!ENTITY a "ha"><!ENTITY b "&a;&a;&a;">]><w:document>&b;</w:document>"#,
+    )]);
+    assert_eq!(
+        corrupt_message(&laughs),
+        "The file is not a valid DOCX document: word/document.xml declares a DOCTYPE \
+         (entity declarations are not allowed in documents)"
+    );
     let latin1 = {
         let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
         writer

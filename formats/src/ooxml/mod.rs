@@ -77,6 +77,31 @@ pub(crate) struct Dialect {
     /// Zero-width markers (bookmarks, comment ranges): one that falls inside a
     /// word is moved to the word's end, so the engine sees the word whole.
     pub markers: &'static [&'static str],
+    /// Hard breaks (line breaks, positional tabs): a segment ends at each
+    /// one standing directly in the paragraph.
+    pub hard_breaks: &'static [&'static str],
+    /// Tracked changes holding text (`w:ins`): a word cut by their boundary
+    /// is made whole outside them, so the engine sees it whole.
+    pub revisions: &'static [&'static str],
+    /// How a translated run is marked with the target language.
+    pub lang: Option<LangMark>,
+}
+
+/// How a dialect marks the language of a run.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LangMark {
+    /// A child of the run properties (`<w:lang w:val="…"/>`), written before
+    /// the first of `before` (the schema's order).
+    Element {
+        /// The element.
+        name: &'static str,
+        /// Its attribute holding the language.
+        attr: &'static str,
+        /// Run properties that follow it.
+        before: &'static [&'static str],
+    },
+    /// An attribute of the run properties (DrawingML's `lang`).
+    Attribute(&'static str),
 }
 
 /// How a dialect writes the line breaks and tabs of translated text.
@@ -137,7 +162,16 @@ pub(crate) static WORD: Dialect = Dialect {
         "w:commentRangeEnd",
         "w:permStart",
         "w:permEnd",
+        "w:del",
+        "w:moveFrom",
     ],
+    hard_breaks: &["w:br", "w:cr", "w:ptab"],
+    revisions: &["w:ins", "w:moveTo"],
+    lang: Some(LangMark::Element {
+        name: "w:lang",
+        attr: "w:val",
+        before: &["w:eastAsianLayout", "w:specVanish", "w:oMath"],
+    }),
 };
 
 /// DrawingML text (`a:p` in slides, notes, shapes, charts, diagrams).
@@ -167,6 +201,9 @@ pub(crate) static DRAWING: Dialect = Dialect {
         ("xdr:cNvPr", "descr"),
     ],
     markers: &[],
+    hard_breaks: &["a:br"],
+    revisions: &[],
+    lang: Some(LangMark::Attribute("lang")),
 };
 
 /// SpreadsheetML strings: shared strings (`si`), inline strings (`is`) and
@@ -191,6 +228,9 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     dropped: &[],
     attributes: &[],
     markers: &[],
+    hard_breaks: &[],
+    revisions: &[],
+    lang: None,
 };
 
 /// Markup whose paragraphs hold character data directly (no runs, no text
@@ -215,6 +255,9 @@ const MIXED_CONTENT: Dialect = Dialect {
     dropped: &[],
     attributes: &[],
     markers: &[],
+    hard_breaks: &[],
+    revisions: &[],
+    lang: None,
 };
 
 /// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
@@ -234,6 +277,7 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
         "text:bookmark-end",
         "office:annotation-end",
     ],
+    hard_breaks: &["text:line-break"],
     ..MIXED_CONTENT
 };
 
@@ -342,9 +386,16 @@ pub(crate) fn extract(
         };
         let nodes = {
             let tree = xml::parse(&src).map_err(|detail| {
-                FormatError::corrupt(format!(
-                    "The file is not a valid {kind} document: {name} is not well-formed XML ({detail})"
-                ))
+                FormatError::corrupt(if detail == xml::DOCTYPE {
+                    format!(
+                        "The file is not a valid {kind} document: {name} declares a DOCTYPE \
+                         (entity declarations are not allowed in documents)"
+                    )
+                } else {
+                    format!(
+                        "The file is not a valid {kind} document: {name} is not well-formed XML ({detail})"
+                    )
+                })
             })?;
             let mut out = NodeList::default();
             paragraph::PartExtractor::new(dialect, &src, &mut slots).copy_nodes(&tree, &mut out);
@@ -465,12 +516,14 @@ fn read_part(
 }
 
 impl Skeleton {
-    /// Writes the package with the translated parts; every other entry is
-    /// copied raw.
+    /// Writes the package with the translated parts, their translated runs
+    /// marked with `lang` (BCP 47) where given; every other entry is copied
+    /// raw.
     pub(crate) fn merge(
         &self,
         source: &[String],
         translated: &[String],
+        lang: Option<&str>,
     ) -> Result<Vec<u8>, FormatError> {
         let texts = Texts::new(&self.map, source, translated);
         let kind = self.kind;
@@ -497,7 +550,13 @@ impl Skeleton {
             if part.bom {
                 xml.push('\u{feff}');
             }
-            skeleton::render(part.dialect, &mut xml, &part.src, &part.nodes, texts);
+            let part_writer = skeleton::Writer {
+                dialect: part.dialect,
+                src: &part.src,
+                texts,
+                lang,
+            };
+            part_writer.render(&mut xml, &part.nodes);
             // A part the translation leaves as it was keeps its compressed bytes.
             if xml.strip_prefix('\u{feff}').unwrap_or(&xml) == part.src {
                 writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;

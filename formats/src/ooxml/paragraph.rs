@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use super::Dialect;
-use super::skeleton::{Node, NodeList, Para, RunStyle, Tag};
+use super::skeleton::{Node, NodeList, Para, RunStyle, Segment, Tag};
 use super::xml::{Elem, TextKind, XNode, decode_into, is_blank};
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
@@ -185,7 +185,8 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         let mut atoms = Vec::new();
         self.collect(&p.children, &mut atoms);
         self.drop_go_back(&mut atoms);
-        let atoms = self.markers_out_of_words(normalize(resolve_fields(atoms)));
+        let atoms = self.revisions_out_of_words(resolve_fields(atoms));
+        let atoms = self.markers_out_of_words(normalize(atoms));
         if !has_text(&atoms) {
             out.raw(p.start.clone());
             self.copy_nodes(&p.children, out);
@@ -194,11 +195,66 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             }
             return;
         }
-        let slot = self.slots.reserve();
-        let nested_before = self.slots.reserved();
+        let first = self.slots.reserved();
+        let mut body = NodeList::default();
+        body.raw(p.start.clone());
+        if let Some(ppr) = ppr {
+            body.raw(ppr.span());
+        }
+        for (piece, separator) in self.split_at_breaks(atoms) {
+            self.segment(piece, &mut body);
+            if let Some(separator) = separator {
+                self.render_atom(&separator, &mut body);
+            }
+        }
+        if let Some(end) = &p.end {
+            body.raw(end.clone());
+        }
+        out.0.push(Node::Para(Box::new(Para {
+            body: body.0,
+            original: p.span(),
+            slots: first..self.slots.reserved(),
+        })));
+    }
 
-        // Leading and trailing markup, and containers wrapping everything,
-        // stay in the skeleton.
+    /// Cuts a paragraph's atoms at its hard breaks (line breaks, positional
+    /// tabs): each piece is followed by the break that ends it.
+    fn split_at_breaks<'t>(&self, atoms: Vec<Atom<'t>>) -> Vec<(Vec<Atom<'t>>, Option<Atom<'t>>)> {
+        let mut pieces = Vec::new();
+        let mut piece = Vec::new();
+        for atom in atoms {
+            if self.is_hard_break(&atom) {
+                pieces.push((std::mem::take(&mut piece), Some(atom)));
+            } else {
+                piece.push(atom);
+            }
+        }
+        pieces.push((piece, None));
+        pieces
+    }
+
+    /// Whether a placeholder holds a hard break.
+    fn is_hard_break(&self, atom: &Atom<'_>) -> bool {
+        let Atom::Placeholder { parts, .. } = atom else {
+            return false;
+        };
+        parts.iter().any(|part| match part {
+            Part::Elem(e) | Part::InRun(_, e) => self.dialect.hard_breaks.contains(&e.name),
+            _ => false,
+        })
+    }
+
+    /// Writes a piece of a paragraph: a segment when it holds text, with its
+    /// leading and trailing markup (and containers wrapping all its text) in
+    /// the skeleton.
+    fn segment(&mut self, atoms: Vec<Atom<'_>>, out: &mut NodeList) {
+        if !has_text(&atoms) {
+            for atom in &atoms {
+                self.render_atom(atom, out);
+            }
+            return;
+        }
+        let slot = self.slots.reserve();
         let (mut lead, mut atoms, mut trail) = trim(atoms);
         while let [Atom::Container { .. }] = atoms.as_slice() {
             let Some(Atom::Container {
@@ -215,16 +271,9 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             trail.splice(0..0, inner_trail.into_iter().chain(close));
             atoms = inner;
         }
-
-        let mut prefix = NodeList::default();
-        prefix.raw(p.start.clone());
-        if let Some(ppr) = ppr {
-            prefix.raw(ppr.span());
-        }
-        self.render_parts(&lead, &mut prefix);
-
+        self.render_parts(&lead, out);
         let base = base_run(&atoms).map(|(key, run)| (key, run.style()));
-        let (base_key, base_style) = base.unwrap_or((
+        let (base_key, base) = base.unwrap_or((
             usize::MAX,
             RunStyle {
                 start: 0..0,
@@ -234,24 +283,82 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         let mut builder = SegmentBuilder::new();
         let mut tags = Vec::new();
         self.emit_level(&atoms, base_key, &mut builder, &mut tags);
-
-        let mut suffix = NodeList::default();
-        self.render_parts(&trail, &mut suffix);
-        if let Some(end) = &p.end {
-            suffix.raw(end.clone());
-        }
-        let original = Some(p.span());
-        let nested = nested_before..self.slots.reserved();
         self.slots.fill(slot, builder.finish());
-        out.0.push(Node::Para(Box::new(Para {
-            slot,
-            prefix: prefix.0,
-            suffix: suffix.0,
-            base: base_style,
-            tags,
-            original,
-            nested,
-        })));
+        out.0
+            .push(Node::Segment(Box::new(Segment { slot, base, tags })));
+        self.render_parts(&trail, out);
+    }
+
+    /// Makes whole each word cut by the boundary of a tracked change ("her"
+    /// then an inserted "e"): the letters inside the change move out, beside
+    /// the rest of their word (keeping their run's formatting), so the engine
+    /// sees one word.
+    fn revisions_out_of_words<'t>(&self, atoms: Vec<Atom<'t>>) -> Vec<Atom<'t>> {
+        let mut out: Vec<Atom<'t>> = Vec::with_capacity(atoms.len());
+        let mut iter = atoms.into_iter().peekable();
+        while let Some(atom) = iter.next() {
+            let Atom::Container {
+                open,
+                close,
+                children,
+            } = atom
+            else {
+                out.push(atom);
+                continue;
+            };
+            let mut children = self.revisions_out_of_words(children);
+            let revision = matches!(open.first(),
+                Some(Part::Start(e)) if self.dialect.revisions.contains(&e.name));
+            let mut after = None;
+            if revision {
+                let word_before = matches!(out.last(), Some(Atom::Text { text, .. })
+                    if text.chars().next_back().is_some_and(char::is_alphanumeric));
+                if word_before && let Some(Atom::Text { run, key, text }) = children.first_mut() {
+                    let end = text
+                        .char_indices()
+                        .find(|(_, c)| !c.is_alphanumeric())
+                        .map_or(text.len(), |(i, _)| i);
+                    if end > 0 {
+                        let rest = text.split_off(end);
+                        out.push(Atom::Text {
+                            run: *run,
+                            key: *key,
+                            text: std::mem::replace(text, rest),
+                        });
+                        if text.is_empty() {
+                            children.remove(0);
+                        }
+                    }
+                }
+                let word_after = matches!(iter.peek(), Some(Atom::Text { text, .. })
+                    if text.chars().next().is_some_and(char::is_alphanumeric));
+                if word_after && let Some(Atom::Text { run, key, text }) = children.last_mut() {
+                    let start = text
+                        .char_indices()
+                        .rev()
+                        .take_while(|(_, c)| c.is_alphanumeric())
+                        .last()
+                        .map_or(text.len(), |(i, _)| i);
+                    if start < text.len() {
+                        after = Some(Atom::Text {
+                            run: *run,
+                            key: *key,
+                            text: text.split_off(start),
+                        });
+                        if text.is_empty() {
+                            children.pop();
+                        }
+                    }
+                }
+            }
+            out.push(Atom::Container {
+                open,
+                close,
+                children,
+            });
+            out.extend(after);
+        }
+        out
     }
 
     /// Moves each zero-width marker that stands inside a word (a letter or
@@ -464,18 +571,10 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                         part: Part::InRun(run, elem),
                     }
                 }
-                name => {
-                    let droppable = self.dialect.droppable.contains(&name)
-                        || (name == "w:br"
-                            && !matches!(
-                                elem.attr(self.src, "w:type").as_deref(),
-                                Some("page" | "column")
-                            ));
-                    Atom::Placeholder {
-                        parts: vec![Part::InRun(run, elem)],
-                        keep: !droppable,
-                    }
-                }
+                name => Atom::Placeholder {
+                    parts: vec![Part::InRun(run, elem)],
+                    keep: !self.dialect.droppable.contains(&name),
+                },
             };
             out.push(atom);
         }
@@ -636,6 +735,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                         self.src,
                         &run.style(),
                         text,
+                        None,
                     );
                     out.str(&rendered);
                 }

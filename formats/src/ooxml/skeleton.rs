@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::{Breaks, Dialect};
+use super::{Breaks, Dialect, LangMark};
 use crate::inline::{self, Piece};
 use crate::slots::Texts;
 
@@ -16,6 +16,8 @@ pub(crate) enum Node {
     Str(String),
     /// A translatable paragraph.
     Para(Box<Para>),
+    /// A segment of a paragraph, written from its translation.
+    Segment(Box<Segment>),
     /// A translatable attribute value (alt text): its slot and the value's
     /// source range.
     Attr {
@@ -80,53 +82,154 @@ pub(crate) enum Tag {
     Placeholder { nodes: Vec<Node>, keep: bool },
 }
 
-/// A translatable paragraph.
+/// A translatable paragraph: its markup with one segment, or several where
+/// hard line breaks cut it (a segment never crosses one).
 #[derive(Debug, Clone)]
 pub(crate) struct Para {
+    /// `<w:p>`, `<w:pPr>`, the segments and the markup around them, `</w:p>`.
+    pub body: Vec<Node>,
+    /// The whole source paragraph, written as is when every segment in it
+    /// (nested ones included) is translated as itself.
+    pub original: Range<usize>,
+    /// The slots of the paragraph's segments and of those nested in them
+    /// (text boxes, alt text).
+    pub slots: Range<usize>,
+}
+
+/// One segment of a paragraph: how its translation is written.
+#[derive(Debug, Clone)]
+pub(crate) struct Segment {
     pub slot: usize,
-    /// `<w:p>`, `<w:pPr>` and markup before the first text.
-    pub prefix: Vec<Node>,
-    /// Markup after the last text and `</w:p>`.
-    pub suffix: Vec<Node>,
     /// Style of text outside any span.
     pub base: RunStyle,
     /// Tag `id` is `tags[id - 1]`.
     pub tags: Vec<Tag>,
-    /// The whole source paragraph, written as is when the translation equals
-    /// the source and so do those of the segments nested in it.
-    pub original: Option<Range<usize>>,
-    /// The slots of segments nested in the paragraph (text boxes, alt text).
-    pub nested: Range<usize>,
 }
 
-/// Writes nodes of the part `src`.
-pub(crate) fn render(
-    dialect: &Dialect,
-    out: &mut String,
-    src: &str,
-    nodes: &[Node],
-    texts: Texts<'_>,
-) {
-    for node in nodes {
-        match node {
-            Node::Raw(range) => out.push_str(src.get(range.clone()).unwrap_or("")),
-            Node::Str(text) => out.push_str(text),
-            Node::Para(para) => render_para(dialect, out, src, para, texts),
-            Node::Attr { slot, range } => {
-                let (source, translation) = texts.get(*slot);
-                if translation == source {
-                    out.push_str(src.get(range.clone()).unwrap_or(""));
-                } else {
-                    for c in inline::plain_text(translation).chars() {
-                        match c {
-                            '&' => out.push_str("&amp;"),
-                            '<' => out.push_str("&lt;"),
-                            '"' => out.push_str("&quot;"),
-                            '\u{0}'..='\u{1f}' => out.push(' '),
-                            c => out.push(c),
+/// Writes a part's nodes with the translations.
+#[derive(Clone, Copy)]
+pub(crate) struct Writer<'a> {
+    pub dialect: &'a Dialect,
+    /// The part's source.
+    pub src: &'a str,
+    pub texts: Texts<'a>,
+    /// The target language (BCP 47) marked on translated runs, if known.
+    pub lang: Option<&'a str>,
+}
+
+impl Writer<'_> {
+    /// Writes `nodes`.
+    pub(crate) fn render(&self, out: &mut String, nodes: &[Node]) {
+        let src = self.src;
+        for node in nodes {
+            match node {
+                Node::Raw(range) => out.push_str(src.get(range.clone()).unwrap_or("")),
+                Node::Str(text) => out.push_str(text),
+                Node::Para(para) => {
+                    let unchanged = para.slots.clone().all(|slot| {
+                        let (source, translation) = self.texts.get(slot);
+                        source == translation
+                    });
+                    if unchanged {
+                        out.push_str(src.get(para.original.clone()).unwrap_or(""));
+                    } else {
+                        self.render(out, &para.body);
+                    }
+                }
+                Node::Segment(segment) => self.segment(out, segment),
+                Node::Attr { slot, range } => {
+                    let (source, translation) = self.texts.get(*slot);
+                    if translation == source {
+                        out.push_str(src.get(range.clone()).unwrap_or(""));
+                    } else {
+                        for c in inline::plain_text(translation).chars() {
+                            match c {
+                                '&' => out.push_str("&amp;"),
+                                '<' => out.push_str("&lt;"),
+                                '"' => out.push_str("&quot;"),
+                                '\u{0}'..='\u{1f}' => out.push(' '),
+                                c => out.push(c),
+                            }
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Writes a segment's translation: text as runs of the spans' styles,
+    /// containers and placeholders as their markup, each once. A container
+    /// opens only inside the container that held it in the source (never a
+    /// link in a link); what the translation lost is written at the end when
+    /// the document needs it.
+    fn segment(&self, out: &mut String, segment: &Segment) {
+        let (source, translation) = self.texts.get(segment.slot);
+        let parents = inline::parents(source);
+        let mut used = vec![false; segment.tags.len()];
+        let mut frames: Vec<Frame<'_>> = Vec::new();
+        for piece in inline::parse(translation) {
+            let style = frames.last().map_or(&segment.base, |f| f.style);
+            match piece {
+                Piece::Text(text) => {
+                    write_run(self.dialect, out, self.src, style, &text, self.lang)
+                }
+                Piece::Open(id) => {
+                    let index = (id as usize).wrapping_sub(1);
+                    let container = frames.iter().rev().find_map(|f| f.container);
+                    let frame = match segment.tags.get(index) {
+                        Some(Tag::Format(format)) => Frame {
+                            style: format,
+                            close: None,
+                            container: None,
+                        },
+                        Some(Tag::Container { open, close, base })
+                            if !used[index] && parents.get(&id) == Some(&container) =>
+                        {
+                            used[index] = true;
+                            self.render(out, open);
+                            Frame {
+                                style: base,
+                                close: Some(close),
+                                container: Some(id),
+                            }
+                        }
+                        _ => Frame {
+                            style,
+                            close: None,
+                            container: None,
+                        },
+                    };
+                    frames.push(frame);
+                }
+                Piece::Close(_) => {
+                    if let Some(Frame {
+                        close: Some(close), ..
+                    }) = frames.pop()
+                    {
+                        self.render(out, close);
+                    }
+                }
+                Piece::Placeholder(id) => {
+                    let index = (id as usize).wrapping_sub(1);
+                    if let Some(Tag::Placeholder { nodes, .. }) = segment.tags.get(index)
+                        && !used[index]
+                    {
+                        used[index] = true;
+                        self.render(out, nodes);
+                    }
+                }
+            }
+        }
+        // Markup the translation lost: keep what the document needs.
+        for (tag, used) in segment.tags.iter().zip(used) {
+            match tag {
+                _ if used => {}
+                Tag::Placeholder { nodes, keep: true } => self.render(out, nodes),
+                Tag::Container { open, close, .. } => {
+                    self.render(out, open);
+                    self.render(out, close);
+                }
+                _ => {}
             }
         }
     }
@@ -136,79 +239,8 @@ pub(crate) fn render(
 struct Frame<'p> {
     style: &'p RunStyle,
     close: Option<&'p [Node]>,
-}
-
-fn render_para(dialect: &Dialect, out: &mut String, src: &str, para: &Para, texts: Texts<'_>) {
-    let (source, translation) = texts.get(para.slot);
-    let unchanged = |slot: usize| {
-        let (s, t) = texts.get(slot);
-        s == t
-    };
-    if translation == source
-        && para.nested.clone().all(unchanged)
-        && let Some(original) = &para.original
-    {
-        out.push_str(src.get(original.clone()).unwrap_or(""));
-        return;
-    }
-    render(dialect, out, src, &para.prefix, texts);
-    let mut used = vec![false; para.tags.len()];
-    let mut frames: Vec<Frame<'_>> = Vec::new();
-    for piece in inline::parse(translation) {
-        let style = frames.last().map_or(&para.base, |f| f.style);
-        match piece {
-            Piece::Text(text) => write_run(dialect, out, src, style, &text),
-            Piece::Open(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                let frame = match para.tags.get(index) {
-                    Some(Tag::Format(format)) => Frame {
-                        style: format,
-                        close: None,
-                    },
-                    Some(Tag::Container { open, close, base }) if !used[index] => {
-                        used[index] = true;
-                        render(dialect, out, src, open, texts);
-                        Frame {
-                            style: base,
-                            close: Some(close),
-                        }
-                    }
-                    _ => Frame { style, close: None },
-                };
-                frames.push(frame);
-            }
-            Piece::Close(_) => {
-                if let Some(Frame {
-                    close: Some(close), ..
-                }) = frames.pop()
-                {
-                    render(dialect, out, src, close, texts);
-                }
-            }
-            Piece::Placeholder(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                if let Some(Tag::Placeholder { nodes, .. }) = para.tags.get(index)
-                    && !used[index]
-                {
-                    used[index] = true;
-                    render(dialect, out, src, nodes, texts);
-                }
-            }
-        }
-    }
-    // Markup the translation lost: keep what the document needs.
-    for (tag, used) in para.tags.iter().zip(used) {
-        match tag {
-            _ if used => {}
-            Tag::Placeholder { nodes, keep: true } => render(dialect, out, src, nodes, texts),
-            Tag::Container { open, close, .. } => {
-                render(dialect, out, src, open, texts);
-                render(dialect, out, src, close, texts);
-            }
-            _ => {}
-        }
-    }
-    render(dialect, out, src, &para.suffix, texts);
+    /// The tag id of the container this span opened.
+    container: Option<u32>,
 }
 
 /// Writes text as one run of `style` (as a bare text element where the
@@ -220,6 +252,7 @@ pub(crate) fn write_run(
     src: &str,
     style: &RunStyle,
     text: &str,
+    lang: Option<&str>,
 ) {
     if text.is_empty() {
         return;
@@ -228,8 +261,10 @@ pub(crate) fn write_run(
     let bare = start.is_none() && dialect.bare_text;
     if !bare {
         out.push_str(start.unwrap_or(dialect.run_open));
-        if let Some(rpr) = &style.rpr {
-            out.push_str(src.get(rpr.clone()).unwrap_or(""));
+        let rpr = style.rpr.as_ref().and_then(|r| src.get(r.clone()));
+        match (dialect.lang, lang) {
+            (Some(mark), Some(lang)) => write_props_in(out, dialect.run_props, rpr, mark, lang),
+            _ => out.push_str(rpr.unwrap_or("")),
         }
     }
     match dialect.breaks {
@@ -267,6 +302,77 @@ pub(crate) fn write_run(
     if !bare {
         out.push_str(dialect.run_close);
     }
+}
+
+/// Writes run properties `rpr` (element `name`; `None` when the run has
+/// none) marked with the language `lang`.
+fn write_props_in(out: &mut String, name: &str, rpr: Option<&str>, mark: LangMark, lang: &str) {
+    match mark {
+        LangMark::Element {
+            name: elem,
+            attr,
+            before,
+        } => {
+            let lang_elem = format!("<{elem} {attr}=\"{lang}\"/>");
+            let Some(rpr) = rpr else {
+                out.push_str(&format!("<{name}>{lang_elem}</{name}>"));
+                return;
+            };
+            if let Some(at) = find_tag(rpr, elem) {
+                let end = rpr[at..].find('>').map_or(rpr.len(), |e| at + e + 1);
+                out.push_str(&rpr[..at]);
+                out.push_str(&set_attr(&rpr[at..end], attr, lang));
+                out.push_str(&rpr[end..]);
+            } else if rpr.ends_with("/>") && !rpr[..rpr.len() - 2].contains('>') {
+                out.push_str(rpr[..rpr.len() - 2].trim_end());
+                out.push_str(&format!(">{lang_elem}</{name}>"));
+            } else {
+                let at = before
+                    .iter()
+                    .filter_map(|b| find_tag(rpr, b))
+                    .chain(rpr.rfind(&format!("</{name}")))
+                    .min()
+                    .unwrap_or(rpr.len());
+                out.push_str(&rpr[..at]);
+                out.push_str(&lang_elem);
+                out.push_str(&rpr[at..]);
+            }
+        }
+        LangMark::Attribute(attr) => {
+            let Some(rpr) = rpr else {
+                out.push_str(&format!("<{name} {attr}=\"{lang}\"/>"));
+                return;
+            };
+            let end = rpr.find('>').map_or(rpr.len(), |e| e + 1);
+            out.push_str(&set_attr(&rpr[..end], attr, lang));
+            out.push_str(&rpr[end..]);
+        }
+    }
+}
+
+/// Where the start tag of element `name` is in `xml`.
+fn find_tag(xml: &str, name: &str) -> Option<usize> {
+    let open = format!("<{name}");
+    xml.match_indices(&open).map(|(at, _)| at).find(|&at| {
+        matches!(
+            xml.as_bytes().get(at + open.len()),
+            Some(b' ' | b'/' | b'>' | b'\t' | b'\n' | b'\r')
+        )
+    })
+}
+
+/// A start tag with attribute `attr` set to `value` (replaced or added).
+fn set_attr(tag: &str, attr: &str, value: &str) -> String {
+    let key = format!(" {attr}=\"");
+    if let Some(at) = tag.find(&key) {
+        let from = at + key.len();
+        let to = tag[from..].find('"').map_or(tag.len(), |e| from + e);
+        return format!("{}{value}{}", &tag[..from], &tag[to..]);
+    }
+    let name_end = tag
+        .find(|c: char| c.is_whitespace() || c == '/' || c == '>')
+        .unwrap_or(tag.len());
+    format!("{}{key}{value}\"{}", &tag[..name_end], &tag[name_end..])
 }
 
 /// [`escape_xml`], writing each run of spaces after the first as the

@@ -99,20 +99,7 @@ pub(crate) fn python() -> String {
         .to_owned()
 }
 
-/// Maps the text of a segment, keeping its tags.
-pub(crate) fn map_text(segment: &str, f: impl Fn(&str) -> String) -> String {
-    use crate::inline::{self, Piece};
-    let mut out = String::new();
-    for piece in inline::parse(segment) {
-        match piece {
-            Piece::Text(t) => inline::escape_into(&mut out, &f(&t)),
-            Piece::Open(id) => out.push_str(&format!("<g id=\"{id}\">")),
-            Piece::Close(_) => out.push_str("</g>"),
-            Piece::Placeholder(id) => out.push_str(&format!("<x id=\"{id}\"/>")),
-        }
-    }
-    out
-}
+pub(crate) use crate::inline::map_text;
 
 /// Runs `testdata/{script}` with [`python`] and `args`; its stdout.
 pub(crate) fn testdata_script(script: &str, args: &[&std::path::Path]) -> String {

@@ -122,6 +122,9 @@ pub(crate) fn is_blank(src: &str, range: &Range<usize>, kind: TextKind) -> bool 
     kind == TextKind::Chars && src.get(range.clone()).is_some_and(|t| t.trim().is_empty())
 }
 
+/// The error of a part declaring a DOCTYPE.
+pub(crate) const DOCTYPE: &str = "declares a DOCTYPE";
+
 /// Parses a whole part. `src` must not start with a byte-order mark.
 pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
     let mut reader = Reader::from_str(src);
@@ -164,7 +167,13 @@ pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
             Event::Text(_) => XNode::Text(start..end, TextKind::Chars),
             Event::GeneralRef(_) => XNode::Text(start..end, TextKind::Ref),
             Event::CData(_) => XNode::Text(start..end, TextKind::CData),
-            Event::Comment(_) | Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {
+            // Office Open XML and OpenDocument parts never have one; a
+            // declared entity would only serve an expansion bomb or an
+            // external read, neither of which this parser performs.
+            Event::DocType(_) => {
+                return Err(DOCTYPE.to_owned());
+            }
+            Event::Comment(_) | Event::Decl(_) | Event::PI(_) => {
                 XNode::Text(start..end, TextKind::Other)
             }
             Event::Eof => break,
