@@ -87,6 +87,8 @@ TEST_PACKAGES=(
     flac vorbis-tools                         # the voice tests encode FLAC/OGG inputs
     chromium chromium-driver fonts-dejavu-core # the auth browser tests
     python3 python3-venv                      # the tests' virtual environment
+    libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+                                              # the office filters' outputs must open in LibreOffice
 )
 # Every Python module the tests import beyond the standard library (tests/*.rs
 # snippets run with TOLK_TEST_PYTHON, formats/testdata/make_docx.py):

@@ -36,6 +36,10 @@ mod voice;
 
 use clap::{Parser, Subcommand};
 
+/// Counts heap bytes, for the documents benchmark's peak-memory figure.
+#[global_allocator]
+static ALLOCATOR: documents::memory::Counting = documents::memory::Counting;
+
 #[derive(Debug, Parser)]
 #[command(name = "tolk-bench", about = "Tolk's benchmarks")]
 struct Cli {

@@ -32,6 +32,8 @@
 #![deny(missing_docs)]
 
 mod archive;
+#[cfg(test)]
+mod contract;
 mod docx;
 mod encoding;
 mod error;

@@ -1,12 +1,14 @@
 //! PowerPoint presentations (`.pptx`): an Office Open XML package
 //! ([`crate::ooxml`]) whose translatable parts are DrawingML text: the slides
 //! (`ppt/slides/slide*.xml`: shapes, grouped shapes, tables), the speaker
-//! notes (`ppt/notesSlides/`), SmartArt data (`ppt/diagrams/data*.xml`) and
-//! charts (`ppt/charts/chart*.xml`), comments (`ppt/comments/`) and the
-//! document properties. Slide masters and layouts are left as
-//! they are (their text is placeholder prompts, not content). Line breaks
-//! (`a:br`) and fields (`a:fld`, e.g. the slide number) are placeholders of
-//! their paragraph; `a:bodyPr` (autofit included) is not touched.
+//! notes (`ppt/notesSlides/`), SmartArt (its data, `ppt/diagrams/data*.xml`,
+//! and the drawing PowerPoint caches from it, `ppt/diagrams/drawing*.xml`,
+//! which other readers show: both translated alike) and charts
+//! (`ppt/charts/chart*.xml`), comments (`ppt/comments/`) and the document
+//! properties. Slide masters and layouts are left as they are (their text is
+//! placeholder prompts, not content). A line break (`a:br`) ends a segment;
+//! fields (`a:fld`, e.g. the slide number) are placeholders of their
+//! paragraph; `a:bodyPr` (autofit included) is not touched.
 
 #[cfg(test)]
 mod tests;
@@ -47,5 +49,6 @@ fn is_translatable_part(name: &str) -> bool {
         || in_folder("ppt/comments/", "comment")
         || in_folder("ppt/comments/", "modernComment")
         || in_folder("ppt/diagrams/", "data")
+        || in_folder("ppt/diagrams/", "drawing")
         || in_folder("ppt/charts/", "chart")
 }

@@ -173,3 +173,57 @@ fn translated_runs_are_marked_with_the_target_language() {
     // python-pptx still reads every text.
     assert!(texts(&read(&dir, &out)).iter().any(|t| t.ends_with('!')));
 }
+
+/// `bytes` with more entries (copied raw, then the new ones deflated).
+fn with_entries(bytes: &[u8], more: &[(&str, &str)]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..archive.len() {
+        writer
+            .raw_copy_file(archive.by_index_raw(i).unwrap())
+            .unwrap();
+    }
+    for (name, text) in more {
+        writer
+            .start_file(*name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        writer.write_all(text.as_bytes()).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+/// SmartArt as PowerPoint saves it (no free tool writes SmartArt): the
+/// diagram's data points and the drawing cached from them hold the same
+/// text; both are translated, alike.
+#[test]
+fn smartart_data_and_its_cached_drawing_are_translated_alike() {
+    const A: &str = r#"xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main""#;
+    let data = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<dgm:dataModel xmlns:dgm="http://schemas.openxmlformats.org/drawingml/2006/diagram" {A}><dgm:ptLst><dgm:pt modelId="{{1}}" type="doc"><dgm:prSet/><dgm:spPr/><dgm:t><a:bodyPr/><a:lstStyle/><a:p><a:endParaRPr lang="en-US"/></a:p></dgm:t></dgm:pt><dgm:pt modelId="{{2}}"><dgm:prSet phldrT="[Text]"/><dgm:spPr/><dgm:t><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>Plan the work</a:t></a:r></a:p></dgm:t></dgm:pt><dgm:pt modelId="{{3}}"><dgm:prSet phldrT="[Text]"/><dgm:spPr/><dgm:t><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>Do the work</a:t></a:r></a:p></dgm:t></dgm:pt></dgm:ptLst><dgm:cxnLst/><dgm:bg/><dgm:whole/></dgm:dataModel>"#
+    );
+    let drawing = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<dsp:drawing xmlns:dsp="http://schemas.microsoft.com/office/drawing/2008/diagram" {A}><dsp:spTree><dsp:nvGrpSpPr><dsp:cNvPr id="0" name=""/><dsp:cNvGrpSpPr/></dsp:nvGrpSpPr><dsp:grpSpPr/><dsp:sp modelId="{{2}}"><dsp:nvSpPr><dsp:cNvPr id="0" name=""/><dsp:cNvSpPr/></dsp:nvSpPr><dsp:spPr/><dsp:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>Plan the work</a:t></a:r></a:p></dsp:txBody></dsp:sp><dsp:sp modelId="{{3}}"><dsp:nvSpPr><dsp:cNvPr id="0" name=""/><dsp:cNvSpPr/></dsp:nvSpPr><dsp:spPr/><dsp:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US"/><a:t>Do the work</a:t></a:r></a:p></dsp:txBody></dsp:sp></dsp:spTree></dsp:drawing>"#
+    );
+    let dir = folder("smartart");
+    let bytes = with_entries(
+        &deck(&dir),
+        &[
+            ("ppt/diagrams/data1.xml", &data),
+            ("ppt/diagrams/drawing1.xml", &drawing),
+        ],
+    );
+    let doc = pptx(&bytes);
+    let count = |text: &str| doc.segments().iter().filter(|s| *s == text).count();
+    assert_eq!(count("Plan the work"), 2, "{:?}", doc.segments());
+    assert_eq!(count("Do the work"), 2, "{:?}", doc.segments());
+    let out = uppercased(&bytes, DocumentFormat::Pptx);
+    for name in ["ppt/diagrams/data1.xml", "ppt/diagrams/drawing1.xml"] {
+        let xml = crate::ooxml::testdoc::part(&out, name);
+        assert!(xml.contains("<a:t>PLAN THE WORK</a:t>"), "{xml}");
+        assert!(xml.contains("<a:t>DO THE WORK</a:t>"), "{xml}");
+        assert!(!xml.contains("the work"), "{xml}");
+    }
+}

@@ -201,3 +201,16 @@ fn threaded_comments_are_translated() {
         "{xml}"
     );
 }
+
+#[test]
+fn chart_and_axis_titles_are_translated() {
+    let bytes = workbook("chart");
+    let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
+    assert_segments(&doc, &["The sales of the year", "The money"]);
+    let out = uppercased(&bytes, DocumentFormat::Xlsx);
+    let chart = crate::ooxml::testdoc::part(&out, "xl/charts/chart1.xml");
+    assert!(chart.contains(">THE SALES OF THE YEAR<"), "{chart}");
+    assert!(chart.contains(">THE MONEY<"), "{chart}");
+    // The series still points at the same cells.
+    assert!(chart.contains("'Sales'!$B$1:$B$2"), "{chart}");
+}

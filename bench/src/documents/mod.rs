@@ -1,12 +1,14 @@
-//! `tolk-bench documents`: the same generated English text (≥ 100,000 words in
-//! ≥ 50 docx files by default) translated to Spanish
+//! `tolk-bench documents [--format docx|pptx|xlsx|odt]`: the same generated
+//! English text (≥ 100,000 words in ≥ 50 files by default) translated to
+//! Spanish
 //!
 //! 1. by the raw `apertium eng-spa` command (the baseline: one process pipeline
 //!    over the plain text, and as many in parallel as the platform's pipelines), and
 //! 2. through the whole platform, in this process: HTTP upload → PostgreSQL queue →
 //!    worker (formats + Apertium pipelines) → object store → status polling,
 //!
-//! printing words/second for each and the platform/raw ratio (target ≥ 80 %).
+//! printing words/second for each and the platform/raw ratio (target ≥ 80 %);
+//! then the filter's peak memory for one file (see [`memory`]).
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -20,10 +22,18 @@ use tolk_storage::objects::Objects;
 
 use tolk_storage::throwaway::ThrowawayDb;
 
+mod files;
+pub(crate) mod memory;
+
+pub use files::Format;
+
 /// Options of the documents benchmark.
 #[derive(Debug, Args)]
 pub struct DocumentsArgs {
-    /// Number of docx files.
+    /// The format of the files.
+    #[arg(long, value_enum, default_value_t = Format::Docx)]
+    format: Format,
+    /// Number of files.
     #[arg(long, default_value_t = 50)]
     docs: usize,
     /// Words per file.
@@ -130,50 +140,6 @@ impl Text {
         }
         paras
     }
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-/// A minimal valid docx: every third paragraph has a bold run.
-fn docx(paragraphs: &[String]) -> Result<Vec<u8>> {
-    let mut body = String::new();
-    for (i, p) in paragraphs.iter().enumerate() {
-        if i % 3 == 0 {
-            let (first, rest) = p.split_once(". ").unwrap_or((p, ""));
-            body.push_str(&format!(
-                "<w:p><w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">{}. </w:t></w:r><w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>",
-                xml_escape(first),
-                xml_escape(rest)
-            ));
-        } else {
-            body.push_str(&format!(
-                "<w:p><w:r><w:t xml:space=\"preserve\">{}</w:t></w:r></w:p>",
-                xml_escape(p)
-            ));
-        }
-    }
-    let document = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>{body}<w:sectPr/></w:body></w:document>"
-    );
-    let content_types = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/><Default Extension=\"xml\" ContentType=\"application/xml\"/><Override PartName=\"/word/document.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml\"/></Types>";
-    let rels = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/></Relationships>";
-    let mut buf = std::io::Cursor::new(Vec::new());
-    let mut zip = zip::ZipWriter::new(&mut buf);
-    let opts = zip::write::SimpleFileOptions::default();
-    for (name, data) in [
-        ("[Content_Types].xml", content_types.to_owned()),
-        ("_rels/.rels", rels.to_owned()),
-        ("word/document.xml", document),
-    ] {
-        zip.start_file(name, opts)?;
-        zip.write_all(data.as_bytes())?;
-    }
-    zip.finish()?;
-    Ok(buf.into_inner())
 }
 
 /// Runs `apertium -u eng-spa` over `text` in `parallel` processes (the text split in
@@ -337,7 +303,7 @@ impl Platform {
 }
 
 /// Uploads every document, polls until all are done; returns the wall time.
-async fn through_platform(p: &Platform, docs: &[Vec<u8>]) -> Result<Duration> {
+async fn through_platform(p: &Platform, docs: &[Vec<u8>], format: Format) -> Result<Duration> {
     let http = reqwest::Client::new();
     let auth = format!("DeepL-Auth-Key {}", p.key);
     let start = Instant::now();
@@ -348,7 +314,8 @@ async fn through_platform(p: &Platform, docs: &[Vec<u8>]) -> Result<Duration> {
             .text("source_lang", "EN")
             .part(
                 "file",
-                reqwest::multipart::Part::bytes(d.clone()).file_name(format!("doc{i}.docx")),
+                reqwest::multipart::Part::bytes(d.clone())
+                    .file_name(format!("doc{i}.{}", format.extension())),
             );
         let res = http
             .post(format!("{}/v2/document", p.base))
@@ -409,6 +376,7 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
         state: 0x9E37_79B9_7F4A_7C15,
     };
     let mut all_text = String::new();
+    let mut all_paragraphs = Vec::new();
     let mut docs = Vec::new();
     let mut words = 0usize;
     for _ in 0..args.docs {
@@ -421,7 +389,8 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
             all_text.push_str(p);
             all_text.push('\n');
         }
-        docs.push(docx(&paras)?);
+        docs.push(args.format.build(&paras)?);
+        all_paragraphs.extend(paras);
     }
     let pipelines = args.pipelines.unwrap_or_else(|| {
         std::thread::available_parallelism()
@@ -429,15 +398,16 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
             .unwrap_or(2)
     });
     println!(
-        "documents benchmark: {} docx files, {words} words, EN→ES, {pipelines} pipelines, worker concurrency {}",
+        "documents benchmark: {} {} files, {words} words, EN→ES, {pipelines} pipelines, worker concurrency {}",
         docs.len(),
+        args.format.extension(),
         args.concurrency
     );
 
     let platform = start_platform(&args).await?;
     // Warm-up: one small document starts the pipelines (not timed).
-    let warm = docx(&text_gen.paragraphs(50))?;
-    if let Err(e) = through_platform(&platform, &[warm]).await {
+    let warm = args.format.build(&text_gen.paragraphs(50))?;
+    if let Err(e) = through_platform(&platform, &[warm], args.format).await {
         platform.shutdown().await?;
         return Err(e);
     }
@@ -445,7 +415,7 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
     for _ in 0..args.rounds.max(1) {
         let raw1 = raw_apertium(&all_text, 1).await?;
         let raw_n = raw_apertium(&all_text, pipelines).await?;
-        let plat = match through_platform(&platform, &docs).await {
+        let plat = match through_platform(&platform, &docs, args.format).await {
             Ok(d) => d,
             Err(e) => {
                 platform.shutdown().await?;
@@ -496,6 +466,7 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
         100.0 * ratio,
         if ratio >= 0.8 { "PASS" } else { "MISS" }
     );
+    memory::report(args.format, &all_paragraphs)?;
     std::io::stdout().flush()?;
     Ok(())
 }

@@ -1,0 +1,308 @@
+//! The benchmark's documents: the same generated paragraphs as a minimal
+//! package of each office format (every third paragraph with a bold first
+//! sentence where the format has runs).
+
+use std::io::Write as _;
+
+use anyhow::Result;
+
+/// The office formats the documents benchmark can send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Word: paragraphs in `word/document.xml`.
+    Docx,
+    /// PowerPoint: ten paragraphs per slide, in one text box.
+    Pptx,
+    /// Excel: one shared string per paragraph, a column of cells.
+    Xlsx,
+    /// OpenDocument text: paragraphs in `content.xml`.
+    Odt,
+}
+
+impl Format {
+    /// The file extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Docx => "docx",
+            Format::Pptx => "pptx",
+            Format::Xlsx => "xlsx",
+            Format::Odt => "odt",
+        }
+    }
+
+    /// A document of this format holding `paragraphs`.
+    pub fn build(self, paragraphs: &[String]) -> Result<Vec<u8>> {
+        match self {
+            Format::Docx => docx(paragraphs),
+            Format::Pptx => pptx(paragraphs),
+            Format::Xlsx => xlsx(paragraphs),
+            Format::Odt => odt(paragraphs),
+        }
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+const XML_DECL: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n";
+
+/// Writes a ZIP package of `(name, content)` entries, deflated, except the
+/// first one when `stored_first` (OpenDocument's `mimetype`).
+fn package(entries: &[(&str, String)], stored_first: bool) -> Result<Vec<u8>> {
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut zip = zip::ZipWriter::new(&mut buf);
+    for (i, (name, data)) in entries.iter().enumerate() {
+        let opts = zip::write::SimpleFileOptions::default();
+        let opts = if i == 0 && stored_first {
+            opts.compression_method(zip::CompressionMethod::Stored)
+        } else {
+            opts
+        };
+        zip.start_file(*name, opts)?;
+        zip.write_all(data.as_bytes())?;
+    }
+    zip.finish()?;
+    Ok(buf.into_inner())
+}
+
+fn content_types(overrides: &[(&str, &str)]) -> String {
+    let mut out = format!(
+        "{XML_DECL}<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"><Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/><Default Extension=\"xml\" ContentType=\"application/xml\"/>"
+    );
+    for (part, kind) in overrides {
+        out.push_str(&format!(
+            "<Override PartName=\"/{part}\" ContentType=\"application/vnd.openxmlformats-officedocument.{kind}\"/>"
+        ));
+    }
+    out.push_str("</Types>");
+    out
+}
+
+fn relationships(rels: &[(&str, &str)]) -> String {
+    let mut out = format!(
+        "{XML_DECL}<Relationships xmlns=\"http://schemas.openxmlformats.org/package/2006/relationships\">"
+    );
+    for (i, (kind, target)) in rels.iter().enumerate() {
+        out.push_str(&format!(
+            "<Relationship Id=\"rId{}\" Type=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships/{kind}\" Target=\"{target}\"/>",
+            i + 1
+        ));
+    }
+    out.push_str("</Relationships>");
+    out
+}
+
+/// The markup around bold and plain text: (open, close) each.
+type Runs<'a> = ((&'a str, &'a str), (&'a str, &'a str));
+
+/// Paragraph `i` as runs: the first sentence bold for every third one.
+fn runs(i: usize, p: &str, ((bold, bold_end), (plain, plain_end)): Runs<'_>) -> String {
+    if i.is_multiple_of(3) {
+        let (first, rest) = p.split_once(". ").unwrap_or((p, ""));
+        format!(
+            "{bold}{}. {bold_end}{plain}{}{plain_end}",
+            xml_escape(first),
+            xml_escape(rest)
+        )
+    } else {
+        format!("{plain}{}{plain_end}", xml_escape(p))
+    }
+}
+
+fn docx(paragraphs: &[String]) -> Result<Vec<u8>> {
+    let mut body = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        body.push_str("<w:p>");
+        body.push_str(&runs(
+            i,
+            p,
+            (
+                (
+                    "<w:r><w:rPr><w:b/></w:rPr><w:t xml:space=\"preserve\">",
+                    "</w:t></w:r>",
+                ),
+                ("<w:r><w:t xml:space=\"preserve\">", "</w:t></w:r>"),
+            ),
+        ));
+        body.push_str("</w:p>");
+    }
+    let document = format!(
+        "{XML_DECL}<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>{body}<w:sectPr/></w:body></w:document>"
+    );
+    package(
+        &[
+            (
+                "[Content_Types].xml",
+                content_types(&[("word/document.xml", "wordprocessingml.document.main+xml")]),
+            ),
+            (
+                "_rels/.rels",
+                relationships(&[("officeDocument", "word/document.xml")]),
+            ),
+            ("word/document.xml", document),
+        ],
+        false,
+    )
+}
+
+fn pptx(paragraphs: &[String]) -> Result<Vec<u8>> {
+    const NS: &str = "xmlns:a=\"http://schemas.openxmlformats.org/drawingml/2006/main\" xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\" xmlns:p=\"http://schemas.openxmlformats.org/presentationml/2006/main\"";
+    let slides: Vec<String> = paragraphs
+        .chunks(10)
+        .enumerate()
+        .map(|(s, chunk)| {
+            let mut body = String::new();
+            for (i, p) in chunk.iter().enumerate() {
+                body.push_str("<a:p>");
+                body.push_str(&runs(
+                    s * 10 + i,
+                    p,
+                    (
+                        ("<a:r><a:rPr lang=\"en-US\" b=\"1\"/><a:t>", "</a:t></a:r>"),
+                        ("<a:r><a:rPr lang=\"en-US\"/><a:t>", "</a:t></a:r>"),
+                    ),
+                ));
+                body.push_str("</a:p>");
+            }
+            format!(
+                "{XML_DECL}<p:sld {NS}><p:cSld><p:spTree><p:nvGrpSpPr><p:cNvPr id=\"1\" name=\"\"/><p:cNvGrpSpPr/><p:nvPr/></p:nvGrpSpPr><p:grpSpPr/><p:sp><p:nvSpPr><p:cNvPr id=\"2\" name=\"Text\"/><p:cNvSpPr txBox=\"1\"/><p:nvPr/></p:nvSpPr><p:spPr/><p:txBody><a:bodyPr><a:normAutofit/></a:bodyPr><a:lstStyle/>{body}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>"
+            )
+        })
+        .collect();
+    let names: Vec<String> = (1..=slides.len())
+        .map(|n| format!("ppt/slides/slide{n}.xml"))
+        .collect();
+    let mut ids = String::new();
+    for n in 0..slides.len() {
+        ids.push_str(&format!(
+            "<p:sldId id=\"{}\" r:id=\"rId{}\"/>",
+            256 + n,
+            n + 1
+        ));
+    }
+    let presentation = format!(
+        "{XML_DECL}<p:presentation {NS}><p:sldIdLst>{ids}</p:sldIdLst><p:sldSz cx=\"9144000\" cy=\"6858000\"/><p:notesSz cx=\"6858000\" cy=\"9144000\"/></p:presentation>"
+    );
+    let targets: Vec<String> = (1..=slides.len())
+        .map(|n| format!("slides/slide{n}.xml"))
+        .collect();
+    let slide_rels: Vec<(&str, &str)> = targets.iter().map(|t| ("slide", t.as_str())).collect();
+    let mut overrides = vec![(
+        "ppt/presentation.xml",
+        "presentationml.presentation.main+xml",
+    )];
+    overrides.extend(
+        names
+            .iter()
+            .map(|n| (n.as_str(), "presentationml.slide+xml")),
+    );
+    let mut entries = vec![
+        ("[Content_Types].xml", content_types(&overrides)),
+        (
+            "_rels/.rels",
+            relationships(&[("officeDocument", "ppt/presentation.xml")]),
+        ),
+        ("ppt/presentation.xml", presentation),
+        (
+            "ppt/_rels/presentation.xml.rels",
+            relationships(&slide_rels),
+        ),
+    ];
+    entries.extend(names.iter().map(String::as_str).zip(slides));
+    package(&entries, false)
+}
+
+fn xlsx(paragraphs: &[String]) -> Result<Vec<u8>> {
+    const NS: &str = "xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\"";
+    let mut strings = String::new();
+    let mut rows = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        strings.push_str("<si>");
+        if i.is_multiple_of(3) {
+            strings.push_str(&runs(
+                i,
+                p,
+                (
+                    ("<r><rPr><b/></rPr><t xml:space=\"preserve\">", "</t></r>"),
+                    ("<r><t xml:space=\"preserve\">", "</t></r>"),
+                ),
+            ));
+        } else {
+            strings.push_str(&format!("<t>{}</t>", xml_escape(p)));
+        }
+        strings.push_str("</si>");
+        rows.push_str(&format!(
+            "<row r=\"{r}\"><c r=\"A{r}\" t=\"s\"><v>{i}</v></c><c r=\"B{r}\"><v>{i}</v></c></row>",
+            r = i + 1
+        ));
+    }
+    let n = paragraphs.len();
+    let shared = format!("{XML_DECL}<sst {NS} count=\"{n}\" uniqueCount=\"{n}\">{strings}</sst>");
+    let sheet = format!("{XML_DECL}<worksheet {NS}><sheetData>{rows}</sheetData></worksheet>");
+    let workbook = format!(
+        "{XML_DECL}<workbook {NS} xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\"><sheets><sheet name=\"Text\" sheetId=\"1\" r:id=\"rId1\"/></sheets></workbook>"
+    );
+    package(
+        &[
+            (
+                "[Content_Types].xml",
+                content_types(&[
+                    ("xl/workbook.xml", "spreadsheetml.sheet.main+xml"),
+                    ("xl/worksheets/sheet1.xml", "spreadsheetml.worksheet+xml"),
+                    ("xl/sharedStrings.xml", "spreadsheetml.sharedStrings+xml"),
+                ]),
+            ),
+            (
+                "_rels/.rels",
+                relationships(&[("officeDocument", "xl/workbook.xml")]),
+            ),
+            ("xl/workbook.xml", workbook),
+            (
+                "xl/_rels/workbook.xml.rels",
+                relationships(&[
+                    ("worksheet", "worksheets/sheet1.xml"),
+                    ("sharedStrings", "sharedStrings.xml"),
+                ]),
+            ),
+            ("xl/worksheets/sheet1.xml", sheet),
+            ("xl/sharedStrings.xml", shared),
+        ],
+        false,
+    )
+}
+
+fn odt(paragraphs: &[String]) -> Result<Vec<u8>> {
+    let mut body = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        body.push_str("<text:p>");
+        body.push_str(&runs(
+            i,
+            p,
+            (
+                ("<text:span text:style-name=\"Bold\">", "</text:span>"),
+                ("", ""),
+            ),
+        ));
+        body.push_str("</text:p>");
+    }
+    let content = format!(
+        "{XML_DECL}<office:document-content xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" xmlns:style=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" xmlns:fo=\"urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0\" office:version=\"1.3\"><office:automatic-styles><style:style style:name=\"Bold\" style:family=\"text\"><style:text-properties fo:font-weight=\"bold\"/></style:style></office:automatic-styles><office:body><office:text>{body}</office:text></office:body></office:document-content>"
+    );
+    let manifest = format!(
+        "{XML_DECL}<manifest:manifest xmlns:manifest=\"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0\" manifest:version=\"1.3\"><manifest:file-entry manifest:full-path=\"/\" manifest:media-type=\"application/vnd.oasis.opendocument.text\"/><manifest:file-entry manifest:full-path=\"content.xml\" manifest:media-type=\"text/xml\"/></manifest:manifest>"
+    );
+    package(
+        &[
+            (
+                "mimetype",
+                "application/vnd.oasis.opendocument.text".to_owned(),
+            ),
+            ("content.xml", content),
+            ("META-INF/manifest.xml", manifest),
+        ],
+        true,
+    )
+}

@@ -1,0 +1,134 @@
+//! The contract every package filter keeps, checked on files written by real
+//! tools (python-docx, python-pptx, openpyxl, odfpy):
+//!
+//! * identity translation gives every entry back byte for byte;
+//! * pseudo-translation (each text piece lengthened by 30 % and bracketed)
+//!   keeps the structure: re-extracting the output gives as many segments,
+//!   each with the same tags, holding the pseudo-translations;
+//! * LibreOffice (headless, from Debian's packages) opens every output:
+//!   converting it to PDF succeeds.
+
+use std::path::{Path, PathBuf};
+
+use crate::ooxml::testdoc::{map_text, raw_entries, test_folder, testdata_script};
+use crate::{DocumentFormat, extract, inline};
+
+/// Every format's sample, written by its real tool into `dir`.
+fn samples(dir: &Path) -> Vec<(PathBuf, DocumentFormat)> {
+    testdata_script("make_docx.py", &[dir]);
+    testdata_script("make_odf.py", &[Path::new("write"), dir]);
+    let pptx = dir.join("deck.pptx");
+    testdata_script("make_pptx.py", &[Path::new("write"), &pptx]);
+    let xlsx = dir.join("book.xlsx");
+    testdata_script("make_xlsx.py", &[&xlsx]);
+    vec![
+        (dir.join("hyperlinks.docx"), DocumentFormat::Docx),
+        (dir.join("breaks.docx"), DocumentFormat::Docx),
+        (dir.join("tables.docx"), DocumentFormat::Docx),
+        (pptx, DocumentFormat::Pptx),
+        (xlsx, DocumentFormat::Xlsx),
+        (dir.join("doc.odt"), DocumentFormat::Odt),
+        (dir.join("slides.odp"), DocumentFormat::Odp),
+        (dir.join("book.ods"), DocumentFormat::Ods),
+    ]
+}
+
+/// A text piece 30 % longer, bracketed (spaces at its ends kept outside).
+fn pseudo(text: &str) -> String {
+    let core = text.trim();
+    if core.is_empty() {
+        return text.to_owned();
+    }
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let trail = &text[text.trim_end().len()..];
+    let pad = "~".repeat(core.chars().count().div_ceil(10) * 3);
+    format!("{lead}[{core}{pad}]{trail}")
+}
+
+/// The tags of a segment, in order, without its text.
+fn tags(segment: &str) -> Vec<inline::Piece> {
+    inline::parse(segment)
+        .into_iter()
+        .filter(|p| !matches!(p, inline::Piece::Text(_)))
+        .collect()
+}
+
+#[test]
+fn every_package_filter_keeps_the_contract_and_libreoffice_opens_the_output() {
+    let dir = test_folder("contract");
+    let out_dir = dir.join("pseudo");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut outputs = Vec::new();
+    for (path, format) in samples(&dir) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
+        let doc = extract(format, &bytes).unwrap();
+        assert!(!doc.segments().is_empty(), "{name}");
+
+        let same = doc.merge(doc.segments()).unwrap();
+        assert_eq!(raw_entries(&same), raw_entries(&bytes), "{name}: identity");
+
+        let translated: Vec<String> = doc.segments().iter().map(|s| map_text(s, pseudo)).collect();
+        let out = doc.merge(&translated).unwrap();
+        let again = extract(format, &out).unwrap();
+        assert_eq!(again.segments().len(), doc.segments().len(), "{name}");
+        for (before, after) in doc.segments().iter().zip(again.segments()) {
+            assert_eq!(tags(after), tags(before), "{name}: {before} → {after}");
+            assert_eq!(
+                inline::plain_text(after),
+                inline::plain_text(&map_text(before, pseudo)),
+                "{name}"
+            );
+        }
+        // Unique stems: LibreOffice names each PDF after its input's stem.
+        let out_path = out_dir.join(format!("{}-{name}", format.extension()));
+        std::fs::write(&out_path, out).unwrap();
+        outputs.push(out_path);
+    }
+
+    let pdf_dir = dir.join("pdf");
+    let status = soffice(&dir, "pdf", &pdf_dir, &outputs);
+    for output in &outputs {
+        let pdf = pdf_dir.join(output.with_extension("pdf").file_name().unwrap());
+        let size = std::fs::metadata(&pdf).map(|m| m.len()).unwrap_or(0);
+        assert!(
+            size > 500,
+            "LibreOffice did not convert {}: {}",
+            output.display(),
+            String::from_utf8_lossy(&status.stdout)
+        );
+    }
+    // LibreOffice reads the pseudo-translated text of the word processor files.
+    let texts: Vec<PathBuf> = outputs
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "docx" || e == "odt"))
+        .cloned()
+        .collect();
+    let txt_dir = dir.join("txt");
+    soffice(&dir, "txt:Text", &txt_dir, &texts);
+    for output in &texts {
+        let txt = txt_dir.join(output.with_extension("txt").file_name().unwrap());
+        let text = std::fs::read_to_string(&txt).unwrap_or_default();
+        assert!(text.contains("~]"), "{}: {text}", output.display());
+    }
+}
+
+/// Converts `files` with LibreOffice headless into `out` as `to`.
+fn soffice(dir: &Path, to: &str, out: &Path, files: &[PathBuf]) -> std::process::Output {
+    let status = std::process::Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            dir.join("lo-profile").display()
+        ))
+        .args(["--headless", "--convert-to", to, "--outdir"])
+        .arg(out)
+        .args(files)
+        .output()
+        .expect("LibreOffice (soffice) runs (scripts/setup.sh installs it for the tests)");
+    assert!(
+        status.status.success(),
+        "soffice: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    status
+}
