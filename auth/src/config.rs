@@ -28,7 +28,8 @@ pub struct AuthConfig {
     pub login_events_channel: String,
     /// `PLATFORM_URI`: base URL of the legacy API key validation.
     pub platform_uri: Option<String>,
-    /// `MCP_REGISTRATION_LIMIT` (dynamic registration, not served yet).
+    /// `MCP_REGISTRATION_LIMIT`: new dynamic registrations per hour, all
+    /// replicas together.
     pub mcp_registration_limit: u32,
     /// `MCP_CLIENT_ID_HOSTS` (client metadata documents, not served yet).
     pub mcp_client_id_hosts: Vec<String>,

@@ -2,7 +2,8 @@
 //! Sign-in and the login event, the code flow with PKCE and consent, refresh
 //! rotation and replay, revocation, userinfo, discovery and JWKS, and the
 //! security checks (code reuse, PKCE, redirect URIs, consent replay, tampered
-//! cookies and tokens, the password grant, unknown resources).
+//! cookies and tokens, the password grant, unknown resources), dynamic
+//! client registration.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -20,6 +21,7 @@ use crate::support::{World, free_port};
 
 mod api;
 mod code_flow;
+mod register;
 mod security;
 mod signin;
 
@@ -169,14 +171,21 @@ pub struct Client {
 
 pub const REDIRECT: &str = "http://127.0.0.1/callback";
 
+/// The scopes the tests' authorizations ask for.
+const SCOPE: &str = "openid public translate offline_access";
+
 fn authorize_url(auth: &Auth, client: &Client, extra: &[(&str, &str)]) -> String {
+    authorize_url_for(auth, client, SCOPE, extra)
+}
+
+fn authorize_url_for(auth: &Auth, client: &Client, scope: &str, extra: &[(&str, &str)]) -> String {
     let mut url = reqwest::Url::parse(&auth.url("/auth/authorize")).expect("url");
     {
         let mut q = url.query_pairs_mut();
         q.append_pair("response_type", "code")
             .append_pair("client_id", &client.uid)
             .append_pair("redirect_uri", "http://127.0.0.1:53682/callback")
-            .append_pair("scope", "openid public translate offline_access")
+            .append_pair("scope", scope)
             .append_pair("state", "st-123")
             .append_pair("code_challenge", &challenge(VERIFIER))
             .append_pair("code_challenge_method", "S256");
@@ -189,9 +198,14 @@ fn authorize_url(auth: &Auth, client: &Client, extra: &[(&str, &str)]) -> String
 
 /// Authorize + consent: the code.
 async fn get_code(auth: &Auth, client: &Client, cookie: &str) -> Result<String> {
+    get_code_for(auth, client, cookie, SCOPE).await
+}
+
+/// Authorize + consent for `scope`: the code.
+async fn get_code_for(auth: &Auth, client: &Client, cookie: &str, scope: &str) -> Result<String> {
     let res = auth
         .http
-        .get(authorize_url(auth, client, &[]))
+        .get(authorize_url_for(auth, client, scope, &[]))
         .header(COOKIE, cookie)
         .send()
         .await?;

@@ -25,6 +25,7 @@ pub fn document(base: &str) -> Value {
         "authorization_endpoint": format!("{base}/auth/authorize"),
         "token_endpoint": format!("{base}/auth/token"),
         "revocation_endpoint": format!("{base}/auth/revoke"),
+        "registration_endpoint": format!("{base}/auth/register"),
         "userinfo_endpoint": format!("{base}/auth/userinfo"),
         "jwks_uri": format!("{base}/auth/oauth/discovery/keys"),
         "scopes_supported": SCOPES,

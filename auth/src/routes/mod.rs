@@ -8,6 +8,7 @@ pub mod failure;
 pub mod health;
 pub mod login;
 pub mod logout;
+pub mod register;
 pub mod revoke;
 pub mod signin;
 pub mod token;
@@ -38,6 +39,7 @@ pub fn router(state: AuthState) -> Router {
         .route("/auth/oauth/authorize", authorize)
         .route("/auth/token", post(token::token))
         .route("/auth/oauth/token", post(token::token))
+        .route("/auth/register", post(register::register))
         .route("/auth/revoke", post(revoke::revoke))
         .route("/auth/oauth/revoke", post(revoke::revoke))
         .route("/auth/userinfo", userinfo.clone())

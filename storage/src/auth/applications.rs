@@ -1,4 +1,5 @@
-//! Administrator-registered OAuth applications (clients).
+//! OAuth applications (clients): registered by an administrator, or
+//! dynamically by public clients (RFC 7591).
 
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -101,5 +102,101 @@ pub async fn by_uid(pool: &PgPool, uid: &str) -> Result<Option<Application>, Sto
         redirect_uris: r.redirect_uris,
         scopes: r.scopes,
         skip_authorization: r.skip_authorization,
+    }))
+}
+
+/// The `client_id` prefix of dynamically registered clients.
+pub const DYNAMIC_PREFIX: &str = "dcr-";
+
+/// Key of the advisory lock that orders dynamic registrations across
+/// replicas (so the hourly limit holds for all of them together).
+const REGISTRATION_LOCK: i64 = 0x7463_7264; // "tcrd"
+
+/// What a dynamic registration came to.
+#[derive(Debug, Clone)]
+pub enum Registration {
+    /// A client with the same name and redirect URIs existed: it is returned
+    /// and the registration does not count toward the limit.
+    Existing(Application),
+    /// A new public client.
+    Created(Application),
+    /// `limit` new clients were registered in the last hour.
+    Limited,
+}
+
+/// Registers a public client (`dcr-…`, no secret, consent always asked)
+/// unless one with the same name and redirect URIs exists on the authority,
+/// and unless `limit` dynamic clients were created in the last hour across
+/// all authorities. `redirect_uris` are compared as given (callers sort
+/// them).
+pub async fn register_dynamic(
+    pool: &PgPool,
+    app: NewApplication<'_>,
+    limit: u32,
+) -> Result<Registration, StorageError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query!("SELECT pg_advisory_xact_lock($1)", REGISTRATION_LOCK)
+        .execute(&mut *tx)
+        .await?;
+    let existing = sqlx::query!(
+        r#"SELECT id, authority_id, name, uid, secret_digest, redirect_uris, scopes,
+                  skip_authorization
+           FROM oauth_applications
+           WHERE authority_id = $1 AND name = $2 AND redirect_uris = $3
+             AND starts_with(uid, $4)
+           ORDER BY created_at LIMIT 1"#,
+        app.authority_id,
+        app.name,
+        app.redirect_uris,
+        DYNAMIC_PREFIX
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    if let Some(r) = existing {
+        return Ok(Registration::Existing(Application {
+            id: r.id,
+            authority_id: r.authority_id,
+            name: r.name,
+            uid: r.uid,
+            secret_digest: r.secret_digest,
+            redirect_uris: r.redirect_uris,
+            scopes: r.scopes,
+            skip_authorization: r.skip_authorization,
+        }));
+    }
+    let recent = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM oauth_applications
+           WHERE starts_with(uid, $1) AND created_at > now() - interval '1 hour'"#,
+        DYNAMIC_PREFIX
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    if recent >= i64::from(limit) {
+        return Ok(Registration::Limited);
+    }
+    let id = Uuid::new_v4();
+    sqlx::query!(
+        r#"INSERT INTO oauth_applications
+             (id, authority_id, name, uid, secret_digest, redirect_uris, scopes, skip_authorization)
+           VALUES ($1, $2, $3, $4, NULL, $5, $6, false)"#,
+        id,
+        app.authority_id,
+        app.name,
+        app.uid,
+        app.redirect_uris,
+        app.scopes
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Registration::Created(Application {
+        id,
+        authority_id: app.authority_id,
+        name: app.name.to_owned(),
+        uid: app.uid.to_owned(),
+        secret_digest: None,
+        redirect_uris: app.redirect_uris.to_vec(),
+        scopes: app.scopes.to_vec(),
+        skip_authorization: false,
     }))
 }
