@@ -6,7 +6,8 @@
 Each file exercises one feature of real documents: hyperlinks, run
 formatting, headers and footers per section, odd and even headers, tables,
 numbered and bulleted lists, an inline picture, line breaks, positional tabs
-and tracked changes inside words.
+and tracked changes inside words, and a text box (written by LibreOffice from
+an odfpy document: Word's modern shape with its VML fallback copy).
 
 --read prints, as JSON, what python-docx and lxml see in FILE: the text of
 each body and header paragraph, each hyperlink's target and text (and how
@@ -15,6 +16,7 @@ deeply hyperlinks nest), and the languages marked on runs with text.
 
 import json
 import struct
+import subprocess
 import sys
 import zlib
 from pathlib import Path
@@ -107,6 +109,34 @@ def breaks(out):
     p._p.append(tracked("w:del", "x", 2))
     p.add_run("ere too.")
     doc.save(out / "breaks.docx")
+
+
+def textbox(out):
+    """A paragraph anchoring a text frame, converted to Word by LibreOffice."""
+    from odf.draw import Frame, TextBox
+    from odf.opendocument import OpenDocumentText
+    from odf.style import GraphicProperties, Style
+    from odf.text import P
+
+    doc = OpenDocumentText()
+    style = Style(name="Box", family="graphic")
+    style.addElement(GraphicProperties())
+    doc.automaticstyles.addElement(style)
+    p = P(text="The paragraph before the box. ")
+    frame = Frame(stylename=style, width="8cm", height="2cm", anchortype="paragraph")
+    box = TextBox()
+    box.addElement(P(text="The text inside the box."))
+    frame.addElement(box)
+    p.addElement(frame)
+    doc.text.addElement(p)
+    source = out / "textbox.odt"
+    doc.save(str(source))
+    subprocess.run(
+        ["soffice", f"-env:UserInstallation=file://{out.resolve()}/lo-profile", "--headless",
+         "--convert-to", "docx", "--outdir", str(out), str(source)],
+        check=True, capture_output=True,
+    )
+    source.unlink()
 
 
 def read(path):
@@ -238,7 +268,8 @@ def main():
         return
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    makers = (hyperlinks, font_props, header_footer, odd_even_headers, tables, numbering, images, breaks)
+    makers = (hyperlinks, font_props, header_footer, odd_even_headers, tables, numbering, images,
+              breaks, textbox)
     for make in makers:
         make(out)
 

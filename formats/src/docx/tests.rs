@@ -8,7 +8,7 @@ use crate::{DocumentFormat, Extracted, FormatError, extract};
 /// (`testdata/make_docx.py`, run once per test process into a temporary
 /// folder): hyperlinks, run formatting, headers and footers, odd and even
 /// headers, tables, lists, a picture, line breaks, positional tabs and
-/// tracked changes inside words.
+/// tracked changes inside words, a text box LibreOffice wrote.
 const GENERATED: &[&str] = &[
     "hyperlinks",
     "font-props",
@@ -18,6 +18,7 @@ const GENERATED: &[&str] = &[
     "numbering",
     "images",
     "breaks",
+    "textbox",
 ];
 
 /// The folder of the generated files.
@@ -254,6 +255,41 @@ fn links_between_line_breaks_keep_their_own_targets_and_words() {
     );
     let header = part(&out, "word/header1.xml");
     assert_eq!(header.matches("<w:ptab ").count(), 2, "{header}");
+}
+
+#[test]
+fn a_text_box_and_its_vml_fallback_are_translated_alike() {
+    let bytes = fixture("textbox");
+    let doc = docx(&bytes);
+    let copies = doc
+        .segments()
+        .iter()
+        .filter(|s| *s == "The text inside the box.")
+        .count();
+    assert_eq!(copies, 2, "{:?}", doc.segments());
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| map_text(s, str::to_uppercase))
+        .collect();
+    let out = doc.merge(&translated).unwrap();
+    assert_well_formed(&out);
+    let xml = part(&out, "word/document.xml");
+    let fallback = &xml[xml.find("<mc:Fallback").unwrap()..];
+    let choice = &xml[..xml.find("<mc:Fallback").unwrap()];
+    for copy in [choice, fallback] {
+        assert!(copy.contains("THE TEXT INSIDE THE BOX."), "{xml}");
+        assert!(!copy.contains("The text inside"), "{xml}");
+    }
+    // python-docx still reads the body.
+    let seen = read_back(&out);
+    assert!(
+        seen["paragraphs"].as_array().unwrap().iter().any(|p| p
+            .as_str()
+            .unwrap_or("")
+            .contains("THE PARAGRAPH BEFORE THE BOX.")),
+        "{seen}"
+    );
 }
 
 #[test]
