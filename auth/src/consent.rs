@@ -1,6 +1,8 @@
-//! The consent form's token: `"{expiry}.{hex HMAC-SHA256}"` over the user, the
-//! session and every authorization parameter, each length-prefixed. Changing
-//! any of them, another session, or ten minutes passing invalidates it.
+//! The consent form's token: `"{expiry}.{nonce}.{hex HMAC-SHA256}"` over the
+//! nonce, the user, the session and every authorization parameter, each
+//! length-prefixed (the random nonce makes every rendered form's token unique). Changing
+//! any of them, another session, or ten minutes passing invalidates it. An
+//! answered token is recorded (`oauth_consent_answers`), so a form counts once.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -32,7 +34,14 @@ impl ConsentSigner {
         }
     }
 
-    fn mac(&self, expiry: i64, user_id: &str, sid: &str, params: &[(&str, &str)]) -> String {
+    fn mac(
+        &self,
+        expiry: i64,
+        nonce: &str,
+        user_id: &str,
+        sid: &str,
+        params: &[(&str, &str)],
+    ) -> String {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
             .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
         let mut field = |b: &[u8]| {
@@ -40,6 +49,7 @@ impl ConsentSigner {
             mac.update(b);
         };
         field(expiry.to_string().as_bytes());
+        field(nonce.as_bytes());
         field(user_id.as_bytes());
         field(sid.as_bytes());
         for (k, v) in params {
@@ -52,12 +62,24 @@ impl ConsentSigner {
     /// A token valid [`CONSENT_SECONDS`].
     pub fn token(&self, user_id: &str, sid: &str, params: &[(&str, &str)]) -> String {
         let expiry = chrono::Utc::now().timestamp() + CONSENT_SECONDS;
-        format!("{expiry}.{}", self.mac(expiry, user_id, sid, params))
+        let mut raw = [0u8; 12];
+        rand::RngCore::fill_bytes(&mut rand::rng(), &mut raw);
+        let nonce = hex::encode(raw);
+        let mac = self.mac(expiry, &nonce, user_id, sid, params);
+        format!("{expiry}.{nonce}.{mac}")
+    }
+
+    /// When `token` expires (its own claim; check it with [`Self::verify`]).
+    pub fn expiry(token: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+        let (expiry, _) = token.split_once('.')?;
+        chrono::DateTime::from_timestamp(expiry.parse().ok()?, 0)
     }
 
     /// Whether `token` was made for exactly these values and is unexpired.
     pub fn verify(&self, token: &str, user_id: &str, sid: &str, params: &[(&str, &str)]) -> bool {
-        let Some((expiry, mac)) = token.split_once('.') else {
+        let mut parts = token.splitn(3, '.');
+        let (Some(expiry), Some(nonce), Some(mac)) = (parts.next(), parts.next(), parts.next())
+        else {
             return false;
         };
         let Ok(expiry) = expiry.parse::<i64>() else {
@@ -66,7 +88,7 @@ impl ConsentSigner {
         if expiry < chrono::Utc::now().timestamp() {
             return false;
         }
-        let expected = self.mac(expiry, user_id, sid, params);
+        let expected = self.mac(expiry, nonce, user_id, sid, params);
         expected.as_bytes().ct_eq(mac.as_bytes()).into()
     }
 }
@@ -92,6 +114,9 @@ mod tests {
         // Length prefixes: moving a character between fields changes the MAC.
         assert!(!s.verify(&t, "user-1s", "id1", &p));
         assert!(!s.verify("1.abcd", "user-1", "sid1", &p));
+        assert!(!s.verify("1.ab.cd", "user-1", "sid1", &p));
+        // Two forms for the same request carry different tokens.
+        assert_ne!(t, s.token("user-1", "sid1", &p));
         assert!(!ConsentSigner::new(b"other").verify(&t, "user-1", "sid1", &p));
     }
 }

@@ -27,6 +27,11 @@ pub async fn prune_oauth(db: &PgPool) {
         Ok(n) => tracing::info!(tokens = n, "pruned expired OAuth tokens"),
         Err(e) => tracing::warn!(error = %e, "pruning OAuth tokens failed"),
     }
+    match tolk_storage::auth::consents::prune(db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(consents = n, "pruned answered consent forms"),
+        Err(e) => tracing::warn!(error = %e, "pruning consent answers failed"),
+    }
 }
 
 /// Runs every task once; failures are logged and retried next round. The

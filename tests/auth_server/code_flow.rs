@@ -107,6 +107,21 @@ async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
     assert_eq!(q["state"], "st-123");
     assert_eq!(q["iss"], auth.base);
     let code = q["code"].clone();
+    // The same form answered again (a replay within its ten minutes): no code.
+    let res = auth
+        .http
+        .post(auth.url("/auth/authorize"))
+        .header(COOKIE, &cookie)
+        .form(&form)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let again = query_of(res.headers()[LOCATION].to_str()?);
+    assert_eq!(
+        again.get("error").map(String::as_str),
+        Some("access_denied")
+    );
+    assert!(!again.contains_key("code"), "{again:?}");
 
     // PKCE verifier mismatch.
     let (status, body) = redeem(

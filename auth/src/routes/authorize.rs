@@ -14,10 +14,13 @@ use axum::response::{IntoResponse, Response};
 use rand::RngCore;
 use tolk_storage::auth::applications::{self, Application};
 use tolk_storage::auth::codes::{self, Code};
+use tolk_storage::auth::consents;
+use tolk_storage::auth::digest;
 use tolk_storage::auth::users::{self, User};
 use url::Url;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
+use crate::consent::ConsentSigner;
 use crate::sessions::Session;
 use crate::tokens::CODE_SECONDS;
 use crate::{AuthState, context, pages, pkce, redirect};
@@ -229,6 +232,18 @@ pub async fn authorize(
             .consent()
             .verify(token, &user.id, &session.sid, &bound)
     {
+        let expires = ConsentSigner::expiry(token).unwrap_or_else(chrono::Utc::now);
+        match consents::answer_once(state.db(), &digest(token), expires).await {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(client_id = %req.app.uid, "a consent form was answered twice");
+                return req.error(
+                    "access_denied",
+                    "This consent form was answered already; authorize again.",
+                );
+            }
+            Err(e) => return crate::AuthError::from(e).into_response(),
+        }
         return match answer {
             "allow" => issue_code(&state, &req, &user, &session, scopes).await,
             _ => req.error("access_denied", "The user denied the request."),

@@ -1,5 +1,5 @@
 //! The auth service's tables: authorities (tenants), users, OAuth applications,
-//! authorization codes and issued tokens.
+//! authorization codes, answered consent forms and issued tokens.
 //!
 //! Secrets never reach these tables in the clear: application secrets, codes and
 //! refresh tokens are stored as hex SHA-256 digests ([`digest`]), passwords as
@@ -8,6 +8,7 @@
 pub mod applications;
 pub mod authorities;
 pub mod codes;
+pub mod consents;
 pub mod tokens;
 pub mod users;
 
