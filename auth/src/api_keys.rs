@@ -98,10 +98,18 @@ impl ApiKeyAuth {
             .send()
             .await
             .map_err(|e| {
+                // The address and the transport's words go to the log only:
+                // the answer must not reveal where the platform lives.
+                tracing::warn!(%url, error = %e, "legacy API key validation request failed");
                 AuthError::LegacyKeys(if e.is_timeout() {
-                    format!("{url} did not answer within {}s", LEGACY_TIMEOUT.as_secs())
+                    format!(
+                        "the platform did not answer within {}s",
+                        LEGACY_TIMEOUT.as_secs()
+                    )
+                } else if e.is_connect() {
+                    "the platform could not be reached".to_owned()
                 } else {
-                    format!("{url}: {e}")
+                    "the request to the platform failed".to_owned()
                 })
             })?;
         let status = res.status();
@@ -112,7 +120,10 @@ impl ApiKeyAuth {
         if matches!(status.as_u16(), 401 | 403 | 404) {
             return Ok(None);
         }
-        Err(AuthError::LegacyKeys(format!("{url} answered {status}")))
+        tracing::warn!(%url, %status, "legacy API key validation answered an error");
+        Err(AuthError::LegacyKeys(format!(
+            "the platform answered {status}"
+        )))
     }
 }
 

@@ -252,6 +252,8 @@ async fn api_keys_fall_back_to_the_legacy_platform() -> Result<()> {
     assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
     let msg = body["message"].as_str().unwrap_or_default();
     assert!(msg.contains("PLATFORM_URI") && msg.contains("500"), "{msg}");
+    // ... without the platform's address.
+    assert!(!msg.contains("127.0.0.1") && !msg.contains("http"), "{msg}");
     // A platform that does not answer: a 502 after the 5 s timeout, not a hang.
     let t = Instant::now();
     let (status, body) = authority("legacy-id.slow".into()).await?;

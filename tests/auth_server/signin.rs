@@ -171,3 +171,49 @@ async fn sessions_time_out() -> Result<()> {
     );
     Ok(())
 }
+
+/// Login CSRF: another site's page cannot sign a browser in (its Origin or
+/// Sec-Fetch-Site gives it away), nor post a text/plain body; the service's
+/// own origin can.
+#[tokio::test]
+async fn cross_site_and_text_plain_sign_ins_are_refused() -> Result<()> {
+    let (_world, auth, _, _) = setup().await?;
+    let body = "email=ann%40example.com&password=correct+horse";
+    let post = |content_type: &'static str| {
+        auth.http
+            .post(auth.url("/auth/signin"))
+            .header(reqwest::header::CONTENT_TYPE, content_type)
+            .body(body)
+    };
+    let res = post("application/x-www-form-urlencoded")
+        .header("Origin", "https://evil.example")
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert!(session_cookie(&res).is_none());
+    let res = post("application/x-www-form-urlencoded")
+        .header("Sec-Fetch-Site", "cross-site")
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = post("application/x-www-form-urlencoded")
+        .header("Origin", "null")
+        .header("Sec-Fetch-Site", "cross-site")
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = post("text/plain").send().await?;
+    assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let message: Value = res.json().await?;
+    assert!(message["message"].is_string(), "{message}");
+    // The service's own page.
+    let own = auth.base.clone();
+    let res = post("application/x-www-form-urlencoded")
+        .header("Origin", own)
+        .header("Sec-Fetch-Site", "same-origin")
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    assert!(session_cookie(&res).is_some());
+    Ok(())
+}

@@ -67,6 +67,9 @@ pub fn see_other(location: &str) -> Response {
 
 /// The handler.
 pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Some(refusal) = login_csrf(&headers) {
+        return refusal;
+    }
     let Some(params) = body_params(&headers, &body) else {
         return message(
             StatusCode::BAD_REQUEST,
@@ -118,4 +121,47 @@ pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: By
             }
         }
     }
+}
+
+/// Login CSRF: a sign-in posted by another site's page (its `Origin` names
+/// another host, or `Sec-Fetch-Site` says `cross-site`) is refused with 403, and a body that is neither a
+/// form nor JSON (`text/plain`, which a page may post anywhere without a
+/// preflight) with 415.
+fn login_csrf(headers: &HeaderMap) -> Option<Response> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let content_type = header("content-type")
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if content_type != "application/x-www-form-urlencoded" && !content_type.ends_with("json") {
+        return Some(message(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Sign in with a form (application/x-www-form-urlencoded) or JSON body.",
+        ));
+    }
+    let host = header("host").unwrap_or("").to_ascii_lowercase();
+    // The sign-in page sends no referrer, so a browser posts its form with
+    // `Origin: null`; `Sec-Fetch-Site` tells those apart (every current
+    // browser sends it).
+    let cross_origin = header("origin")
+        .filter(|o| *o != "null")
+        .is_some_and(|origin| {
+            let authority = origin
+                .split_once("://")
+                .map_or("", |(_, rest)| rest)
+                .trim_end_matches('/')
+                .to_ascii_lowercase();
+            authority != host
+        });
+    let cross_site = header("sec-fetch-site") == Some("cross-site");
+    (cross_origin || cross_site).then(|| {
+        tracing::warn!("a cross-site sign-in was refused");
+        message(
+            StatusCode::FORBIDDEN,
+            "Sign-in requests must come from this service's own pages.",
+        )
+    })
 }

@@ -145,14 +145,26 @@ impl Verifier {
         self.verify_with(token, &v)
     }
 
+    /// Checks the header's `kid` (it must name our key), the signature and
+    /// claims, and refuses a token issued in the future (beyond the leeway).
     fn verify_with(&self, token: &str, v: &Validation) -> Result<AccessClaims, VerifyError> {
         use jsonwebtoken::errors::ErrorKind;
-        jsonwebtoken::decode::<AccessClaims>(token, &self.keys.decoding, v)
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| VerifyError::Invalid(e.to_string()))?;
+        if header.kid.as_deref() != Some(self.keys.kid.as_str()) {
+            return Err(VerifyError::Invalid("unknown key id".to_owned()));
+        }
+        let claims = jsonwebtoken::decode::<AccessClaims>(token, &self.keys.decoding, v)
             .map(|d| d.claims)
             .map_err(|e| match e.kind() {
                 ErrorKind::ExpiredSignature => VerifyError::Expired,
                 _ => VerifyError::Invalid(e.to_string()),
-            })
+            })?;
+        let leeway = i64::try_from(v.leeway).unwrap_or(0);
+        if claims.iat > chrono::Utc::now().timestamp() + leeway {
+            return Err(VerifyError::Invalid("issued in the future".to_owned()));
+        }
+        Ok(claims)
     }
 }
 
@@ -198,6 +210,19 @@ mod tests {
 
         let expired = sign(&keys, &claims(-120)).expect("sign");
         assert!(matches!(v.verify(&expired), Err(VerifyError::Expired)));
+        // Issued an hour from now: refused.
+        let mut future = claims(7200);
+        future.iat += 3600;
+        let future = sign(&keys, &future).expect("sign");
+        assert!(matches!(v.verify(&future), Err(VerifyError::Invalid(_))));
+        // Another key id (same key): refused.
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+        header.kid = Some("another-key".to_owned());
+        let other = jsonwebtoken::encode(&header, &c, &keys.encoding).expect("sign");
+        assert!(matches!(v.verify(&other), Err(VerifyError::Invalid(_))));
+        header.kid = None;
+        let none = jsonwebtoken::encode(&header, &c, &keys.encoding).expect("sign");
+        assert!(matches!(v.verify(&none), Err(VerifyError::Invalid(_))));
         assert!(v.verify_ignoring_expiry(&expired).is_ok());
 
         let other = Verifier::new(keys.clone(), "someone else");
