@@ -183,3 +183,49 @@ async fn registrations_are_limited_per_hour_and_bad_metadata_refused() -> Result
     }
     Ok(())
 }
+
+/// Browser clients on other origins may call discovery, the keys, the token
+/// and registration endpoints (CORS, no credentials); sign-in stays closed.
+#[tokio::test]
+async fn browser_clients_reach_discovery_keys_token_and_registration_cross_origin() -> Result<()> {
+    let (_world, auth, _, _) = setup().await?;
+    let origin = "https://app.example";
+    for path in ["/auth/token", "/auth/register", "/auth/revoke"] {
+        let res = auth
+            .http
+            .request(reqwest::Method::OPTIONS, auth.url(path))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header("Access-Control-Request-Headers", "content-type")
+            .send()
+            .await?;
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+        assert_eq!(res.headers()["access-control-allow-origin"], "*", "{path}");
+        let methods = res.headers()["access-control-allow-methods"].to_str()?;
+        assert!(methods.contains("POST"), "{path}: {methods}");
+    }
+    for path in ["/.well-known/oauth-authorization-server", "/auth/jwks"] {
+        let res = auth
+            .http
+            .get(auth.url(path))
+            .header("Origin", origin)
+            .send()
+            .await?;
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        assert_eq!(res.headers()["access-control-allow-origin"], "*", "{path}");
+        assert!(
+            res.headers()
+                .get("access-control-allow-credentials")
+                .is_none()
+        );
+    }
+    let res = auth
+        .http
+        .request(reqwest::Method::OPTIONS, auth.url("/auth/signin"))
+        .header("Origin", origin)
+        .header("Access-Control-Request-Method", "POST")
+        .send()
+        .await?;
+    assert!(res.headers().get("access-control-allow-origin").is_none());
+    Ok(())
+}

@@ -16,7 +16,9 @@ pub mod userinfo;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, header};
 use axum::routing::{get, post};
+use tower_http::cors::{Any, CorsLayer};
 
 use crate::AuthState;
 
@@ -28,22 +30,20 @@ pub fn router(state: AuthState) -> Router {
     let authorize = get(authorize::authorize).post(authorize::authorize);
     let userinfo = get(userinfo::userinfo).post(userinfo::userinfo);
     let discovery_doc = get(discovery::configuration);
-    Router::new()
-        .route("/auth/healthz", get(health::healthz))
-        .route("/auth/authority", get(authority::authority))
-        .route("/auth/signin", post(signin::signin))
-        .route("/auth/logout", get(logout::logout))
-        .route("/auth/login", get(login::login))
-        .route("/auth/failure", get(failure::failure))
-        .route("/auth/authorize", authorize.clone())
-        .route("/auth/oauth/authorize", authorize)
+    // What browser clients (single-page apps, MCP clients in a browser) call
+    // from other origins: discovery, the keys, the token, revocation and
+    // registration endpoints. No cookies are involved there.
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(3600));
+    let for_browsers = Router::new()
         .route("/auth/token", post(token::token))
         .route("/auth/oauth/token", post(token::token))
         .route("/auth/register", post(register::register))
         .route("/auth/revoke", post(revoke::revoke))
         .route("/auth/oauth/revoke", post(revoke::revoke))
-        .route("/auth/userinfo", userinfo.clone())
-        .route("/auth/oauth/userinfo", userinfo)
         .route("/auth/oauth/discovery/keys", get(discovery::jwks))
         .route("/auth/jwks", get(discovery::jwks))
         .route("/.well-known/openid-configuration", discovery_doc.clone())
@@ -59,6 +59,19 @@ pub fn router(state: AuthState) -> Router {
             "/auth/.well-known/oauth-authorization-server",
             discovery_doc,
         )
+        .layer(cors);
+    Router::new()
+        .route("/auth/healthz", get(health::healthz))
+        .route("/auth/authority", get(authority::authority))
+        .route("/auth/signin", post(signin::signin))
+        .route("/auth/logout", get(logout::logout))
+        .route("/auth/login", get(login::login))
+        .route("/auth/failure", get(failure::failure))
+        .route("/auth/authorize", authorize.clone())
+        .route("/auth/oauth/authorize", authorize)
+        .route("/auth/userinfo", userinfo.clone())
+        .route("/auth/oauth/userinfo", userinfo)
+        .merge(for_browsers)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
 }
