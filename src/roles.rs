@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::watch;
-use tolk_api::rate_limit::{RateLimit, RateLimiter};
 use tolk_storage::PgPool;
 use tolk_storage::db;
 use tolk_storage::objects::Objects;
+use tolk_storage::rate_limit::{RateLimit, RateLimiter};
 
 use crate::cli::{ApiArgs, AuthArgs, Common, SchedulerArgs, WorkerArgs};
 use crate::services::{Services, auth_state, connect, heartbeat, verifier};
@@ -31,7 +31,10 @@ pub async fn auth(
         .await
         .with_context(|| format!("binding {listen}"))?;
     tracing::info!(listen = %listen, "auth service listening");
-    axum::serve(listener, tolk_auth::router(state))
+    // The peer address reaches handlers (the sign-in and client throttles).
+    let app =
+        tolk_auth::router(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(stopped(stop))
         .await
         .context("serving HTTP")

@@ -8,8 +8,8 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use tolk_storage::keys::{self, ApiKey};
 
-use crate::rate_limit::Decision;
 use crate::{ApiError, AppState};
+use tolk_storage::rate_limit::Decision;
 
 const SCHEME: &str = "DeepL-Auth-Key ";
 

@@ -14,7 +14,6 @@ pub mod error;
 pub mod fuzzing;
 pub mod limits;
 pub mod params;
-pub mod rate_limit;
 pub mod routes;
 pub mod state;
 pub mod trace_id;
@@ -97,6 +96,8 @@ pub async fn serve_with(
         Some(extra) => router(state).merge(extra),
         None => router(state),
     };
+    // The peer address reaches handlers (the auth routes' throttles).
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await;

@@ -6,7 +6,7 @@ use sqlx::PgPool;
 use tolk_engine::Translator;
 use tolk_storage::objects::Objects;
 
-use crate::rate_limit::RateLimiter;
+use tolk_storage::rate_limit::RateLimiter;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -69,7 +69,7 @@ impl AppState {
             speller: Arc::new(tolk_write::Speller::new(tolk_write::DEFAULT_DIR)),
             max_upload_bytes: DEFAULT_MAX_UPLOAD_BYTES,
             voice: Default::default(),
-            rate_limiter: RateLimiter::local(crate::rate_limit::RateLimit {
+            rate_limiter: RateLimiter::local(tolk_storage::rate_limit::RateLimit {
                 per_second: 0.0,
                 burst: 1,
             }),

@@ -61,6 +61,8 @@ pub struct OAuthError {
     pub error: &'static str,
     /// Human description.
     pub description: String,
+    /// `Retry-After` seconds (429 answers).
+    pub retry_after: Option<String>,
 }
 
 impl OAuthError {
@@ -70,6 +72,16 @@ impl OAuthError {
             status: StatusCode::BAD_REQUEST,
             error,
             description: description.into(),
+            retry_after: None,
+        }
+    }
+    /// 429 `too_many_requests` with `Retry-After` after `wait`.
+    pub fn too_many(description: impl Into<String>, wait: std::time::Duration) -> Self {
+        Self {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            error: "too_many_requests",
+            description: description.into(),
+            retry_after: Some(crate::throttle::retry_after(wait)),
         }
     }
     /// 400 invalid_request.
@@ -86,6 +98,7 @@ impl OAuthError {
             status: StatusCode::UNAUTHORIZED,
             error: "invalid_client",
             description: d.into(),
+            retry_after: None,
         }
     }
     /// 401 invalid_token (userinfo).
@@ -94,6 +107,7 @@ impl OAuthError {
             status: StatusCode::UNAUTHORIZED,
             error: "invalid_token",
             description: d.into(),
+            retry_after: None,
         }
     }
     /// 500 server_error (details logged).
@@ -103,6 +117,7 @@ impl OAuthError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             error: "server_error",
             description: "Internal server error.".to_owned(),
+            retry_after: None,
         }
     }
 }
@@ -129,6 +144,13 @@ impl IntoResponse for OAuthError {
         let h = res.headers_mut();
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+        if let Some(v) = self
+            .retry_after
+            .as_deref()
+            .and_then(|s| HeaderValue::from_str(s).ok())
+        {
+            h.insert(header::RETRY_AFTER, v);
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             let value = format!("Bearer realm=\"tolk\", error=\"{}\"", self.error);
             if let Ok(v) = HeaderValue::from_str(&value) {

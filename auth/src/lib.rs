@@ -26,6 +26,7 @@ pub mod redirect;
 pub mod routes;
 pub mod sessions;
 pub mod state;
+pub mod throttle;
 pub mod tokens;
 
 pub use config::AuthConfig;

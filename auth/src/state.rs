@@ -10,6 +10,7 @@ use crate::config::AuthConfig;
 use crate::consent::ConsentSigner;
 use crate::events::LoginEvents;
 use crate::sessions::SessionKey;
+use crate::throttle::Throttle;
 use crate::tokens::{SigningKeys, Verifier};
 
 /// What every handler can reach (cheap to clone).
@@ -25,6 +26,7 @@ struct Inner {
     consent: ConsentSigner,
     events: LoginEvents,
     api_keys: ApiKeyAuth,
+    throttle: Throttle,
 }
 
 impl AuthState {
@@ -37,6 +39,7 @@ impl AuthState {
         let consent = ConsentSigner::new(sessions.master());
         let events = LoginEvents::start(config.redis_url.as_deref(), &config.login_events_channel);
         let api_keys = ApiKeyAuth::new(config.platform_uri.clone());
+        let throttle = Throttle::new(config.redis_url.as_deref());
         Ok(Self(Arc::new(Inner {
             db,
             config,
@@ -45,6 +48,7 @@ impl AuthState {
             consent,
             events,
             api_keys,
+            throttle,
         })))
     }
 
@@ -71,6 +75,10 @@ impl AuthState {
     /// Consent tokens.
     pub fn consent(&self) -> &ConsentSigner {
         &self.0.consent
+    }
+    /// Throttles of failed sign-ins and client authentications.
+    pub fn throttle(&self) -> &Throttle {
+        &self.0.throttle
     }
     /// Login events.
     pub fn events(&self) -> &LoginEvents {

@@ -1,6 +1,7 @@
 //! Tolk's storage layer: the PostgreSQL pool and migrations, one repository
 //! module per table group, the job queue (payloads and enqueue inside a
-//! transaction, on apalis-postgres) and the object store.
+//! transaction, on apalis-postgres), the object store, and the rate limits
+//! (Redis, or in-process without it).
 //!
 //! storage knows no HTTP and no job handler; api, worker and scheduler call it.
 
@@ -18,6 +19,7 @@ pub mod limits;
 pub mod objects;
 pub mod quality;
 pub mod queue;
+pub mod rate_limit;
 pub mod rollup;
 pub mod style_rules;
 #[cfg(feature = "throwaway")]

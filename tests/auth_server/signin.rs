@@ -217,3 +217,74 @@ async fn cross_site_and_text_plain_sign_ins_are_refused() -> Result<()> {
     assert!(session_cookie(&res).is_some());
     Ok(())
 }
+
+/// Password and secret guessing is throttled: after five wrong passwords from
+/// one address the right one is refused with 429 and `Retry-After` (another
+/// account from there still signs in); after ten wrong client secrets the
+/// right secret is refused too.
+#[tokio::test]
+async fn guessing_passwords_and_client_secrets_is_throttled() -> Result<()> {
+    let (world, auth, _, confidential) = setup().await?;
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-user",
+            "--email",
+            "bob@example.com",
+            "--password",
+            "bob pw",
+        ],
+    )
+    .await?;
+    let attempt = |password: &'static str, email: &'static str| {
+        auth.http
+            .post(auth.url("/auth/signin"))
+            .form(&[("email", email), ("password", password)])
+            .send()
+    };
+    for _ in 0..5 {
+        let res = attempt("wrong", "ann@example.com").await?;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    }
+    let res = attempt("correct horse", "ann@example.com").await?;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = res.headers()["retry-after"].to_str()?.parse()?;
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert!(session_cookie(&res).is_none());
+    let res = attempt("bob pw", "bob@example.com").await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::ACCEPTED,
+        "another account is not locked"
+    );
+
+    let secret = confidential.secret.clone().context("secret")?;
+    let wrong = Client {
+        uid: confidential.uid.clone(),
+        secret: Some("not the secret".into()),
+    };
+    for _ in 0..10 {
+        let (status, body) = token(&auth, &wrong, &[("grant_type", "client_credentials")]).await?;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    }
+    let right = Client {
+        uid: confidential.uid.clone(),
+        secret: Some(secret),
+    };
+    let res = auth
+        .http
+        .post(auth.url("/auth/token"))
+        .form(&[
+            ("grant_type", "client_credentials"),
+            ("client_id", right.uid.as_str()),
+            ("client_secret", right.secret.as_deref().unwrap_or_default()),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(res.headers().contains_key("retry-after"));
+    let body: Value = res.json().await?;
+    assert_eq!(body["error"], "too_many_requests");
+    Ok(())
+}

@@ -135,6 +135,14 @@ pub fn body_params(headers: &axum::http::HeaderMap, body: &[u8]) -> Option<Param
     }
 }
 
+/// The address the request came from (the TCP peer: behind a reverse proxy,
+/// the proxy's), when the server recorded it.
+pub fn peer_address(extensions: &axum::http::Extensions) -> Option<std::net::IpAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip())
+}
+
 /// The Bearer token of the `Authorization` header.
 pub fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
     let v = headers

@@ -46,16 +46,7 @@ pub async fn register(State(state): State<AuthState>, headers: HeaderMap, body: 
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             res
         }
-        Err(e) => {
-            let limited = e.status == StatusCode::TOO_MANY_REQUESTS;
-            let mut res = e.into_response();
-            if limited {
-                // The window is an hour: an upper bound of the wait.
-                res.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
-            }
-            res
-        }
+        Err(e) => e.into_response(),
     }
 }
 
@@ -105,14 +96,14 @@ async fn handle(
             Ok((StatusCode::CREATED, response(&app)))
         }
         Registration::Existing(app) => Ok((StatusCode::CREATED, response(&app))),
-        Registration::Limited => Err(OAuthError {
-            status: StatusCode::TOO_MANY_REQUESTS,
-            error: "too_many_requests",
-            description: format!(
+        Registration::Limited => Err(OAuthError::too_many(
+            format!(
                 "At most {} new clients may register per hour; try again later.",
                 state.config().mcp_registration_limit
             ),
-        }),
+            // The window is an hour: an upper bound of the wait.
+            std::time::Duration::from_secs(3600),
+        )),
     }
 }
 

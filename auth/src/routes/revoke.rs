@@ -15,20 +15,31 @@ use super::token::authenticate_client;
 use crate::{AuthState, OAuthError, context};
 
 /// The handler.
-pub async fn revoke(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
-    match handle(&state, &headers, &body).await {
+pub async fn revoke(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    extensions: axum::http::Extensions,
+    body: Bytes,
+) -> Response {
+    let address = super::peer_address(&extensions);
+    match handle(&state, &headers, address, &body).await {
         Ok(()) => Json(json!({})).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-async fn handle(state: &AuthState, headers: &HeaderMap, body: &[u8]) -> Result<(), OAuthError> {
+async fn handle(
+    state: &AuthState,
+    headers: &HeaderMap,
+    address: Option<std::net::IpAddr>,
+    body: &[u8],
+) -> Result<(), OAuthError> {
     let params = body_params(headers, body)
         .ok_or_else(|| OAuthError::invalid_request("The body must be a form."))?;
     let authority = context::authority(state, headers)
         .await
         .map_err(|_| OAuthError::invalid_request("No authority serves this host."))?;
-    let app = authenticate_client(state, headers, &params, &authority).await?;
+    let app = authenticate_client(state, headers, address, &params, &authority).await?;
     let token = params
         .get("token")
         .ok_or_else(|| OAuthError::invalid_request("token is missing."))?;

@@ -4,7 +4,7 @@
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use tolk_storage::auth::authorities::Authority;
 use tolk_storage::auth::users::{self, User};
@@ -13,6 +13,7 @@ use super::body_params;
 use crate::error::message;
 use crate::sessions::Session;
 use crate::sessions::cookie::clear_cookies;
+use crate::throttle::{Attempt, retry_after};
 use crate::{AuthState, context, passwords, redirect};
 
 /// Provider name of the password sign-in in login events.
@@ -66,7 +67,12 @@ pub fn see_other(location: &str) -> Response {
 }
 
 /// The handler.
-pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn signin(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    extensions: Extensions,
+    body: Bytes,
+) -> Response {
     if let Some(refusal) = login_csrf(&headers) {
         return refusal;
     }
@@ -88,6 +94,23 @@ pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: By
     let (Some(email), Some(password)) = (params.get("email"), params.get("password")) else {
         return message(StatusCode::BAD_REQUEST, "email and password are required.");
     };
+    let (tenant, account) = (authority.id.to_string(), email.trim().to_lowercase());
+    let attempt = Attempt::SignIn {
+        authority: &tenant,
+        account: &account,
+        address: super::peer_address(&extensions),
+    };
+    if let Some(wait) = state.throttle().wait(attempt).await {
+        tracing::warn!(authority = %authority.domain, "sign-in throttled");
+        let mut res = message(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many failed sign-ins; wait before trying again.",
+        );
+        if let Ok(v) = HeaderValue::from_str(&retry_after(wait)) {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return res;
+    }
     let user = match users::by_email(state.db(), authority.id, email.trim()).await {
         Ok(u) => u.filter(|u| u.deleted_at.is_none()),
         Err(e) => return crate::AuthError::from(e).into_response(),
@@ -105,6 +128,7 @@ pub async fn signin(State(state): State<AuthState>, headers: HeaderMap, body: By
         }
         _ => {
             tracing::info!(authority = %authority.domain, "sign-in refused");
+            state.throttle().failed(attempt).await;
             match continue_raw {
                 Some(_) => {
                     let mut q = url::form_urlencoded::Serializer::new(String::new());

@@ -21,6 +21,7 @@ use tolk_storage::auth::users::{self, User};
 use uuid::Uuid;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
+use crate::throttle::Attempt;
 use crate::tokens::jwt::{self, AccessClaims, IdClaims, UserBlock};
 use crate::tokens::{ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS};
 use crate::{AuthState, OAuthError, context, pkce};
@@ -29,8 +30,14 @@ use crate::{AuthState, OAuthError, context, pkce};
 pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 /// The handler.
-pub async fn token(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
-    match handle(&state, &headers, &body).await {
+pub async fn token(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    extensions: axum::http::Extensions,
+    body: Bytes,
+) -> Response {
+    let address = super::peer_address(&extensions);
+    match handle(&state, &headers, address, &body).await {
         Ok(res) => res,
         Err(e) => e.into_response(),
     }
@@ -39,6 +46,7 @@ pub async fn token(State(state): State<AuthState>, headers: HeaderMap, body: Byt
 async fn handle(
     state: &AuthState,
     headers: &HeaderMap,
+    address: Option<std::net::IpAddr>,
     body: &[u8],
 ) -> Result<Response, OAuthError> {
     let params = body_params(headers, body).ok_or_else(|| {
@@ -72,7 +80,7 @@ async fn handle(
     let authority = context::authority(state, headers)
         .await
         .map_err(|_| OAuthError::invalid_request("No authority serves this host."))?;
-    let app = authenticate_client(state, headers, &params, &authority).await?;
+    let app = authenticate_client(state, headers, address, &params, &authority).await?;
     if let Some(r) = params.get("resource")
         && !resource_on_authority(r, &authority.domain)
     {
@@ -91,9 +99,13 @@ async fn handle(
 
 /// The client of a token or revocation request: HTTP Basic or the body's
 /// client_id/client_secret; a confidential client must prove its secret.
+/// Authenticates the client of a token or revocation request; failed
+/// secrets (and unknown clients) are throttled per client and per `address`
+/// ([`crate::throttle`]).
 pub async fn authenticate_client(
     state: &AuthState,
     headers: &HeaderMap,
+    address: Option<std::net::IpAddr>,
     params: &Params,
     authority: &Authority,
 ) -> Result<Application, OAuthError> {
@@ -129,18 +141,36 @@ pub async fn authenticate_client(
             params.get("client_secret").map(str::to_owned),
         ),
     };
-    let app = applications::by_uid(state.db(), &client_id)
+    let tenant = authority.id.to_string();
+    let attempt = Attempt::Client {
+        authority: &tenant,
+        client_id: &client_id,
+        address,
+    };
+    if let Some(wait) = state.throttle().wait(attempt).await {
+        tracing::warn!(%client_id, "client authentication throttled");
+        return Err(OAuthError::too_many(
+            "Too many failed client authentications; wait before trying again.",
+            wait,
+        ));
+    }
+    let Some(app) = applications::by_uid(state.db(), &client_id)
         .await?
         .filter(|a| a.authority_id == authority.id)
-        .ok_or_else(|| OAuthError::invalid_client("Unknown client."))?;
+    else {
+        state.throttle().failed(attempt).await;
+        return Err(OAuthError::invalid_client("Unknown client."));
+    };
     match (&app.secret_digest, secret) {
         (Some(stored), Some(given)) => {
             let d = tolk_storage::auth::digest(&given);
             if !bool::from(d.as_bytes().ct_eq(stored.as_bytes())) {
+                state.throttle().failed(attempt).await;
                 return Err(OAuthError::invalid_client("Client authentication failed."));
             }
         }
         (Some(_), None) => {
+            state.throttle().failed(attempt).await;
             return Err(OAuthError::invalid_client("Client authentication failed."));
         }
         (None, Some(_)) => {

@@ -1,4 +1,5 @@
-//! Per-key rate limits (HTTP 429 with `Retry-After`).
+//! Per-key rate limits (the API's per-key limit; the auth service's sign-in
+//! and client-secret throttles): callers answer HTTP 429 with `Retry-After`.
 //!
 //! The algorithm is GCRA (a token bucket written as one timestamp per key, the
 //! "theoretical arrival time"): a key may send `burst` requests at once, then
@@ -56,7 +57,8 @@ pub enum Decision {
 }
 
 /// GCRA in Redis. KEYS[1]: the key's timestamp; ARGV[1]: milliseconds between
-/// requests; ARGV[2]: burst. Returns 0 (allowed) or the milliseconds to wait.
+/// requests; ARGV[2]: burst; ARGV[3]: `1` to only look (nothing is counted).
+/// Returns 0 (allowed) or the milliseconds to wait.
 const SCRIPT: &str = r"
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -68,6 +70,9 @@ local new_tat = tat + interval
 local allow_at = new_tat - interval * burst
 if allow_at > now then
   return math.ceil(allow_at - now)
+end
+if ARGV[3] == '1' then
+  return 0
 end
 redis.call('SET', KEYS[1], tostring(new_tat), 'PX', math.ceil(new_tat - now) + 1000)
 return 0
@@ -222,6 +227,17 @@ impl RateLimiter {
 
     /// Counts one request of `key_id`.
     pub async fn check(&self, key_id: &str) -> Decision {
+        self.decide(key_id, false).await
+    }
+
+    /// Whether one more request of `key_id` would be allowed, counting
+    /// nothing (with [`Self::check`] only on failures, a throttle of failed
+    /// attempts).
+    pub async fn peek(&self, key_id: &str) -> Decision {
+        self.decide(key_id, true).await
+    }
+
+    async fn decide(&self, key_id: &str, peek: bool) -> Decision {
         if self.config.per_second <= 0.0 {
             return Decision::Allow;
         }
@@ -236,6 +252,7 @@ impl RateLimiter {
                 .key(format!("{PREFIX}{key_id}"))
                 .arg(interval_ms)
                 .arg(self.config.burst.max(1))
+                .arg(if peek { "1" } else { "0" })
                 .invoke_async(&mut conn)
                 .await;
             match res {
@@ -246,10 +263,10 @@ impl RateLimiter {
                 Err(e) => shared.failed("the Redis rate limit failed", &e),
             }
         }
-        self.check_local(key_id, Instant::now(), interval_ms)
+        self.check_local(key_id, Instant::now(), interval_ms, peek)
     }
 
-    fn check_local(&self, key_id: &str, now: Instant, interval_ms: f64) -> Decision {
+    fn check_local(&self, key_id: &str, now: Instant, interval_ms: f64, peek: bool) -> Decision {
         let interval = Duration::from_secs_f64(interval_ms / 1000.0);
         let burst = self.config.burst.max(1);
         let Ok(mut local) = self.local.lock() else {
@@ -271,7 +288,9 @@ impl RateLimiter {
         if allow_at > now {
             return Decision::Deny(allow_at - now);
         }
-        local.tat.insert(key_id.to_owned(), new_tat);
+        if !peek {
+            local.tat.insert(key_id.to_owned(), new_tat);
+        }
         Decision::Allow
     }
 }
@@ -288,18 +307,38 @@ mod tests {
         });
         let t0 = Instant::now();
         for _ in 0..3 {
-            assert_eq!(rl.check_local("k", t0, 100.0), Decision::Allow);
+            assert_eq!(rl.check_local("k", t0, 100.0, false), Decision::Allow);
         }
-        match rl.check_local("k", t0, 100.0) {
+        match rl.check_local("k", t0, 100.0, false) {
             Decision::Deny(wait) => assert!(wait <= Duration::from_millis(100), "{wait:?}"),
             Decision::Allow => panic!("fourth request of a burst of 3 allowed"),
         }
         // Another key has its own bucket.
-        assert_eq!(rl.check_local("other", t0, 100.0), Decision::Allow);
+        assert_eq!(rl.check_local("other", t0, 100.0, false), Decision::Allow);
         // After one interval, one more request.
         let t1 = t0 + Duration::from_millis(100);
-        assert_eq!(rl.check_local("k", t1, 100.0), Decision::Allow);
-        assert!(matches!(rl.check_local("k", t1, 100.0), Decision::Deny(_)));
+        assert_eq!(rl.check_local("k", t1, 100.0, false), Decision::Allow);
+        assert!(matches!(
+            rl.check_local("k", t1, 100.0, false),
+            Decision::Deny(_)
+        ));
+    }
+
+    #[test]
+    fn peeking_counts_nothing() {
+        let rl = RateLimiter::local(RateLimit {
+            per_second: 1.0,
+            burst: 1,
+        });
+        let t0 = Instant::now();
+        for _ in 0..5 {
+            assert_eq!(rl.check_local("k", t0, 1000.0, true), Decision::Allow);
+        }
+        assert_eq!(rl.check_local("k", t0, 1000.0, false), Decision::Allow);
+        assert!(matches!(
+            rl.check_local("k", t0, 1000.0, true),
+            Decision::Deny(_)
+        ));
     }
 
     #[tokio::test]
