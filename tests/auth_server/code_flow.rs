@@ -347,5 +347,15 @@ async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
         StatusCode::SEE_OTHER,
         "the old session no longer authorizes"
     );
+    // ... and /auth/authority no longer reports it, even with the old cookie.
+    let body: Value = auth
+        .http
+        .get(auth.url("/auth/authority"))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(body["session"], false, "{body}");
     Ok(())
 }

@@ -288,3 +288,75 @@ async fn guessing_passwords_and_client_secrets_is_throttled() -> Result<()> {
     assert_eq!(body["error"], "too_many_requests");
     Ok(())
 }
+
+/// `prompt=login` and `max_age` make a signed-in user sign in again (the
+/// sign-in page shows its form, the request comes back and goes on);
+/// `prompt=consent` shows the consent page even to a first-party app.
+#[tokio::test]
+async fn prompt_login_max_age_and_prompt_consent_are_honoured() -> Result<()> {
+    let (_world, auth, public, confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    let get = |url: String, cookie: String| {
+        auth.http
+            .get(if url.starts_with("http") {
+                url
+            } else {
+                auth.url(&url)
+            })
+            .header(COOKIE, cookie)
+            .send()
+    };
+    // A recent sign-in satisfies max_age=3600: the consent page.
+    let res = get(
+        authorize_url(&auth, &public, &[("max_age", "3600")]),
+        cookie.clone(),
+    )
+    .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    for extra in [("prompt", "login"), ("max_age", "0")] {
+        let res = get(authorize_url(&auth, &public, &[extra]), cookie.clone()).await?;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "{extra:?}");
+        let login = res.headers()[LOCATION].to_str()?.to_owned();
+        assert!(login.starts_with("/auth/login?"), "{login}");
+        // The sign-in page shows its form although a session exists.
+        let page = get(login.clone(), cookie.clone()).await?;
+        assert_eq!(page.status(), StatusCode::OK, "{extra:?}");
+        let back = query_of(&auth.url(&login))["continue"].clone();
+        assert!(!back.contains("prompt=login"), "{back}");
+        // The old session does not satisfy the returning request; a new one does.
+        let res = get(back.clone(), cookie.clone()).await?;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "{extra:?}: {back}");
+        let fresh = sign_in(&auth, "ann@example.com", "correct horse").await?;
+        let res = get(back, fresh).await?;
+        assert_eq!(res.status(), StatusCode::OK, "{extra:?}: the consent page");
+    }
+    // prompt=consent: a first-party (skip_authorization) app gets the page too.
+    let first_party = |prompt: Option<&str>| {
+        let mut url = reqwest::Url::parse(&auth.url("/auth/authorize")).expect("url");
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", &confidential.uid)
+            .append_pair("redirect_uri", "https://app.example.com/cb")
+            .append_pair("scope", "public")
+            .append_pair("state", "s");
+        if let Some(p) = prompt {
+            url.query_pairs_mut().append_pair("prompt", p);
+        }
+        url.to_string()
+    };
+    let fresh = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    let res = get(first_party(None), fresh.clone()).await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::FOUND,
+        "first party: straight to a code"
+    );
+    let res = get(first_party(Some("consent")), fresh).await?;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "prompt=consent: the consent page"
+    );
+    Ok(())
+}

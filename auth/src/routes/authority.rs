@@ -1,5 +1,6 @@
 //! `GET /auth/authority`: the authority serving this host, with whether the
-//! request carries a session and a valid token (Bearer or API key). With a
+//! request carries a live session (not ended by a logout) and a valid token
+//! (Bearer or API key). With a
 //! `health` query parameter it is a probe that touches nothing.
 
 use axum::Json;
@@ -26,7 +27,10 @@ pub async fn authority(
         Ok(a) => a,
         Err(res) => return res,
     };
-    let session = state.sessions().read(&headers).is_some();
+    let session = match crate::sessions::signed_in(&state, &headers, a.id).await {
+        Ok(s) => s.is_some(),
+        Err(res) => return res,
+    };
     let mut token_valid = false;
     if let Some(t) = bearer(&headers)
         && let Ok(c) = state.verifier().verify(t)

@@ -16,7 +16,7 @@ use tolk_storage::auth::applications::{self, Application};
 use tolk_storage::auth::codes::{self, Code};
 use tolk_storage::auth::consents;
 use tolk_storage::auth::digest;
-use tolk_storage::auth::users::{self, User};
+use tolk_storage::auth::users::User;
 use url::Url;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
@@ -202,27 +202,51 @@ pub async fn authorize(
     }
 
     // Who is signed in.
-    let signed_in = match current_user(&state, &headers, authority.id).await {
+    let signed_in = match crate::sessions::signed_in(&state, &headers, authority.id).await {
         Ok(u) => u,
         Err(res) => return res,
     };
+    let prompts: Vec<&str> = params
+        .get("prompt")
+        .map(|p| p.split_whitespace().collect())
+        .unwrap_or_default();
     let Some((session, user)) = signed_in else {
-        if params.get("prompt") == Some("none") {
+        if prompts.contains(&"none") {
             return req.error("login_required", "The user is not signed in.");
         }
-        let mut q = url::form_urlencoded::Serializer::new(String::new());
-        for (k, v) in &params.0 {
-            if k != "consent" && k != "consent_token" {
-                q.append_pair(k, v);
-            }
-        }
-        let back = format!("/auth/authorize?{}", q.finish());
-        let mut login = url::form_urlencoded::Serializer::new(String::new());
-        login.append_pair("continue", &back);
-        return super::signin::see_other(&format!("/auth/login?{}", login.finish()));
+        return to_login(&params, false);
     };
+    // prompt=login and max_age: a sign-in older than the request allows is
+    // renewed. The sign-in page then comes back with `login_after` (the moment
+    // it was asked for), which a fresh sign-in satisfies.
+    let now = chrono::Utc::now().timestamp();
+    let fresh_after = match params
+        .get("login_after")
+        .and_then(|t| t.parse::<i64>().ok())
+    {
+        Some(after) => Some(after),
+        None => {
+            let by_age = params
+                .get("max_age")
+                .and_then(|a| a.parse::<i64>().ok())
+                .map(|age| now - age.max(0));
+            let by_prompt = prompts.contains(&"login").then_some(now);
+            by_age.max(by_prompt)
+        }
+    };
+    if let Some(after) = fresh_after
+        && session.iat < after
+    {
+        if prompts.contains(&"none") {
+            return req.error(
+                "login_required",
+                "The sign-in is older than max_age allows.",
+            );
+        }
+        return to_login(&params, true);
+    }
 
-    if req.app.skip_authorization {
+    if req.app.skip_authorization && !prompts.contains(&"consent") {
         return issue_code(&state, &req, &user, &session, scopes).await;
     }
     let bound = req.bound();
@@ -249,7 +273,7 @@ pub async fn authorize(
             _ => req.error("access_denied", "The user denied the request."),
         };
     }
-    if params.get("prompt") == Some("none") {
+    if prompts.contains(&"none") {
         return req.error(
             "consent_required",
             "The user has not approved this application.",
@@ -289,25 +313,36 @@ fn destination(redirect_uri: &str) -> String {
     }
 }
 
-/// The signed-in user of this authority, from the session cookie.
-async fn current_user(
-    state: &AuthState,
-    headers: &HeaderMap,
-    authority_id: uuid::Uuid,
-) -> Result<Option<(Session, User)>, Response> {
-    let Some(session) = state.sessions().read(headers) else {
-        return Ok(None);
-    };
-    let user = users::by_id(state.db(), &session.uid)
-        .await
-        .map_err(|e| crate::AuthError::from(e).into_response())?;
-    Ok(user
-        .filter(|u| u.deleted_at.is_none() && u.authority_id == authority_id)
-        .filter(|u| {
-            u.logged_out_at
-                .is_none_or(|out| session.signed_in_after(out))
-        })
-        .map(|u| (session, u)))
+/// Sends the browser to the sign-in page, to come back to this request.
+/// `renew`: the user is signed in but must sign in again (`prompt=login`,
+/// `max_age`): the page shows the form anyway, and the request comes back
+/// without `prompt=login` and with `login_after`.
+fn to_login(params: &Params, renew: bool) -> Response {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    for (k, v) in &params.0 {
+        match k.as_str() {
+            "consent" | "consent_token" | "login_after" => {}
+            "prompt" if renew => {
+                let rest: Vec<&str> = v.split_whitespace().filter(|p| *p != "login").collect();
+                if !rest.is_empty() {
+                    q.append_pair(k, &rest.join(" "));
+                }
+            }
+            _ => {
+                q.append_pair(k, v);
+            }
+        }
+    }
+    if renew {
+        q.append_pair("login_after", &chrono::Utc::now().timestamp().to_string());
+    }
+    let back = format!("/auth/authorize?{}", q.finish());
+    let mut login = url::form_urlencoded::Serializer::new(String::new());
+    login.append_pair("continue", &back);
+    if renew {
+        login.append_pair("prompt", "login");
+    }
+    super::signin::see_other(&format!("/auth/login?{}", login.finish()))
 }
 
 async fn issue_code(

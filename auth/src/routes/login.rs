@@ -42,8 +42,10 @@ pub async fn login(
         }
         return see_other(&format!("/auth/{provider}?{}", q.finish()));
     }
+    // Signed-in users go on, unless the request asks them to sign in again.
     if let (Some(c), Some(_)) = (&continue_to, state.sessions().read(&headers))
         && params.get("failed").is_none()
+        && params.get("prompt") != Some("login")
     {
         return see_other(c);
     }
