@@ -62,7 +62,8 @@ impl FromRequestParts<AppState> for AuthKey {
         ) {
             (Some(presented), _, _) => keys::authenticate(&state.db, presented).await?,
             (None, Some(token), Some(verifier)) => {
-                bearer_key(state, verifier, token, parts.uri.path()).await?
+                let host = tolk_auth::context::host(&parts.headers);
+                bearer_key(state, verifier, token, parts.uri.path(), &host).await?
             }
             _ => return Err(ApiError::Forbidden(FAILED.to_owned())),
         };
@@ -99,16 +100,23 @@ pub fn scope_for_path(path: &str) -> &'static str {
     }
 }
 
-/// The key standing for a valid, live Bearer token with the route's scope.
+/// The key standing for a valid, live Bearer token with the route's scope,
+/// issued by the authority serving `host` (a token of another tenant is
+/// refused, as userinfo refuses it).
 async fn bearer_key(
     state: &AppState,
     verifier: &tolk_auth::tokens::Verifier,
     token: &str,
     path: &str,
+    host: &str,
 ) -> Result<Option<ApiKey>, ApiError> {
     let Ok(claims) = verifier.verify(token) else {
         return Ok(None);
     };
+    let tenant = tolk_storage::auth::authorities::resolve(&state.db, host).await?;
+    if !tenant.is_some_and(|a| a.domain.eq_ignore_ascii_case(&claims.aud)) {
+        return Ok(None);
+    }
     if !claims.has_scope(scope_for_path(path)) {
         return Ok(None);
     }

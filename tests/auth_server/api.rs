@@ -40,6 +40,39 @@ async fn api_accepts_bearer_tokens_by_scope() -> Result<()> {
     );
     let res = usage("garbage.token.here").await?;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    // With a second tenant, a token is good only on its own tenant's host
+    // (as at userinfo): sent to another tenant's host, refused.
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-user",
+            "--email",
+            "zed@other.example",
+            "--password",
+            "pw",
+            "--domain",
+            "other.example",
+        ],
+    )
+    .await?;
+    let translate_token = with["access_token"].as_str().context("at")?.to_owned();
+    let at_host = |host: &'static str| {
+        api.http
+            .get(api.url("/v2/usage"))
+            .header(reqwest::header::HOST, host)
+            .bearer_auth(translate_token.clone())
+            .send()
+    };
+    assert_eq!(at_host("localhost").await?.status(), StatusCode::OK);
+    assert_eq!(
+        at_host("other.example").await?.status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        at_host("unknown.example").await?.status(),
+        StatusCode::FORBIDDEN
+    );
     // The DeepL key path is unchanged.
     let key = world.create_key("k", false).await?;
     let res = api
