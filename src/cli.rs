@@ -256,9 +256,18 @@ pub struct AuthArgs {
     /// New dynamic client registrations per hour (registration is not served yet).
     #[arg(long, env = "MCP_REGISTRATION_LIMIT", default_value_t = 10)]
     pub mcp_registration_limit: u32,
-    /// Allowed client metadata document hosts, comma-separated (not served yet).
+    /// Allowed client metadata document hosts, comma-separated (unset: any
+    /// public https host).
     #[arg(long, env = "MCP_CLIENT_ID_HOSTS", value_delimiter = ',')]
     pub mcp_client_id_hosts: Vec<String>,
+    /// Test only: a PEM file of certificate authorities trusted, besides the
+    /// system's, when fetching client metadata documents.
+    #[arg(long, env = "TOLK_TEST_CLIENT_METADATA_CA", hide = true)]
+    pub test_client_metadata_ca: Option<std::path::PathBuf>,
+    /// Test only: client metadata documents may be fetched from loopback
+    /// addresses (a test's own server).
+    #[arg(long, env = "TOLK_TEST_CLIENT_METADATA_LOOPBACK", hide = true)]
+    pub test_client_metadata_loopback: bool,
 }
 
 /// Worker settings.

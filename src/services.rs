@@ -47,6 +47,8 @@ pub fn auth_state(
         platform_uri: auth.platform_uri.clone(),
         mcp_registration_limit: auth.mcp_registration_limit,
         mcp_client_id_hosts: auth.mcp_client_id_hosts.clone(),
+        test_client_metadata_ca: auth.test_client_metadata_ca.clone(),
+        test_client_metadata_loopback: auth.test_client_metadata_loopback,
         bcrypt_cost: tolk_auth::passwords::DEFAULT_COST,
     };
     tolk_auth::AuthState::new(pool, config).context("starting the auth service")

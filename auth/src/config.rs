@@ -31,8 +31,15 @@ pub struct AuthConfig {
     /// `MCP_REGISTRATION_LIMIT`: new dynamic registrations per hour, all
     /// replicas together.
     pub mcp_registration_limit: u32,
-    /// `MCP_CLIENT_ID_HOSTS` (client metadata documents, not served yet).
+    /// `MCP_CLIENT_ID_HOSTS`: the hosts client metadata documents may come
+    /// from (empty: any public https host).
     pub mcp_client_id_hosts: Vec<String>,
+    /// Test only (`TOLK_TEST_CLIENT_METADATA_CA`): more certificate
+    /// authorities (a PEM file) trusted for client metadata documents.
+    pub test_client_metadata_ca: Option<std::path::PathBuf>,
+    /// Test only (`TOLK_TEST_CLIENT_METADATA_LOOPBACK`): metadata documents
+    /// may come from loopback addresses.
+    pub test_client_metadata_loopback: bool,
     /// bcrypt cost of new password digests.
     pub bcrypt_cost: u32,
 }
@@ -50,6 +57,8 @@ impl Default for AuthConfig {
             platform_uri: None,
             mcp_registration_limit: 10,
             mcp_client_id_hosts: Vec::new(),
+            test_client_metadata_ca: None,
+            test_client_metadata_loopback: false,
             bcrypt_cost: crate::passwords::DEFAULT_COST,
         }
     }

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod api_keys;
+pub mod clients;
 pub mod config;
 pub mod consent;
 pub mod context;

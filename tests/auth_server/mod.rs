@@ -3,7 +3,7 @@
 //! rotation and replay, revocation, userinfo, discovery and JWKS, and the
 //! security checks (code reuse, PKCE, redirect URIs, consent replay, tampered
 //! cookies and tokens, the password grant, unknown resources), dynamic
-//! client registration.
+//! client registration, client ID metadata documents.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -21,6 +21,7 @@ use crate::support::{World, free_port};
 
 mod api;
 mod code_flow;
+mod metadata_documents;
 mod register;
 mod security;
 mod signin;

@@ -12,7 +12,7 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use rand::RngCore;
-use tolk_storage::auth::applications::{self, Application};
+use tolk_storage::auth::applications::Application;
 use tolk_storage::auth::codes::{self, Code};
 use tolk_storage::auth::consents;
 use tolk_storage::auth::digest;
@@ -20,6 +20,7 @@ use tolk_storage::auth::users::User;
 use url::Url;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
+use crate::clients::{self, Client};
 use crate::consent::ConsentSigner;
 use crate::sessions::Session;
 use crate::tokens::CODE_SECONDS;
@@ -128,10 +129,15 @@ pub async fn authorize(
         Ok(a) => a,
         Err(res) => return res,
     };
-    let app = match applications::by_uid(state.db(), client_id).await {
-        Ok(Some(a)) if a.authority_id == authority.id => a,
-        Ok(_) => return error_page("This application is not known here."),
-        Err(e) => return crate::AuthError::from(e).into_response(),
+    let app = match clients::find(&state, &authority, client_id).await {
+        Ok(Client::Found(a)) => a,
+        Ok(Client::Unknown) => return error_page("This application is not known here."),
+        Ok(Client::Refused(why)) => {
+            return error_page(&format!(
+                "The application's metadata document cannot be used: {why}."
+            ));
+        }
+        Err(e) => return e.into_response(),
     };
     let redirect_uri = match params.get("redirect_uri") {
         Some(r) if redirect::matches(&app.redirect_uris, r) => r.to_owned(),

@@ -36,6 +36,7 @@ pub fn document(base: &str) -> Value {
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "authorization_response_iss_parameter_supported": true,
+        "client_id_metadata_document_supported": true,
         "id_token_signing_alg_values_supported": ["RS256"],
         "subject_types_supported": ["public"],
         "claims_supported": ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "name", "email"],

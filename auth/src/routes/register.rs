@@ -50,12 +50,15 @@ pub async fn register(State(state): State<AuthState>, headers: HeaderMap, body: 
     }
 }
 
-/// What a registration asks for, validated.
+/// What a registration (or a client metadata document) asks for, validated.
 #[derive(Debug, PartialEq, Eq)]
-struct Metadata {
-    name: String,
-    redirect_uris: Vec<String>,
-    scopes: Vec<String>,
+pub(crate) struct Metadata {
+    /// The client's name (shown on the consent page).
+    pub name: String,
+    /// Its redirect URIs, sorted.
+    pub redirect_uris: Vec<String>,
+    /// Its scopes, sorted.
+    pub scopes: Vec<String>,
 }
 
 async fn handle(
@@ -124,8 +127,9 @@ fn invalid(description: impl Into<String>) -> OAuthError {
     OAuthError::bad("invalid_client_metadata", description)
 }
 
-/// Checks the metadata of a registration request.
-fn validate(request: &Value) -> Result<Metadata, OAuthError> {
+/// Checks the metadata of a registration request or a client metadata
+/// document.
+pub(crate) fn validate(request: &Value) -> Result<Metadata, OAuthError> {
     let Some(object) = request.as_object() else {
         return Err(invalid(
             "The body must be a JSON object of client metadata.",

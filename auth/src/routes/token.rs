@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use rand::RngCore;
 use serde_json::json;
 use subtle::ConstantTimeEq;
-use tolk_storage::auth::applications::{self, Application};
+use tolk_storage::auth::applications::Application;
 use tolk_storage::auth::authorities::Authority;
 use tolk_storage::auth::codes::{self, Redeemed};
 use tolk_storage::auth::tokens::{self, Rotation, Token};
@@ -21,6 +21,7 @@ use tolk_storage::auth::users::{self, User};
 use uuid::Uuid;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
+use crate::clients::{self, Client};
 use crate::throttle::Attempt;
 use crate::tokens::jwt::{self, AccessClaims, IdClaims, UserBlock};
 use crate::tokens::{ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS};
@@ -154,12 +155,18 @@ pub async fn authenticate_client(
             wait,
         ));
     }
-    let Some(app) = applications::by_uid(state.db(), &client_id)
-        .await?
-        .filter(|a| a.authority_id == authority.id)
-    else {
-        state.throttle().failed(attempt).await;
-        return Err(OAuthError::invalid_client("Unknown client."));
+    let app = match clients::find(state, authority, &client_id).await? {
+        Client::Found(app) => app,
+        Client::Unknown => {
+            state.throttle().failed(attempt).await;
+            return Err(OAuthError::invalid_client("Unknown client."));
+        }
+        Client::Refused(why) => {
+            state.throttle().failed(attempt).await;
+            return Err(OAuthError::invalid_client(format!(
+                "The client's metadata document cannot be used: {why}."
+            )));
+        }
     };
     match (&app.secret_digest, secret) {
         (Some(stored), Some(given)) => {

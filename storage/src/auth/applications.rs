@@ -200,3 +200,73 @@ pub async fn register_dynamic(
         skip_authorization: false,
     }))
 }
+
+/// The cached row of the client whose metadata document is at `uid` (an
+/// https URL) on `authority_id`, while its cache time lasts.
+pub async fn cached_metadata_client(
+    pool: &PgPool,
+    authority_id: Uuid,
+    uid: &str,
+) -> Result<Option<Application>, StorageError> {
+    let row = sqlx::query!(
+        r#"SELECT id, authority_id, name, uid, secret_digest, redirect_uris, scopes,
+                  skip_authorization
+           FROM oauth_applications
+           WHERE uid = $1 AND authority_id = $2 AND metadata_expires_at > now()"#,
+        uid,
+        authority_id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| Application {
+        id: r.id,
+        authority_id: r.authority_id,
+        name: r.name,
+        uid: r.uid,
+        secret_digest: r.secret_digest,
+        redirect_uris: r.redirect_uris,
+        scopes: r.scopes,
+        skip_authorization: r.skip_authorization,
+    }))
+}
+
+/// Stores a freshly fetched metadata document as the public client `app.uid`
+/// (its URL), cached until `expires_at`; `None` when that URL is already the
+/// client of another authority.
+pub async fn store_metadata_client(
+    pool: &PgPool,
+    app: NewApplication<'_>,
+    expires_at: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<Application>, StorageError> {
+    let row = sqlx::query!(
+        r#"INSERT INTO oauth_applications
+             (id, authority_id, name, uid, secret_digest, redirect_uris, scopes,
+              skip_authorization, metadata_expires_at)
+           VALUES ($1, $2, $3, $4, NULL, $5, $6, false, $7)
+           ON CONFLICT (uid) DO UPDATE
+             SET name = excluded.name, redirect_uris = excluded.redirect_uris,
+                 scopes = excluded.scopes, metadata_expires_at = excluded.metadata_expires_at
+             WHERE oauth_applications.authority_id = excluded.authority_id
+               AND oauth_applications.metadata_expires_at IS NOT NULL
+           RETURNING id"#,
+        Uuid::new_v4(),
+        app.authority_id,
+        app.name,
+        app.uid,
+        app.redirect_uris,
+        app.scopes,
+        expires_at
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| Application {
+        id: r.id,
+        authority_id: app.authority_id,
+        name: app.name.to_owned(),
+        uid: app.uid.to_owned(),
+        secret_digest: None,
+        redirect_uris: app.redirect_uris.to_vec(),
+        scopes: app.scopes.to_vec(),
+        skip_authorization: false,
+    }))
+}
