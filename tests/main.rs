@@ -17,6 +17,7 @@ mod engines;
 mod glossaries;
 mod hostile;
 mod hostile_documents;
+mod languages_v3;
 mod metering;
 mod migrations;
 mod outage;

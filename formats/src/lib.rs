@@ -241,7 +241,7 @@ impl Extracted {
 
 /// A DeepL language code as a BCP 47 tag: `EN-US` → `en-US`, `ZH-HANS` →
 /// `zh-Hans`.
-fn bcp47(code: &str) -> String {
+pub fn bcp47(code: &str) -> String {
     let mut parts = code.split(['-', '_']);
     let mut tag = parts.next().unwrap_or("").to_ascii_lowercase();
     for part in parts {

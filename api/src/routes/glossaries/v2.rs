@@ -1,6 +1,6 @@
 //! Glossaries, v2 interface: one language pair per glossary.
 //! `POST/GET /v2/glossaries`, `GET/DELETE /v2/glossaries/{id}`,
-//! `GET /v2/glossaries/{id}/entries` (TSV).
+//! `GET /v2/glossaries/{id}/entries` (TSV), `GET /v2/glossary-language-pairs`.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -22,6 +22,27 @@ pub fn router() -> Router<AppState> {
         .route("/v2/glossaries", get(list).post(create))
         .route("/v2/glossaries/{glossary_id}", get(show).delete(delete))
         .route("/v2/glossaries/{glossary_id}/entries", get(entries))
+        .route("/v2/glossary-language-pairs", get(language_pairs))
+}
+
+/// `GET /v2/glossary-language-pairs`: every pair of base languages (lower
+/// case, as DeepL lists them) the installed engines translate between, so a
+/// glossary for it can be used.
+async fn language_pairs(State(state): State<AppState>, AuthKey(_key): AuthKey) -> Json<Value> {
+    let languages = state.translator.languages();
+    let base = |code: &str| code.split('-').next().unwrap_or(code).to_ascii_lowercase();
+    let mut targets: Vec<String> = languages.target.iter().map(|l| base(&l.code)).collect();
+    targets.sort();
+    targets.dedup();
+    let mut pairs = Vec::new();
+    for source in languages.source.iter().map(|l| base(&l.code)) {
+        for target in &targets {
+            if *target != source && state.translator.route(&source, target).is_ok() {
+                pairs.push(json!({ "source_lang": source, "target_lang": target }));
+            }
+        }
+    }
+    Json(json!({ "supported_languages": pairs }))
 }
 
 /// The v2 view: the glossary's single dictionary (the first, for a

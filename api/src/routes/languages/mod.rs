@@ -1,5 +1,8 @@
-//! `GET /v2/languages`, and the language validation shared by the routes that
-//! take `source_lang`/`target_lang`.
+//! `GET /v2/languages`, `GET /v3/languages` and `/v3/languages/resources`
+//! ([`v3`]), and the language validation shared by the routes that take
+//! `source_lang`/`target_lang`.
+
+mod v3;
 
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
@@ -15,7 +18,10 @@ use crate::{ApiError, AppState};
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
-    Router::new().route("/v2/languages", get(list))
+    Router::new()
+        .route("/v2/languages", get(list))
+        .route("/v3/languages", get(v3::languages))
+        .route("/v3/languages/resources", get(v3::resources))
 }
 
 /// One entry of `GET /v2/languages`.
