@@ -106,6 +106,7 @@ TEST_PYTHON_MODULES=(
     "openpyxl                             python3-openpyxl     openpyxl"
     "odf.opendocument                     python3-odf          odfpy"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
+    "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
 )
 
 # The packages this mode installs.

@@ -404,3 +404,27 @@ async fn target_languages_are_listed_with_their_variants() -> Result<()> {
     assert!(message(&body).contains("'type'"), "{body}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_target_that_is_a_variant_of_the_source_returns_the_text() -> Result<()> {
+    let app = InProcess::new("req_same_variant").await?;
+    let req = |body: Value| {
+        app.keyed(Method::POST, "/v2/translate")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+    };
+    let (code, body) = app
+        .send(req(json!({"text": ["The colour of the house."], "source_lang": "EN", "target_lang": "EN-US"}))?)
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["translations"][0]["text"], "The colour of the house.");
+    assert_eq!(body["translations"][0]["detected_source_language"], "EN");
+    // The same language without a variant is still refused.
+    let (code, body) = app
+        .send(req(
+            json!({"text": ["La casa."], "source_lang": "ES", "target_lang": "ES"}),
+        )?)
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    Ok(())
+}

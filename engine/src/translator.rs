@@ -235,8 +235,9 @@ impl Translator {
     /// Without `source_lang`, the language is detected on the texts
     /// ([`EngineError::DetectionFailed`] if that fails); if the texts turn out
     /// to be in the target language already, they are returned unchanged.
-    /// An explicit `source_lang` equal to the target (variants aside) is
-    /// [`EngineError::SameLanguage`].
+    /// An explicit `source_lang` whose variant the target is (`EN` →
+    /// `EN-US`) returns the texts unchanged too; one equal to a target without
+    /// variant is [`EngineError::SameLanguage`].
     pub async fn translate(&self, req: TranslateRequest) -> Result<TranslateResponse, EngineError> {
         if req.tag_handling != TagHandling::Xml {
             return self.translate_texts(req).await;
@@ -288,7 +289,9 @@ impl Translator {
             },
         };
         let detected_source_lang = deepl_base(&source);
-        if detected && source.base == target.base {
+        // Already in the target language (detected, or a variant of the
+        // given source such as EN → EN-US): returned unchanged, as DeepL does.
+        if source.base == target.base && (detected || target.variant.is_some()) {
             return Ok(TranslateResponse {
                 texts: req.texts,
                 detected_source_lang,

@@ -99,7 +99,7 @@ server.serve_forever()
 "#;
 
 /// Starts the metadata server; its port and the process (killed on drop).
-async fn metadata_server(world: &World) -> Result<(u16, tokio::process::Child)> {
+pub(super) async fn metadata_server(world: &World) -> Result<(u16, tokio::process::Child)> {
     let folder = world.path("metadata");
     std::fs::create_dir_all(&folder)?;
     let python = std::env::var("TOLK_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned());

@@ -21,6 +21,7 @@ use crate::support::{World, free_port};
 
 mod api;
 mod code_flow;
+mod mcp_clients;
 mod metadata_documents;
 mod register;
 mod security;

@@ -84,10 +84,22 @@ async fn unsupported_and_unknown() {
             target: "JA".into()
         })
     );
+    // A variant of the source: the text comes back as it was.
+    let same = t
+        .translate(req(
+            Some("EN"),
+            "EN-US",
+            &["The colour."],
+            TagHandling::None,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(same.texts, ["The colour."]);
+    assert_eq!(same.detected_source_lang, "EN");
     assert_eq!(
-        t.translate(req(Some("EN"), "EN-US", &["x"], TagHandling::None))
+        t.translate(req(Some("ES"), "ES", &["x"], TagHandling::None))
             .await,
-        Err(EngineError::SameLanguage { lang: "EN".into() })
+        Err(EngineError::SameLanguage { lang: "ES".into() })
     );
     assert!(matches!(
         t.route("XX", "ES"),
