@@ -116,8 +116,10 @@ impl DocumentFormat {
     /// The MIME type of a document of this format (as produced by `merge`).
     pub fn content_type(&self) -> &'static str {
         match self {
-            Self::Txt => "text/plain; charset=utf-8",
-            Self::Html => "text/html; charset=utf-8",
+            // No charset: a result is written in its source's encoding (the
+            // byte-order mark or the page's meta element says which).
+            Self::Txt => "text/plain",
+            Self::Html => "text/html",
             Self::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
             Self::Pptx => {
                 "application/vnd.openxmlformats-officedocument.presentationml.presentation"

@@ -168,7 +168,7 @@ pub async fn list(pool: &PgPool, organization_id: Uuid) -> Result<Vec<Glossary>,
            FROM glossaries g
            LEFT JOIN glossary_dictionaries d ON d.glossary_id = g.id
            WHERE g.organization_id = $1
-           ORDER BY g.created_at, g.id, d.source_lang, d.target_lang"#,
+           ORDER BY g.created_at, g.id, d.position"#,
         organization_id
     )
     .fetch_all(pool)
@@ -221,7 +221,7 @@ pub async fn get(
         DictionaryInfo,
         r#"SELECT source_lang, target_lang, cardinality(sources) AS "entry_count!", created_at
            FROM glossary_dictionaries WHERE glossary_id = $1
-           ORDER BY source_lang, target_lang"#,
+           ORDER BY position"#,
         id
     )
     .fetch_all(pool)
@@ -253,7 +253,7 @@ pub async fn entries(
                WHERE glossary_id = $1
                  AND ($2::text IS NULL OR source_lang = $2)
                  AND ($3::text IS NULL OR target_lang = $3)
-               ORDER BY source_lang, target_lang"#,
+               ORDER BY position"#,
             id,
             s,
             t

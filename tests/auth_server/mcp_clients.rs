@@ -7,8 +7,8 @@
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::{admin_json, start_auth};
-use crate::support::{World, python};
+use super::{start_auth, trust_metadata_server, world_with_ann};
+use crate::support::python;
 
 const MCP_SDK: &str = include_str!("mcp_sdk.py");
 
@@ -17,23 +17,6 @@ async fn run_sdk(args: &[&str]) -> Result<Value> {
     let args: Vec<&std::path::Path> = args.iter().map(std::path::Path::new).collect();
     let out = python(MCP_SDK, &args).await?;
     serde_json::from_str(out.trim()).with_context(|| format!("mcp_sdk.py printed {out:?}"))
-}
-
-async fn world_with_ann(tag: &str) -> Result<World> {
-    let world = World::new(tag).await?;
-    admin_json(
-        &world,
-        &[
-            "admin",
-            "create-user",
-            "--email",
-            "ann@example.com",
-            "--password",
-            "correct horse",
-        ],
-    )
-    .await?;
-    Ok(world)
 }
 
 #[tokio::test]
@@ -51,14 +34,7 @@ async fn the_mcp_sdk_registers_itself_and_calls_a_tool() -> Result<()> {
 async fn the_mcp_sdk_uses_a_client_metadata_document_and_calls_a_tool() -> Result<()> {
     let mut world = world_with_ann("auth_mcp_cimd").await?;
     let (port, _server) = super::metadata_documents::metadata_server(&world).await?;
-    let ca = world.path("metadata").join("ca.pem");
-    world.extra_env.push((
-        "TOLK_TEST_CLIENT_METADATA_CA".into(),
-        ca.display().to_string(),
-    ));
-    world
-        .extra_env
-        .push(("TOLK_TEST_CLIENT_METADATA_LOOPBACK".into(), "true".into()));
+    trust_metadata_server(&mut world);
     let auth = start_auth(&mut world).await?;
     let url = format!("https://localhost:{port}/client.json");
     let answer = run_sdk(&[&auth.base, "cimd", &url]).await?;

@@ -14,7 +14,8 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 use super::{
-    Auth, Client, VERIFIER, admin_json, challenge, query_of, redeem, sign_in, start_auth, userinfo,
+    Auth, Client, VERIFIER, challenge, query_of, redeem, sign_in, start_auth,
+    trust_metadata_server, userinfo, world_with_ann,
 };
 use crate::support::World;
 
@@ -136,28 +137,9 @@ fn authorize(auth: &Auth, client_id: &str) -> String {
 
 #[tokio::test]
 async fn a_client_serving_its_metadata_document_signs_in_without_registering() -> Result<()> {
-    let mut world = World::new("auth_cimd").await?;
-    admin_json(
-        &world,
-        &[
-            "admin",
-            "create-user",
-            "--email",
-            "ann@example.com",
-            "--password",
-            "correct horse",
-        ],
-    )
-    .await?;
+    let mut world = world_with_ann("auth_cimd").await?;
     let (port, _server) = metadata_server(&world).await?;
-    let ca = world.path("metadata").join("ca.pem");
-    world.extra_env.push((
-        "TOLK_TEST_CLIENT_METADATA_CA".into(),
-        ca.display().to_string(),
-    ));
-    world
-        .extra_env
-        .push(("TOLK_TEST_CLIENT_METADATA_LOOPBACK".into(), "true".into()));
+    trust_metadata_server(&mut world);
     let auth = start_auth(&mut world).await?;
     let discovery: Value = auth
         .http
@@ -239,19 +221,7 @@ async fn a_client_serving_its_metadata_document_signs_in_without_registering() -
 /// address is never fetched, and an allow-list keeps other hosts out.
 #[tokio::test]
 async fn metadata_documents_on_private_addresses_or_other_hosts_are_refused() -> Result<()> {
-    let mut world = World::new("auth_cimd_ssrf").await?;
-    admin_json(
-        &world,
-        &[
-            "admin",
-            "create-user",
-            "--email",
-            "ann@example.com",
-            "--password",
-            "correct horse",
-        ],
-    )
-    .await?;
+    let mut world = world_with_ann("auth_cimd_ssrf").await?;
     let (port, _server) = metadata_server(&world).await?;
     let auth = start_auth(&mut world).await?;
     let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;

@@ -63,6 +63,39 @@ pub async fn admin_json(world: &World, args: &[&str]) -> Result<Value> {
 }
 
 /// Starts `tolk auth` on localhost:PORT with Redis and a fixed session secret.
+/// A world whose `localhost` tenant has the user ann@example.com (password
+/// `correct horse`).
+pub async fn world_with_ann(tag: &str) -> Result<World> {
+    let world = World::new(tag).await?;
+    admin_json(
+        &world,
+        &[
+            "admin",
+            "create-user",
+            "--email",
+            "ann@example.com",
+            "--password",
+            "correct horse",
+        ],
+    )
+    .await?;
+    Ok(world)
+}
+
+/// Lets the auth services this world starts fetch client metadata documents
+/// from the test's TLS server ([`metadata_documents::metadata_server`]): its
+/// CA trusted and loopback addresses allowed, through the test-only settings.
+pub fn trust_metadata_server(world: &mut World) {
+    let ca = world.path("metadata").join("ca.pem");
+    world.extra_env.push((
+        "TOLK_TEST_CLIENT_METADATA_CA".into(),
+        ca.display().to_string(),
+    ));
+    world
+        .extra_env
+        .push(("TOLK_TEST_CLIENT_METADATA_LOOPBACK".into(), "true".into()));
+}
+
 pub async fn start_auth(world: &mut World) -> Result<Auth> {
     let channel = format!("platform/auth/login/e2e-{}", uuid::Uuid::new_v4().simple());
     world.extra_env.push((

@@ -180,10 +180,11 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
     assert_eq!(res.status().as_u16(), 201);
     let g: Value = res.json().await?;
     assert_eq!(g["name"], "form glossary");
+    // In request order, as DeepL answers them.
     assert_eq!(
         g["dictionaries"],
-        json!([{"source_lang": "de", "target_lang": "en", "entry_count": 1},
-               {"source_lang": "en", "target_lang": "de", "entry_count": 2}])
+        json!([{"source_lang": "en", "target_lang": "de", "entry_count": 2},
+               {"source_lang": "de", "target_lang": "en", "entry_count": 1}])
     );
     let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
 
@@ -202,7 +203,7 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
     assert_eq!(res.status().as_u16(), 200);
     let g: Value = res.json().await?;
     assert_eq!(g["name"], "renamed");
-    assert_eq!(g["dictionaries"][1]["entry_count"], 3, "{g}");
+    assert_eq!(g["dictionaries"][0]["entry_count"], 3, "{g}");
 
     // Patch with `dictionaries` as JSON text: a new pair.
     let res = form(
@@ -217,6 +218,10 @@ async fn v3_glossaries_accept_form_bodies() -> Result<()> {
     assert_eq!(res.status().as_u16(), 200);
     let g: Value = res.json().await?;
     assert_eq!(g["dictionaries"].as_array().map(Vec::len), Some(3), "{g}");
+    assert_eq!(
+        g["dictionaries"][2]["target_lang"], "fr",
+        "a new pair comes last: {g}"
+    );
     let (code, e) = call(
         &api,
         &key,

@@ -35,11 +35,15 @@ pub fn router() -> Router<AppState> {
         .route("/v2/admin/developer-keys/limits", put(set_limits))
 }
 
-/// `usage_limits` of an `ApiKey`.
+/// `usage_limits` of an `ApiKey`. A limit that is not set is left out (the
+/// schema types each one as a number, never `null`).
 #[derive(Debug, Serialize)]
 struct UsageLimits {
+    #[serde(skip_serializing_if = "Option::is_none")]
     characters: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     speech_to_text_milliseconds: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     speech_to_speech_milliseconds: Option<i64>,
 }
 
@@ -49,6 +53,8 @@ struct ApiKeyBody {
     key_id: String,
     label: String,
     creation_time: String,
+    /// Left out while the key is active (the schema types it as a string).
+    #[serde(skip_serializing_if = "Option::is_none")]
     deactivated_time: Option<String>,
     is_deactivated: bool,
     usage_limits: UsageLimits,

@@ -34,6 +34,23 @@ impl Application {
     }
 }
 
+/// An [`Application`] from a query row with the same columns.
+macro_rules! application_from_row {
+    ($r:expr) => {{
+        let r = $r;
+        Application {
+            id: r.id,
+            authority_id: r.authority_id,
+            name: r.name,
+            uid: r.uid,
+            secret_digest: r.secret_digest,
+            redirect_uris: r.redirect_uris,
+            scopes: r.scopes,
+            skip_authorization: r.skip_authorization,
+        }
+    }};
+}
+
 /// What [`create`] needs.
 #[derive(Debug, Clone)]
 pub struct NewApplication<'a> {
@@ -93,16 +110,7 @@ pub async fn by_uid(pool: &PgPool, uid: &str) -> Result<Option<Application>, Sto
     )
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(|r| Application {
-        id: r.id,
-        authority_id: r.authority_id,
-        name: r.name,
-        uid: r.uid,
-        secret_digest: r.secret_digest,
-        redirect_uris: r.redirect_uris,
-        scopes: r.scopes,
-        skip_authorization: r.skip_authorization,
-    }))
+    Ok(row.map(|r| application_from_row!(r)))
 }
 
 /// The `client_id` prefix of dynamically registered clients.
@@ -153,16 +161,7 @@ pub async fn register_dynamic(
     .fetch_optional(&mut *tx)
     .await?;
     if let Some(r) = existing {
-        return Ok(Registration::Existing(Application {
-            id: r.id,
-            authority_id: r.authority_id,
-            name: r.name,
-            uid: r.uid,
-            secret_digest: r.secret_digest,
-            redirect_uris: r.redirect_uris,
-            scopes: r.scopes,
-            skip_authorization: r.skip_authorization,
-        }));
+        return Ok(Registration::Existing(application_from_row!(r)));
     }
     let recent = sqlx::query_scalar!(
         r#"SELECT count(*) AS "count!" FROM oauth_applications
@@ -218,16 +217,7 @@ pub async fn cached_metadata_client(
     )
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(|r| Application {
-        id: r.id,
-        authority_id: r.authority_id,
-        name: r.name,
-        uid: r.uid,
-        secret_digest: r.secret_digest,
-        redirect_uris: r.redirect_uris,
-        scopes: r.scopes,
-        skip_authorization: r.skip_authorization,
-    }))
+    Ok(row.map(|r| application_from_row!(r)))
 }
 
 /// Stores a freshly fetched metadata document as the public client `app.uid`
