@@ -74,6 +74,13 @@ RUN_PACKAGES=(
     ca-certificates gcc libc6-dev             # cargo builds tolk; -sys crates
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
+    # More Apertium pairs (README "Languages" lists what they reach):
+    apertium-en-gl apertium-eo-en apertium-hbs-eng apertium-hbs-slv
+    apertium-spa-ita apertium-spa-ast apertium-oc-es apertium-spa-cat
+    apertium-es-gl apertium-es-it apertium-cat-ita apertium-fra-cat apertium-por-cat
+    apertium-es-ro apertium-eu-en apertium-isl-eng apertium-mkd-eng apertium-mk-en
+    apertium-mkd-bul apertium-afr-nld apertium-swe-dan apertium-swe-nor
+    apertium-dan-nor apertium-nno-nob apertium-rus-ukr
     hunspell-en-us hunspell-es                # /v2/write spelling dictionaries
     espeak-ng                                 # text to speech
     pocketsphinx pocketsphinx-en-us           # recognition in voice jobs

@@ -51,7 +51,15 @@ impl Graph {
             .collect()
     }
 
-    /// Shortest path of bases from `from` to `to`, both included.
+    /// How many languages a base translates into and from.
+    fn degree(&self, base: &str) -> usize {
+        let out = self.edges.get(base).map_or(0, BTreeMap::len);
+        let into = self.edges.values().filter(|m| m.contains_key(base)).count();
+        out + into
+    }
+
+    /// Shortest path of bases from `from` to `to`, both included; among
+    /// paths of one length, the one through the best connected pivots.
     pub fn path(&self, from: &str, to: &str) -> Option<Vec<String>> {
         if from == to {
             return None;
@@ -59,8 +67,18 @@ impl Graph {
         let mut previous: BTreeMap<&str, &str> = BTreeMap::new();
         let mut queue = VecDeque::from([from]);
         while let Some(node) = queue.pop_front() {
-            for next in self.edges.get(node).into_iter().flat_map(|m| m.keys()) {
-                let next = next.as_str();
+            // Hubs first: among routes of one length, the one through the
+            // best connected pivots (Spanish, English: the most worked-on
+            // pairs) is found first.
+            let mut nexts: Vec<&str> = self
+                .edges
+                .get(node)
+                .into_iter()
+                .flat_map(|m| m.keys())
+                .map(String::as_str)
+                .collect();
+            nexts.sort_by_key(|n| std::cmp::Reverse(self.degree(n)));
+            for next in nexts {
                 if next == from || previous.contains_key(next) {
                     continue;
                 }

@@ -324,10 +324,9 @@ mod tests {
             );
             assert!(!format.content_type().is_empty());
         }
-        assert_eq!(
-            DocumentFormat::Html.content_type(),
-            "text/html; charset=utf-8"
-        );
+        // No charset: results keep their source's encoding.
+        assert_eq!(DocumentFormat::Html.content_type(), "text/html");
+        assert_eq!(DocumentFormat::Txt.content_type(), "text/plain");
     }
 
     #[test]
