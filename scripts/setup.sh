@@ -112,6 +112,8 @@ TEST_PYTHON_MODULES=(
     "cryptography                         python3-cryptography cryptography"  # authlib.jose RS256
     "openpyxl                             python3-openpyxl     openpyxl"
     "odf.opendocument                     python3-odf          odfpy"
+    "srt                                  python3-srt          srt"
+    "webvtt                               python3-webvtt       webvtt-py"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
 )

@@ -672,3 +672,60 @@ async fn misplaced_tags_fall_back_to_piece_by_piece_translation() -> Result<()> 
     assert!(sent.iter().any(|t| t == "the tangle page"), "{sent:?}");
     Ok(())
 }
+
+/// Subtitles written by the `srt` library and webvtt-py, translated EN→ES
+/// over HTTP: the same cues and timings read back by those libraries, the
+/// text Spanish.
+#[tokio::test]
+async fn srt_and_vtt_subtitles_are_translated_with_their_timings() -> Result<()> {
+    let mut world = World::new("subtitles").await?;
+    let key = world.create_key("subs", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let dir = world.path("subs");
+    testdata_script("make_subtitles.py", &[std::path::Path::new("write"), &dir]).await?;
+    for file in ["film.srt", "film.vtt"] {
+        let source = dir.join(file);
+        let (content_type, bytes) = translated(
+            &api,
+            &key,
+            file,
+            std::fs::read(&source)?,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+        assert!(
+            content_type == "application/x-subrip" || content_type == "text/vtt",
+            "{content_type}"
+        );
+        let out = dir.join(format!("es-{file}"));
+        std::fs::write(&out, bytes)?;
+        let read = |p: &std::path::Path| {
+            let p = p.to_owned();
+            async move {
+                let json =
+                    testdata_script("make_subtitles.py", &[std::path::Path::new("read"), &p])
+                        .await?;
+                Ok::<Value, anyhow::Error>(serde_json::from_str(&json)?)
+            }
+        };
+        let (before, after) = (read(&source).await?, read(&out).await?);
+        let (before, after) = (
+            before.as_array().cloned().unwrap_or_default(),
+            after.as_array().cloned().unwrap_or_default(),
+        );
+        assert_eq!(before.len(), after.len(), "{file}");
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!((&b["start"], &b["end"]), (&a["start"], &a["end"]), "{file}");
+        }
+        let text = joined(&serde_json::json!(
+            after.iter().map(|c| c["text"].clone()).collect::<Vec<_>>()
+        ))
+        .to_lowercase();
+        assert!(
+            text.contains("perro") && text.contains("casa"),
+            "{file}: {text}"
+        );
+    }
+    Ok(())
+}

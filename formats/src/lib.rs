@@ -18,7 +18,9 @@
 //! * **xlsx, xlsm** — shared and inline strings (plain and rich), cell
 //!   comments, drawings and charts; formulas, numbers and macros untouched;
 //! * **odt, odp, ods** — paragraphs and headings of `content.xml` and
-//!   `styles.xml`, spans as tags; `mimetype` first and stored.
+//!   `styles.xml`, spans as tags; `mimetype` first and stored;
+//! * **srt, vtt** — one segment per subtitle cue, inline markup as tags,
+//!   timings and WebVTT's header and blocks untouched (`subtitles`).
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -43,6 +45,7 @@ mod odf;
 mod ooxml;
 mod pptx;
 mod slots;
+mod subtitles;
 pub mod tmx;
 mod txt;
 mod xlsx;
@@ -71,6 +74,10 @@ pub enum DocumentFormat {
     Odp,
     /// OpenDocument spreadsheet (`.ods`).
     Ods,
+    /// SubRip subtitles (`.srt`).
+    Srt,
+    /// WebVTT subtitles (`.vtt`).
+    Vtt,
 }
 
 impl DocumentFormat {
@@ -88,6 +95,8 @@ impl DocumentFormat {
             "odt" => Some(Self::Odt),
             "odp" => Some(Self::Odp),
             "ods" => Some(Self::Ods),
+            "srt" => Some(Self::Srt),
+            "vtt" => Some(Self::Vtt),
             _ => None,
         }
     }
@@ -110,6 +119,8 @@ impl DocumentFormat {
             Self::Odt => "odt",
             Self::Odp => "odp",
             Self::Ods => "ods",
+            Self::Srt => "srt",
+            Self::Vtt => "vtt",
         }
     }
 
@@ -129,6 +140,8 @@ impl DocumentFormat {
             Self::Odt => "application/vnd.oasis.opendocument.text",
             Self::Odp => "application/vnd.oasis.opendocument.presentation",
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
+            Self::Srt => "application/x-subrip",
+            Self::Vtt => "text/vtt",
         }
     }
 }
@@ -147,6 +160,15 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
         DocumentFormat::Html => {
             let (segments, skeleton) = html::extract(input)?;
             (segments, Skeleton::Html(skeleton))
+        }
+        DocumentFormat::Srt | DocumentFormat::Vtt => {
+            let kind = if format == DocumentFormat::Srt {
+                subtitles::Kind::Srt
+            } else {
+                subtitles::Kind::Vtt
+            };
+            let (segments, skeleton) = subtitles::extract(kind, input)?;
+            (segments, Skeleton::Subtitles(skeleton))
         }
         office => match package(office) {
             Some(package) => {
@@ -167,7 +189,9 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
 /// The package of a ZIP-based (Office Open XML or OpenDocument) format.
 fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
     match format {
-        DocumentFormat::Txt | DocumentFormat::Html => None,
+        DocumentFormat::Txt | DocumentFormat::Html | DocumentFormat::Srt | DocumentFormat::Vtt => {
+            None
+        }
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -190,6 +214,7 @@ pub struct Extracted {
 enum Skeleton {
     Txt(txt::Skeleton),
     Html(html::Skeleton),
+    Subtitles(subtitles::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -234,6 +259,7 @@ impl Extracted {
         match &self.skeleton {
             Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Subtitles(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }
