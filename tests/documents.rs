@@ -729,3 +729,67 @@ async fn srt_and_vtt_subtitles_are_translated_with_their_timings() -> Result<()>
     }
     Ok(())
 }
+
+const MAKE_JSON: &str = r#"
+import json, sys
+json.dump({
+    "title": "The house is big",
+    "greeting": "Hello {name}, the dog sleeps",
+    "files": "{count, plural, one {# file} other {# files}}",
+    "items": ["The cat", "The garden"],
+    "count": 3,
+}, open(sys.argv[1], "w", encoding="utf-8"), indent=2, ensure_ascii=False)
+"#;
+
+/// A JSON localization file (written by Python's json module) translated
+/// EN→ES over HTTP, read back by Python's json module: values Spanish,
+/// keys, numbers, placeholders and the ICU skeleton as they were.
+#[tokio::test]
+async fn json_values_are_translated_and_keys_placeholders_kept() -> Result<()> {
+    let mut world = World::new("json_doc").await?;
+    let key = world.create_key("json", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let path = world.path("strings.json");
+    python(MAKE_JSON, &[&path]).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "strings.json",
+        std::fs::read(&path)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/json");
+    let out = world.path("es.json");
+    std::fs::write(&out, bytes)?;
+    let read: Value = serde_json::from_str(
+        &python(
+            "import json, sys; print(json.dumps(json.load(open(sys.argv[1], encoding='utf-8'))))",
+            &[&out],
+        )
+        .await?,
+    )?;
+    let text = |k: &str| read[k].as_str().unwrap_or_default().to_lowercase();
+    assert!(text("title").contains("casa"), "{read}");
+    assert!(
+        text("greeting").contains("{name}") && text("greeting").contains("perro"),
+        "{read}"
+    );
+    let files = read["files"].as_str().unwrap_or_default();
+    assert!(
+        files.starts_with("{count, plural, one {#") && files.contains("} other {#"),
+        "{files}"
+    );
+    assert!(files.ends_with("}}"), "{files}");
+    assert!(
+        read["items"][0]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains("gato"),
+        "{read}"
+    );
+    assert_eq!(read["count"], 3);
+    Ok(())
+}

@@ -20,7 +20,9 @@
 //! * **odt, odp, ods** — paragraphs and headings of `content.xml` and
 //!   `styles.xml`, spans as tags; `mimetype` first and stored;
 //! * **srt, vtt** — one segment per subtitle cue, inline markup as tags,
-//!   timings and WebVTT's header and blocks untouched (`subtitles`).
+//!   timings and WebVTT's header and blocks untouched (`subtitles`);
+//! * **json** — every string value (never a key), placeholders and ICU
+//!   skeletons as tags, spliced into the original text.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -41,8 +43,10 @@ mod encoding;
 mod error;
 mod html;
 pub mod inline;
+mod json;
 mod odf;
 mod ooxml;
+pub mod placeholders;
 mod pptx;
 mod slots;
 mod subtitles;
@@ -78,6 +82,8 @@ pub enum DocumentFormat {
     Srt,
     /// WebVTT subtitles (`.vtt`).
     Vtt,
+    /// JSON localization files (`.json`).
+    Json,
 }
 
 impl DocumentFormat {
@@ -97,6 +103,7 @@ impl DocumentFormat {
             "ods" => Some(Self::Ods),
             "srt" => Some(Self::Srt),
             "vtt" => Some(Self::Vtt),
+            "json" => Some(Self::Json),
             _ => None,
         }
     }
@@ -121,6 +128,7 @@ impl DocumentFormat {
             Self::Ods => "ods",
             Self::Srt => "srt",
             Self::Vtt => "vtt",
+            Self::Json => "json",
         }
     }
 
@@ -142,6 +150,7 @@ impl DocumentFormat {
             Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
             Self::Srt => "application/x-subrip",
             Self::Vtt => "text/vtt",
+            Self::Json => "application/json",
         }
     }
 }
@@ -170,6 +179,10 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
             let (segments, skeleton) = subtitles::extract(kind, input)?;
             (segments, Skeleton::Subtitles(skeleton))
         }
+        DocumentFormat::Json => {
+            let (segments, skeleton) = json::extract(input)?;
+            (segments, Skeleton::Json(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -189,9 +202,11 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
 /// The package of a ZIP-based (Office Open XML or OpenDocument) format.
 fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
     match format {
-        DocumentFormat::Txt | DocumentFormat::Html | DocumentFormat::Srt | DocumentFormat::Vtt => {
-            None
-        }
+        DocumentFormat::Txt
+        | DocumentFormat::Html
+        | DocumentFormat::Srt
+        | DocumentFormat::Vtt
+        | DocumentFormat::Json => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -215,6 +230,7 @@ enum Skeleton {
     Txt(txt::Skeleton),
     Html(html::Skeleton),
     Subtitles(subtitles::Skeleton),
+    Json(json::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -260,6 +276,7 @@ impl Extracted {
             Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Subtitles(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Json(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }

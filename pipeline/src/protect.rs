@@ -19,7 +19,7 @@ static PROTECTED: LazyLock<Regex> = LazyLock::new(|| {
     let email = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}";
     let unix_path = r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?";
     let windows_path = r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+";
-    let placeholder = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
+    let placeholder = tolk_formats::placeholders::PATTERN;
     Regex::new(&format!(
         "{url}|{email}|{windows_path}|{unix_path}|{placeholder}"
     ))

@@ -1,0 +1,316 @@
+//! JSON (`.json`), as localization files use it: every string **value** is a
+//! segment (keys never are); the file's order, spacing and escapes stay as
+//! they were, since translations are spliced into the original text.
+//!
+//! Inside a value, placeholders stay verbatim as tags of the segment:
+//! `{name}`, `{0}`, `{{name}}`, `${name}`, printf-style `%s`, `%1$d`, `%@`.
+//! ICU plural and select messages (`{count, plural, one {# file} other {#
+//! files}}`) keep their skeleton — the argument, the keyword, each branch
+//! selector, the braces and `#` — as tags, so only the branch text is
+//! translated. A brace group holding several words (`{Hello world}`) is
+//! text, translated. Values that are codes rather than text (one token with
+//! digits or `_ . / : @ #`: `a1b2`, `btn_ok`, URLs) are left alone.
+
+use std::ops::Range;
+
+use crate::FormatError;
+use crate::encoding::{self, Decoded, Form};
+use crate::inline::{self, Piece, SegmentBuilder};
+
+/// The file around its string values.
+#[derive(Debug)]
+pub(crate) struct Skeleton {
+    source: String,
+    form: Form,
+    /// The translated values: the range of each string's content (between
+    /// its quotes), its segment and its placeholders' markup (tag `id` is
+    /// `tags[id - 1]`).
+    values: Vec<Value>,
+}
+
+#[derive(Debug)]
+struct Value {
+    range: Range<usize>,
+    segment: usize,
+    tags: Vec<String>,
+}
+
+pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let Decoded { text: source, form } = encoding::decode(input, None);
+    let body = source.trim_start_matches('\u{feff}');
+    serde_json::from_str::<serde::de::IgnoredAny>(body)
+        .map_err(|e| FormatError::corrupt(format!("The file is not valid JSON: {e}")))?;
+    let mut segments = Vec::new();
+    let mut values = Vec::new();
+    for range in value_strings(&source) {
+        let raw = &source[range.start - 1..range.end + 1];
+        let Ok(text) = serde_json::from_str::<String>(raw) else {
+            continue;
+        };
+        if !text.chars().any(char::is_alphabetic) || looks_like_code(&text) {
+            continue;
+        }
+        let mut builder = SegmentBuilder::new();
+        let mut tags = Vec::new();
+        message(&text, &mut builder, &mut tags, false);
+        let segment = builder.finish();
+        if inline::plain_text(&segment).trim().is_empty()
+            || !inline::plain_text(&segment)
+                .chars()
+                .any(char::is_alphabetic)
+        {
+            continue;
+        }
+        values.push(Value {
+            range,
+            segment: segments.len(),
+            tags,
+        });
+        segments.push(segment);
+    }
+    Ok((
+        segments,
+        Skeleton {
+            source,
+            form,
+            values,
+        },
+    ))
+}
+
+/// Whether a value is an identifier, a key or a URL rather than text: one
+/// token with digits or `_ . / : @ #` among its letters (`a1b2`,
+/// `btn_ok`, `app.title`, `https://…`).
+fn looks_like_code(text: &str) -> bool {
+    !text.contains(char::is_whitespace)
+        && text
+            .chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '#'))
+}
+
+/// The content ranges (inside the quotes) of the strings that are values,
+/// in order.
+fn value_strings(text: &str) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    // Per open container: (is an object, a key comes next).
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'{' => stack.push((true, true)),
+            b'[' => stack.push((false, false)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => {
+                if let Some((true, key_next)) = stack.last_mut() {
+                    *key_next = true;
+                }
+            }
+            b':' => {
+                if let Some((_, key_next)) = stack.last_mut() {
+                    *key_next = false;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                if !matches!(stack.last(), Some((true, true))) {
+                    out.push(start..j.min(bytes.len()));
+                }
+                i = j;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Appends a message's text and placeholders to a segment. `plural`: inside
+/// an ICU plural branch, where `#` stands for the number.
+fn message(text: &str, builder: &mut SegmentBuilder, tags: &mut Vec<String>, plural: bool) {
+    let mut rest = text;
+    let mut pending = String::new();
+    let flush = |pending: &mut String, builder: &mut SegmentBuilder| {
+        if !pending.is_empty() {
+            builder.text(&inline::escape(pending));
+            pending.clear();
+        }
+    };
+    while let Some(c) = rest.chars().next() {
+        if let Some((len, icu)) = icu_message(rest) {
+            flush(&mut pending, builder);
+            let (head, branches, kind_plural) = icu;
+            placeholder(builder, tags, head);
+            for (selector, body) in branches {
+                placeholder(builder, tags, selector);
+                message(body, builder, tags, kind_plural);
+                placeholder(builder, tags, "}");
+            }
+            placeholder(builder, tags, "}");
+            rest = &rest[len..];
+            continue;
+        }
+        if let Some(len) = placeholder_len(rest, plural) {
+            flush(&mut pending, builder);
+            placeholder(builder, tags, &rest[..len]);
+            rest = &rest[len..];
+            continue;
+        }
+        pending.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    flush(&mut pending, builder);
+}
+
+fn placeholder(builder: &mut SegmentBuilder, tags: &mut Vec<String>, markup: &str) {
+    builder.placeholder();
+    tags.push(markup.to_owned());
+}
+
+/// An ICU plural/select message at the start of `text`: its length, its
+/// head (`{count, plural,` with any `offset:`), its branches (selector with
+/// its opening brace, body) and whether it is a plural.
+#[allow(clippy::type_complexity)]
+fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
+    let inner = text.strip_prefix('{')?;
+    let mut parts = inner.splitn(3, ',');
+    let arg = parts.next()?.trim();
+    let kind = parts.next()?.trim();
+    if arg.is_empty() || !arg.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    if !matches!(kind, "plural" | "select" | "selectordinal") {
+        return None;
+    }
+    let head_len = 1 + inner.find(kind)? + kind.len() + 1;
+    let mut at = head_len;
+    // `offset:n` belongs to the head.
+    let after = &text[at..];
+    let skip = after.len() - after.trim_start().len();
+    if after.trim_start().starts_with("offset:") {
+        let off = after.trim_start();
+        let end = off.find(char::is_whitespace).unwrap_or(off.len());
+        at += skip + end;
+    }
+    let head = &text[..at];
+    let mut branches = Vec::new();
+    loop {
+        let rest = &text[at..];
+        let trimmed = rest.trim_start();
+        let ws = rest.len() - trimmed.len();
+        if let Some(after_close) = trimmed.strip_prefix('}') {
+            let _ = after_close;
+            let total = at + ws + 1;
+            if branches.is_empty() {
+                return None;
+            }
+            return Some((total, (head, branches, kind != "select")));
+        }
+        let open = trimmed.find('{')?;
+        let selector_end = at + ws + open + 1;
+        // The selector with the whitespace before it and its brace.
+        let selector = &text[at..selector_end];
+        let key = selector.trim().trim_end_matches('{').trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return None;
+        }
+        let body_start = selector_end;
+        let body_len = matching_brace(&text[body_start..])?;
+        branches.push((selector, &text[body_start..body_start + body_len]));
+        at = body_start + body_len + 1;
+    }
+}
+
+/// The length of text up to the `}` closing a group already open.
+fn matching_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The length of a placeholder at the start of `text`.
+fn placeholder_len(text: &str, plural: bool) -> Option<usize> {
+    match text.as_bytes().first()? {
+        b'#' if plural => Some(1),
+        _ => crate::placeholders::at_start(text),
+    }
+}
+
+impl Skeleton {
+    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+        let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
+        let mut at = 0;
+        for value in &self.values {
+            out.push_str(&self.source[at..value.range.start]);
+            let original = source.get(value.segment).map_or("", String::as_str);
+            let translation = translated.get(value.segment).map_or("", String::as_str);
+            if translation == original {
+                out.push_str(&self.source[value.range.clone()]);
+            } else {
+                write_string(&mut out, &render(translation, &value.tags));
+            }
+            at = value.range.end;
+        }
+        out.push_str(&self.source[at..]);
+        self.form.encode(&out, false)
+    }
+}
+
+/// A translation's text with its placeholders written back (each once; the
+/// ones it lost at the end, so none goes missing).
+fn render(translation: &str, tags: &[String]) -> String {
+    let mut out = String::new();
+    let mut used = vec![false; tags.len()];
+    for piece in inline::parse(translation) {
+        match piece {
+            Piece::Text(t) => out.push_str(&t),
+            Piece::Placeholder(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                if let Some(markup) = tags.get(index)
+                    && !used[index]
+                {
+                    used[index] = true;
+                    out.push_str(markup);
+                }
+            }
+            Piece::Open(_) | Piece::Close(_) => {}
+        }
+    }
+    for (markup, used) in tags.iter().zip(used) {
+        if !used {
+            out.push_str(markup);
+        }
+    }
+    out
+}
+
+/// Writes `text` as the content of a JSON string.
+fn write_string(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

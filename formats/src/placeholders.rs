@@ -1,0 +1,44 @@
+//! Placeholders of software strings — `{0}`, `{name}`, `{user.name}`,
+//! `{{ name }}`, `${name}`, printf's `%s`, `%1$d`, `%.2f` and Apple's `%@` —
+//! recognised the same way wherever Tolk protects them: the translation
+//! pipeline's protected spans and the JSON filter.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The pattern of one placeholder.
+pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
+
+static AT_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!("^(?:{PATTERN})"))
+        .unwrap_or_else(|e| unreachable!("the placeholder pattern is valid: {e}"))
+});
+
+/// The length of the placeholder `text` starts with, if it does.
+pub fn at_start(text: &str) -> Option<usize> {
+    AT_START.find(text).map(|m| m.end())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_are_recognised_at_the_start() {
+        for (text, len) in [
+            ("{0} files", 3),
+            ("{name}!", 6),
+            ("{user.name}", 11),
+            ("{{ user.name }} x", 15),
+            ("${site}.", 7),
+            ("%s", 2),
+            ("%1$d items", 4),
+            ("%.2f", 4),
+            ("%@", 2),
+        ] {
+            assert_eq!(super::at_start(text), Some(len), "{text}");
+        }
+        for text in ["{two words}", "{ }", "% of", "name {x}"] {
+            assert_eq!(super::at_start(text), None, "{text}");
+        }
+    }
+}
