@@ -791,5 +791,25 @@ async fn json_values_are_translated_and_keys_placeholders_kept() -> Result<()> {
         "{read}"
     );
     assert_eq!(read["count"], 3);
+
+    // json-placeholders:translate: the placeholder is text, translated too.
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "strings.json",
+        std::fs::read(&path)?,
+        &[
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            (
+                "input_conversion_options",
+                "version:1,json-placeholders:translate",
+            ),
+        ],
+    )
+    .await?;
+    let greeting: Value = serde_json::from_slice(&bytes)?;
+    let greeting = greeting["greeting"].as_str().unwrap_or_default();
+    assert!(!greeting.contains("{name}"), "{greeting}");
     Ok(())
 }

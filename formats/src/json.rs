@@ -35,7 +35,12 @@ struct Value {
     tags: Vec<String>,
 }
 
-pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+/// `translate_placeholders`: identifier-shaped placeholders are text, not
+/// tags (`json-placeholders:translate`); ICU skeletons stay tags.
+pub(crate) fn extract(
+    input: &[u8],
+    translate_placeholders: bool,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
     let body = source.trim_start_matches('\u{feff}');
     serde_json::from_str::<serde::de::IgnoredAny>(body)
@@ -52,7 +57,12 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         }
         let mut builder = SegmentBuilder::new();
         let mut tags = Vec::new();
-        message(&text, &mut builder, &mut tags, false);
+        message(
+            &text,
+            &mut builder,
+            &mut tags,
+            (false, translate_placeholders),
+        );
         let segment = builder.finish();
         if inline::plain_text(&segment).trim().is_empty()
             || !inline::plain_text(&segment)
@@ -132,8 +142,14 @@ fn value_strings(text: &str) -> Vec<Range<usize>> {
 }
 
 /// Appends a message's text and placeholders to a segment. `plural`: inside
-/// an ICU plural branch, where `#` stands for the number.
-fn message(text: &str, builder: &mut SegmentBuilder, tags: &mut Vec<String>, plural: bool) {
+/// an ICU plural branch, where `#` stands for the number; `translate`:
+/// identifier-shaped placeholders are text.
+fn message(
+    text: &str,
+    builder: &mut SegmentBuilder,
+    tags: &mut Vec<String>,
+    (plural, translate): (bool, bool),
+) {
     let mut rest = text;
     let mut pending = String::new();
     let flush = |pending: &mut String, builder: &mut SegmentBuilder| {
@@ -149,14 +165,14 @@ fn message(text: &str, builder: &mut SegmentBuilder, tags: &mut Vec<String>, plu
             placeholder(builder, tags, head);
             for (selector, body) in branches {
                 placeholder(builder, tags, selector);
-                message(body, builder, tags, kind_plural);
+                message(body, builder, tags, (kind_plural, translate));
                 placeholder(builder, tags, "}");
             }
             placeholder(builder, tags, "}");
             rest = &rest[len..];
             continue;
         }
-        if let Some(len) = placeholder_len(rest, plural) {
+        if let Some(len) = placeholder_len(rest, plural, translate) {
             flush(&mut pending, builder);
             placeholder(builder, tags, &rest[..len]);
             rest = &rest[len..];
@@ -242,9 +258,10 @@ fn matching_brace(text: &str) -> Option<usize> {
 }
 
 /// The length of a placeholder at the start of `text`.
-fn placeholder_len(text: &str, plural: bool) -> Option<usize> {
+fn placeholder_len(text: &str, plural: bool, translate: bool) -> Option<usize> {
     match text.as_bytes().first()? {
         b'#' if plural => Some(1),
+        _ if translate => None,
         _ => crate::placeholders::at_start(text),
     }
 }

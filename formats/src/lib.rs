@@ -161,6 +161,25 @@ impl DocumentFormat {
 /// document of `format`, or [`FormatError::Unsupported`] for valid files
 /// using an unsupported variant (e.g. a password-protected Word file).
 pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, FormatError> {
+    extract_with(format, input, ExtractOptions::default())
+}
+
+/// How a document is read, where the format has a choice (an upload's
+/// `input_conversion_options`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExtractOptions {
+    /// JSON: identifier-shaped placeholders (`{name}`, `%s`) are translated
+    /// with the text instead of kept verbatim (`json-placeholders:translate`).
+    /// ICU skeletons are kept either way.
+    pub translate_json_placeholders: bool,
+}
+
+/// [`extract`] with options.
+pub fn extract_with(
+    format: DocumentFormat,
+    input: &[u8],
+    options: ExtractOptions,
+) -> Result<Extracted, FormatError> {
     let (segments, skeleton) = match format {
         DocumentFormat::Txt => {
             let (segments, skeleton) = txt::extract(input)?;
@@ -180,7 +199,7 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
             (segments, Skeleton::Subtitles(skeleton))
         }
         DocumentFormat::Json => {
-            let (segments, skeleton) = json::extract(input)?;
+            let (segments, skeleton) = json::extract(input, options.translate_json_placeholders)?;
             (segments, Skeleton::Json(skeleton))
         }
         office => match package(office) {

@@ -13,30 +13,51 @@ use std::sync::LazyLock;
 use regex::Regex;
 use tolk_engine::glossary::TERM_TAG;
 
-/// What is protected, in the order tried at one place (longest kinds first).
+/// URLs, e-mail addresses and paths, in the order tried at one place
+/// (longest kinds first).
+const SPANS: &str = concat!(
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>]+",
+    "|",
+    r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}",
+    "|",
+    r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+",
+    "|",
+    r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?",
+);
+
+/// What is protected: those spans and placeholders.
 static PROTECTED: LazyLock<Regex> = LazyLock::new(|| {
-    let url = r"(?:(?:https?|ftp)://|www\.)[^\s<>]+";
-    let email = r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}";
-    let unix_path = r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?";
-    let windows_path = r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+";
-    let placeholder = tolk_formats::placeholders::PATTERN;
-    Regex::new(&format!(
-        "{url}|{email}|{windows_path}|{unix_path}|{placeholder}"
-    ))
-    .unwrap_or_else(|e| unreachable!("the protected-span pattern is valid: {e}"))
+    Regex::new(&format!("{SPANS}|{}", tolk_formats::placeholders::PATTERN))
+        .unwrap_or_else(|e| unreachable!("the protected-span pattern is valid: {e}"))
+});
+
+/// The spans without placeholders (placeholders translated with the text).
+static PROTECTED_NO_PLACEHOLDERS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(SPANS).unwrap_or_else(|e| unreachable!("the span pattern is valid: {e}"))
 });
 
 /// Punctuation that ends a sentence rather than a URL or path.
 const TRAILING: &[char] = &['.', ',', ';', ':', '!', '?', ')', ']', '\'', '"'];
 
-/// Whether the character data of `xml` holds a protected span.
-pub fn any(xml: &str) -> bool {
-    pieces(xml).any(|(text, is_text)| is_text && PROTECTED.is_match(text)) && spans(xml) != xml
+/// What a translation protects.
+fn pattern(placeholders: bool) -> &'static Regex {
+    if placeholders {
+        &PROTECTED
+    } else {
+        &PROTECTED_NO_PLACEHOLDERS
+    }
+}
+
+/// Whether the character data of `xml` holds a protected span
+/// (`placeholders`: placeholders count).
+pub fn any(xml: &str, placeholders: bool) -> bool {
+    pieces(xml).any(|(text, is_text)| is_text && pattern(placeholders).is_match(text))
+        && spans(xml, placeholders) != xml
 }
 
 /// `xml` with every protected span of its character data wrapped in the
-/// ignored element.
-pub fn spans(xml: &str) -> String {
+/// ignored element (`placeholders`: placeholders too).
+pub fn spans(xml: &str, placeholders: bool) -> String {
     let open = format!("<{TERM_TAG}>");
     let close = format!("</{TERM_TAG}>");
     let mut out = String::with_capacity(xml.len() + 32);
@@ -46,7 +67,7 @@ pub fn spans(xml: &str) -> String {
             continue;
         }
         let mut last = 0;
-        for m in PROTECTED.find_iter(piece) {
+        for m in pattern(placeholders).find_iter(piece) {
             let matched = m.as_str();
             // A path starts a word (`and/or/either`, `12/05/2026` are not paths).
             if matched.starts_with('/')
@@ -117,7 +138,7 @@ mod tests {
     use super::*;
 
     fn wrapped(xml: &str) -> Vec<String> {
-        let out = spans(xml);
+        let out = spans(xml, true);
         out.split("<tolk-term>")
             .skip(1)
             .filter_map(|s| s.split("</tolk-term>").next())
@@ -157,8 +178,8 @@ mod tests {
             "A {multi word group} stays translatable.",
             "Email me at home.",
         ] {
-            assert_eq!(spans(text), text, "{text}");
-            assert!(!any(text), "{text}");
+            assert_eq!(spans(text, true), text, "{text}");
+            assert!(!any(text, true), "{text}");
         }
     }
 
@@ -166,7 +187,7 @@ mod tests {
     fn tags_and_existing_wrappers_are_not_searched() {
         let xml = "<a href=\"https://example.com/x\">the site</a> <tolk-term>www.example.org</tolk-term> and {0}";
         assert_eq!(
-            spans(xml),
+            spans(xml, true),
             "<a href=\"https://example.com/x\">the site</a> <tolk-term>www.example.org</tolk-term> and <tolk-term>{0}</tolk-term>"
         );
     }

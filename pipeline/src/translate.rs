@@ -34,6 +34,10 @@ pub struct Request<'a> {
     pub options: TranslateOptions,
     /// Glossary terms, style rules, translation memory.
     pub custom: &'a Customizations,
+    /// Placeholders (`{name}`, `%s`) pass through the engines verbatim
+    /// (false: translated with the text, a JSON upload's
+    /// `json-placeholders:translate`). URLs, addresses and paths always do.
+    pub protect_placeholders: bool,
 }
 
 /// The answer to a [`Request`].
@@ -67,11 +71,14 @@ impl Progress for NoProgress {
 }
 
 /// Whether `text` (XML when `markup`) holds a span to protect.
-fn has_protected(text: &str, markup: bool) -> bool {
+fn has_protected(text: &str, markup: bool, placeholders: bool) -> bool {
     if markup {
-        protect::any(text)
+        protect::any(text, placeholders)
     } else {
-        protect::any(&glossary::protect(text, &Terms::default(), false))
+        protect::any(
+            &glossary::protect(text, &Terms::default(), false),
+            placeholders,
+        )
     }
 }
 
@@ -96,6 +103,7 @@ impl Pipeline<'_> {
             target_lang: target_lang.to_owned(),
             texts,
             markup: None,
+            protect_placeholders: true,
             split_lines: false,
             options: TranslateOptions::default(),
             custom: &none,
@@ -262,7 +270,10 @@ impl Pipeline<'_> {
         let markup_in = req.markup.is_some();
         // Glossary terms and protected spans travel through the engines as
         // ignored elements: plain text is sent as XML for that.
-        let wrapped = !terms.is_empty() || texts.iter().any(|t| has_protected(t, markup_in));
+        let wrapped = !terms.is_empty()
+            || texts
+                .iter()
+                .any(|t| has_protected(t, markup_in, req.protect_placeholders));
         let mut markup = req.markup.clone().unwrap_or_default();
         if wrapped {
             markup.ignore_tags.push(glossary::TERM_TAG.to_owned());
@@ -289,7 +300,12 @@ impl Pipeline<'_> {
                 let texts = if wrapped {
                     texts
                         .iter()
-                        .map(|t| protect::spans(&glossary::protect(t, terms, markup_in)))
+                        .map(|t| {
+                            protect::spans(
+                                &glossary::protect(t, terms, markup_in),
+                                req.protect_placeholders,
+                            )
+                        })
                         .collect()
                 } else {
                     texts

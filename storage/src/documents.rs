@@ -53,6 +53,9 @@ pub struct NewDocument {
     pub glossary_ids: Vec<Uuid>,
     /// Style rule list to apply.
     pub style_id: Option<Uuid>,
+    /// `translate` when JSON placeholders are translated with the text
+    /// (`input_conversion_options` `json-placeholders:translate`).
+    pub json_placeholders: Option<String>,
 }
 
 /// A document row.
@@ -102,6 +105,8 @@ pub struct Document {
     pub glossary_ids: Vec<Uuid>,
     /// Style rule list to apply.
     pub style_id: Option<Uuid>,
+    /// See [`NewDocument::json_placeholders`].
+    pub json_placeholders: Option<String>,
 }
 
 impl Document {
@@ -141,8 +146,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
     sqlx::query!(
         r#"INSERT INTO documents (id, key_digest, organization_id, api_key_id, filename,
                input_format, output_format, source_lang, target_lang, source_object, job_id, trace_id,
-               glossary_ids, style_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)"#,
+               glossary_ids, style_id, json_placeholders)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"#,
         doc.id,
         digest,
         doc.organization_id,
@@ -156,7 +161,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
         doc.job_id,
         doc.trace_id,
         &doc.glossary_ids,
-        doc.style_id
+        doc.style_id,
+        doc.json_placeholders
     )
     .execute(&mut *conn)
     .await?;
@@ -170,7 +176,7 @@ pub async fn get(pool: &PgPool, id: &str) -> Result<Option<Document>, StorageErr
         r#"SELECT id, organization_id, api_key_id, status, filename, input_format, output_format,
                source_lang, target_lang, source_object, result_object, billed_characters,
                error_message, progress, attempts, trace_id, created_at, started_at,
-               finished_at, downloaded_at, glossary_ids, style_id
+               finished_at, downloaded_at, glossary_ids, style_id, json_placeholders
            FROM documents WHERE id = $1"#,
         id
     )

@@ -96,9 +96,13 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         .ok_or_else(|| JobError::Permanent(format!("Unsupported format {}", doc.input_format)))?;
     let source = state.objects.get(&doc.source_object).await?;
 
-    let extracted = tokio::task::spawn_blocking(move || tolk_formats::extract(format, &source))
-        .await
-        .map_err(|e| JobError::Transient(format!("extraction task failed: {e}")))??;
+    let options = tolk_formats::ExtractOptions {
+        translate_json_placeholders: doc.json_placeholders.as_deref() == Some("translate"),
+    };
+    let extracted =
+        tokio::task::spawn_blocking(move || tolk_formats::extract_with(format, &source, options))
+            .await
+            .map_err(|e| JobError::Transient(format!("extraction task failed: {e}")))??;
     let segments = extracted.segments().to_vec();
     let billed: i64 = segments
         .iter()
@@ -119,6 +123,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
                 split_lines: false,
                 options: TranslateOptions::default(),
                 custom: &custom,
+                protect_placeholders: !options.translate_json_placeholders,
             },
             &DocumentProgress {
                 state,

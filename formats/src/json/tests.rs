@@ -89,6 +89,20 @@ fn a_lost_placeholder_is_kept() {
 }
 
 #[test]
+fn placeholders_are_text_when_asked_and_icu_skeletons_stay_tags() {
+    let options = crate::ExtractOptions {
+        translate_json_placeholders: true,
+    };
+    let d = crate::extract_with(DocumentFormat::Json, FILE.as_bytes(), options).unwrap();
+    assert_eq!(d.segments()[1], "Hello {name}, you have %d new messages");
+    assert!(
+        d.segments()[2].starts_with(r#"<x id="1"/><x id="2"/>No files"#),
+        "{:?}",
+        d.segments()
+    );
+}
+
+#[test]
 fn invalid_json_is_refused_with_a_clear_message() {
     for bad in [&b"{\"a\": "[..], b"not json", b"{\"a\": \"b\",}"] {
         let err = extract(DocumentFormat::Json, bad).unwrap_err();

@@ -46,6 +46,8 @@ pub(crate) struct Upload {
     glossary_ids: Vec<String>,
     /// `style_id`, if given.
     style_id: Option<String>,
+    /// `input_conversion_options`, parsed.
+    conversion: conversion::ConversionOptions,
     /// `translation_memory_id`, if given.
     translation_memory_id: Option<String>,
     /// `translation_memory_threshold`, if given.
@@ -112,7 +114,7 @@ pub(crate) async fn read_upload(
                 )));
             }
             "input_conversion_options" if !value.is_empty() => {
-                conversion::parse(&value)?;
+                up.conversion = conversion::parse(&value)?;
             }
             _ => {}
         }
@@ -256,6 +258,9 @@ async fn upload(
         trace_id: trace_id.clone(),
         glossary_ids,
         style_id,
+        json_placeholders: (up.conversion.json_placeholders
+            == conversion::JsonPlaceholders::Translate)
+            .then(|| "translate".to_owned()),
     };
     let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
         id: uuid::Uuid::new_v4(),

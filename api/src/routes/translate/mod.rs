@@ -181,6 +181,7 @@ async fn translate(
                     style_instructions: Vec::new(),
                 },
                 custom: &custom,
+                protect_placeholders: true,
             },
             &NoProgress,
         )
