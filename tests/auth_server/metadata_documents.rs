@@ -9,13 +9,13 @@ use std::process::Stdio;
 
 use anyhow::{Context, Result};
 use reqwest::StatusCode;
-use reqwest::header::{COOKIE, LOCATION};
+use reqwest::header::COOKIE;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
 use super::{
-    Auth, Client, VERIFIER, challenge, query_of, redeem, sign_in, start_auth,
-    trust_metadata_server, userinfo, world_with_ann,
+    Auth, Client, VERIFIER, challenge, redeem, sign_in, start_auth, trust_metadata_server,
+    userinfo, world_with_ann,
 };
 use crate::support::World;
 
@@ -162,22 +162,11 @@ async fn a_client_serving_its_metadata_document_signs_in_without_registering() -
     assert_eq!(res.status(), StatusCode::OK, "the consent page");
     let page = res.text().await?;
     assert!(page.contains("Metadata &lt;client&gt;"), "{page}");
-    let fields = super::hidden_fields(&page);
-    let mut form: Vec<(String, String)> = fields.into_iter().collect();
-    form.push(("consent".into(), "allow".into()));
-    let res = auth
-        .http
-        .post(auth.url("/auth/authorize"))
-        .header(COOKIE, &cookie)
-        .form(&form)
-        .send()
-        .await?;
-    assert_eq!(res.status(), StatusCode::FOUND);
-    let code = query_of(res.headers()[LOCATION].to_str()?)["code"].clone();
     let client = Client {
         uid: client_id.clone(),
         secret: None,
     };
+    let code = super::get_code_for(&auth, &client, &cookie, "openid public").await?;
     let (status, tokens) = redeem(&auth, &client, &code, VERIFIER).await?;
     assert_eq!(status, StatusCode::OK, "{tokens}");
     let access = tokens["access_token"].as_str().context("access_token")?;
