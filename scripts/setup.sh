@@ -114,6 +114,7 @@ TEST_PYTHON_MODULES=(
     "odf.opendocument                     python3-odf          odfpy"
     "srt                                  python3-srt          srt"
     "webvtt                               python3-webvtt       webvtt-py"
+    "markdown                             python3-markdown     Markdown"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
 )

@@ -813,3 +813,29 @@ async fn json_values_are_translated_and_keys_placeholders_kept() -> Result<()> {
     assert!(!greeting.contains("{name}"), "{greeting}");
     Ok(())
 }
+
+/// A Markdown file translated EN→ES over HTTP: headings and paragraphs
+/// Spanish, code and links as they were.
+#[tokio::test]
+async fn markdown_blocks_are_translated_and_code_kept() -> Result<()> {
+    let mut world = World::new("markdown_doc").await?;
+    let key = world.create_key("md", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = "# The house\n\nThe dog sleeps in the [garden](https://example.com/).\n\n```\nThe code stays.\n```\n";
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "readme.md",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "text/markdown");
+    let out = String::from_utf8(bytes)?;
+    assert!(out.starts_with("# "), "{out}");
+    assert!(out.to_lowercase().contains("casa"), "{out}");
+    assert!(out.contains("](https://example.com/)"), "{out}");
+    assert!(out.contains("```\nThe code stays.\n```\n"), "{out}");
+    Ok(())
+}

@@ -22,7 +22,9 @@
 //! * **srt, vtt** — one segment per subtitle cue, inline markup as tags,
 //!   timings and WebVTT's header and blocks untouched (`subtitles`);
 //! * **json** — every string value (never a key), placeholders and ICU
-//!   skeletons as tags, spliced into the original text.
+//!   skeletons as tags, spliced into the original text;
+//! * **md** — one segment per block of text (pulldown-cmark offsets),
+//!   inline markup as tags, code and HTML blocks untouched.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -44,6 +46,7 @@ mod error;
 mod html;
 pub mod inline;
 mod json;
+mod markdown;
 mod odf;
 mod ooxml;
 pub mod placeholders;
@@ -84,6 +87,8 @@ pub enum DocumentFormat {
     Vtt,
     /// JSON localization files (`.json`).
     Json,
+    /// Markdown (`.md`, `.markdown`).
+    Markdown,
 }
 
 impl DocumentFormat {
@@ -104,6 +109,7 @@ impl DocumentFormat {
             "srt" => Some(Self::Srt),
             "vtt" => Some(Self::Vtt),
             "json" => Some(Self::Json),
+            "md" | "markdown" => Some(Self::Markdown),
             _ => None,
         }
     }
@@ -129,6 +135,7 @@ impl DocumentFormat {
             Self::Srt => "srt",
             Self::Vtt => "vtt",
             Self::Json => "json",
+            Self::Markdown => "md",
         }
     }
 
@@ -151,6 +158,7 @@ impl DocumentFormat {
             Self::Srt => "application/x-subrip",
             Self::Vtt => "text/vtt",
             Self::Json => "application/json",
+            Self::Markdown => "text/markdown",
         }
     }
 }
@@ -202,6 +210,10 @@ pub fn extract_with(
             let (segments, skeleton) = json::extract(input, options.translate_json_placeholders)?;
             (segments, Skeleton::Json(skeleton))
         }
+        DocumentFormat::Markdown => {
+            let (segments, skeleton) = markdown::extract(input)?;
+            (segments, Skeleton::Markdown(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -225,7 +237,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Html
         | DocumentFormat::Srt
         | DocumentFormat::Vtt
-        | DocumentFormat::Json => None,
+        | DocumentFormat::Json
+        | DocumentFormat::Markdown => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -250,6 +263,7 @@ enum Skeleton {
     Html(html::Skeleton),
     Subtitles(subtitles::Skeleton),
     Json(json::Skeleton),
+    Markdown(markdown::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -296,6 +310,7 @@ impl Extracted {
             Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Subtitles(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Json(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Markdown(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }
