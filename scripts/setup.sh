@@ -117,6 +117,7 @@ TEST_PYTHON_MODULES=(
     "markdown                             python3-markdown     Markdown"
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
+    "jproperties                          -                    jproperties"   # reads .properties in the filter's tests
 )
 
 # The packages this mode installs.

@@ -839,3 +839,32 @@ async fn markdown_blocks_are_translated_and_code_kept() -> Result<()> {
     assert!(out.contains("```\nThe code stays.\n```\n"), "{out}");
     Ok(())
 }
+
+/// A Java properties file translated EN→ES over HTTP: values Spanish and
+/// written as ISO-8859-1-safe escapes, keys and placeholders as they were.
+#[tokio::test]
+async fn properties_values_are_translated_with_keys_and_placeholders_kept() -> Result<()> {
+    let mut world = World::new("properties_doc").await?;
+    let key = world.create_key("props", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = "# Labels\ntitle = The house is big\ngreeting = The dog sleeps, {0}\n";
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "messages.properties",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "text/x-java-properties");
+    let out = String::from_utf8(bytes)?;
+    assert!(out.starts_with("# Labels\ntitle = "), "{out}");
+    assert!(out.to_lowercase().contains("casa"), "{out}");
+    assert!(
+        out.contains("{0}") && out.contains("\ngreeting = "),
+        "{out}"
+    );
+    assert!(out.is_ascii(), "non-ASCII written as \\u escapes: {out}");
+    Ok(())
+}

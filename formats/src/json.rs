@@ -52,7 +52,7 @@ pub(crate) fn extract(
         let Ok(text) = serde_json::from_str::<String>(raw) else {
             continue;
         };
-        if !text.chars().any(char::is_alphabetic) || looks_like_code(&text) {
+        if !text.chars().any(char::is_alphabetic) || crate::placeholders::looks_like_code(&text) {
             continue;
         }
         let mut builder = SegmentBuilder::new();
@@ -86,16 +86,6 @@ pub(crate) fn extract(
             values,
         },
     ))
-}
-
-/// Whether a value is an identifier, a key or a URL rather than text: one
-/// token with digits or `_ . / : @ #` among its letters (`a1b2`,
-/// `btn_ok`, `app.title`, `https://…`).
-fn looks_like_code(text: &str) -> bool {
-    !text.contains(char::is_whitespace)
-        && text
-            .chars()
-            .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '#'))
 }
 
 /// The content ranges (inside the quotes) of the strings that are values,

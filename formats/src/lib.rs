@@ -24,7 +24,9 @@
 //! * **json** — every string value (never a key), placeholders and ICU
 //!   skeletons as tags, spliced into the original text;
 //! * **md** — one segment per block of text (pulldown-cmark offsets),
-//!   inline markup as tags, code and HTML blocks untouched.
+//!   inline markup as tags, code and HTML blocks untouched;
+//! * **properties** — every value of a Java properties file, escapes read
+//!   and written back, placeholders as tags.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -51,6 +53,7 @@ mod odf;
 mod ooxml;
 pub mod placeholders;
 mod pptx;
+mod properties;
 mod slots;
 mod subtitles;
 pub mod tmx;
@@ -89,6 +92,8 @@ pub enum DocumentFormat {
     Json,
     /// Markdown (`.md`, `.markdown`).
     Markdown,
+    /// Java properties (`.properties`).
+    Properties,
 }
 
 impl DocumentFormat {
@@ -110,6 +115,7 @@ impl DocumentFormat {
             "vtt" => Some(Self::Vtt),
             "json" => Some(Self::Json),
             "md" | "markdown" => Some(Self::Markdown),
+            "properties" => Some(Self::Properties),
             _ => None,
         }
     }
@@ -136,6 +142,7 @@ impl DocumentFormat {
             Self::Vtt => "vtt",
             Self::Json => "json",
             Self::Markdown => "md",
+            Self::Properties => "properties",
         }
     }
 
@@ -159,6 +166,7 @@ impl DocumentFormat {
             Self::Vtt => "text/vtt",
             Self::Json => "application/json",
             Self::Markdown => "text/markdown",
+            Self::Properties => "text/x-java-properties",
         }
     }
 }
@@ -214,6 +222,10 @@ pub fn extract_with(
             let (segments, skeleton) = markdown::extract(input)?;
             (segments, Skeleton::Markdown(skeleton))
         }
+        DocumentFormat::Properties => {
+            let (segments, skeleton) = properties::extract(input)?;
+            (segments, Skeleton::Properties(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -238,7 +250,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Srt
         | DocumentFormat::Vtt
         | DocumentFormat::Json
-        | DocumentFormat::Markdown => None,
+        | DocumentFormat::Markdown
+        | DocumentFormat::Properties => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -264,6 +277,7 @@ enum Skeleton {
     Subtitles(subtitles::Skeleton),
     Json(json::Skeleton),
     Markdown(markdown::Skeleton),
+    Properties(properties::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -311,6 +325,7 @@ impl Extracted {
             Skeleton::Subtitles(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Json(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Markdown(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Properties(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }

@@ -1,7 +1,8 @@
 //! Placeholders of software strings — `{0}`, `{name}`, `{user.name}`,
 //! `{{ name }}`, `${name}`, printf's `%s`, `%1$d`, `%.2f` and Apple's `%@` —
 //! recognised the same way wherever Tolk protects them: the translation
-//! pipeline's protected spans and the JSON filter.
+//! pipeline's protected spans and the software-string filters (JSON,
+//! properties).
 
 use std::sync::LazyLock;
 
@@ -18,6 +19,16 @@ static AT_START: LazyLock<Regex> = LazyLock::new(|| {
 /// The length of the placeholder `text` starts with, if it does.
 pub fn at_start(text: &str) -> Option<usize> {
     AT_START.find(text).map(|m| m.end())
+}
+
+/// Whether a software string is an identifier, a key or a URL rather than
+/// text: one token with digits or `_ . / : @ #` among its letters (`a1b2`,
+/// `btn_ok`, `app.title`, `https://…`). Such values are left alone.
+pub(crate) fn looks_like_code(text: &str) -> bool {
+    !text.contains(char::is_whitespace)
+        && text
+            .chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '#'))
 }
 
 #[cfg(test)]

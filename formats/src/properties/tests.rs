@@ -1,0 +1,89 @@
+use crate::ooxml::testdoc::map_text;
+use crate::{DocumentFormat, extract};
+
+const FILE: &str = "# Messages\n! also a comment\n\napp.title = The house\ngreeting: Hello {0}, you have %d messages\nlong = The first line \\\n       and the second line\nescaped=Tab\\there and caf\\u00e9\nid = a1b2\nempty =\n";
+
+fn upper(d: &crate::Extracted) -> String {
+    let t: Vec<String> = d
+        .segments()
+        .iter()
+        .map(|s| map_text(s, str::to_uppercase))
+        .collect();
+    String::from_utf8(d.merge(&t).unwrap()).unwrap()
+}
+
+#[test]
+fn values_are_segments_keys_and_comments_never() {
+    let d = extract(DocumentFormat::Properties, FILE.as_bytes()).unwrap();
+    assert_eq!(
+        d.segments(),
+        [
+            "The house",
+            r#"Hello <x id="1"/>, you have <x id="2"/> messages"#,
+            "The first line and the second line",
+            "Tab\there and café",
+        ]
+    );
+    assert_eq!(d.merge(d.segments()).unwrap(), FILE.as_bytes());
+}
+
+#[test]
+fn translations_are_escaped_back_on_one_line() {
+    let d = extract(DocumentFormat::Properties, FILE.as_bytes()).unwrap();
+    let out = upper(&d);
+    assert_eq!(
+        out,
+        "# Messages\n! also a comment\n\napp.title = THE HOUSE\ngreeting: HELLO {0}, YOU HAVE %d MESSAGES\nlong = THE FIRST LINE AND THE SECOND LINE\nescaped=TAB\\tHERE AND CAF\\u00C9\nid = a1b2\nempty =\n"
+    );
+}
+
+#[test]
+fn utf8_files_keep_their_characters_and_latin1_files_their_encoding() {
+    let utf8 = "title = Café\n";
+    let d = extract(DocumentFormat::Properties, utf8.as_bytes()).unwrap();
+    assert_eq!(
+        d.merge(&["Thé".into()]).unwrap(),
+        "title = Thé\n".as_bytes()
+    );
+    let latin1 = b"title = Caf\xe9\n";
+    let d = extract(DocumentFormat::Properties, latin1).unwrap();
+    assert_eq!(d.segments(), ["Café"]);
+    assert_eq!(d.merge(&["Thé".into()]).unwrap(), b"title = Th\\u00E9\n");
+}
+
+/// jproperties (a Python reader of Java properties) reads the translated
+/// file: the same keys, every translated value upper-cased, the others as
+/// they were.
+#[test]
+fn jproperties_reads_the_translated_values() {
+    use crate::ooxml::testdoc::{python, test_folder};
+    let dir = test_folder("properties");
+    let d = extract(DocumentFormat::Properties, FILE.as_bytes()).unwrap();
+    let path = dir.join("upper.properties");
+    std::fs::write(&path, upper(&d)).unwrap();
+    let out = std::process::Command::new(python())
+        .args([
+            "-c",
+            "import json, sys\nfrom jproperties import Properties\np = Properties()\np.load(open(sys.argv[1], 'rb'), 'iso-8859-1')\nprint(json.dumps({k: v.data for k, v in p.items()}))",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        read,
+        serde_json::json!({
+            "app.title": "THE HOUSE",
+            "greeting": "HELLO {0}, YOU HAVE %d MESSAGES",
+            "long": "THE FIRST LINE AND THE SECOND LINE",
+            "escaped": "TAB\tHERE AND CAFÉ",
+            "id": "a1b2",
+            "empty": "",
+        })
+    );
+}
