@@ -12,22 +12,6 @@ async fn client(tag: &str) -> Result<(World, Api, String)> {
     Ok((world, api, key))
 }
 
-/// A key of another organization, created with the CLI.
-async fn other_org_key(world: &World) -> Result<String> {
-    let out = world
-        .tolk(&[
-            "admin",
-            "create-key",
-            "--label",
-            "other",
-            "--organization",
-            "other",
-        ])
-        .output()
-        .await?;
-    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
-}
-
 /// Uploads `a.txt` ("The dog runs.") to Spanish; returns (document_id, document_key).
 async fn queued_document(api: &Api, key: &str) -> Result<(String, String)> {
     api.upload_ok(
@@ -166,7 +150,7 @@ async fn downloading_a_queued_document_answers_503() -> Result<()> {
 #[tokio::test]
 async fn a_document_is_not_found_with_a_wrong_document_key_or_organization() -> Result<()> {
     let (world, api, key) = client("errors_not_found").await?;
-    let other_org_key = other_org_key(&world).await?;
+    let other_org_key = world.create_key_in("other").await?;
     let (id, dk) = queued_document(&api, &key).await?;
     let wrong_dk = "0".repeat(64);
     assert_eq!(api.status(&key, &id, &wrong_dk).await?.0, 404);

@@ -29,6 +29,7 @@ mod recovery;
 mod redis_optional;
 mod requests;
 mod s3;
+mod spoken_terms;
 mod style_rules;
 mod translate;
 mod translation_memories;

@@ -333,20 +333,7 @@ async fn unknown_style_rule_lists_and_instructions_are_not_found() -> Result<()>
 async fn another_organization_sees_no_style_rule_lists() -> Result<()> {
     let (world, api, key) = client("style_other_org").await?;
     let (id, _) = ids(&create_house_style(&api, &key).await?);
-    let out = world
-        .tolk(&[
-            "admin",
-            "create-key",
-            "--label",
-            "other",
-            "--organization",
-            "other-org",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .output()
-        .await?;
-    assert!(out.status.success());
-    let other = String::from_utf8(out.stdout)?.trim().to_owned();
+    let other = world.create_key_in("other-org").await?;
     let (code, e) = call(
         &api,
         &other,

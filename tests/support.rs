@@ -106,8 +106,27 @@ impl World {
         if admin {
             args.push("--admin");
         }
+        self.key_with(&args).await
+    }
+
+    /// Creates a developer key of another organization (named
+    /// `organization`, created when missing) and returns it.
+    pub async fn create_key_in(&self, organization: &str) -> Result<String> {
+        self.key_with(&[
+            "admin",
+            "create-key",
+            "--label",
+            "other",
+            "--organization",
+            organization,
+        ])
+        .await
+    }
+
+    /// Runs `tolk <args>` and returns the key it prints.
+    async fn key_with(&self, args: &[&str]) -> Result<String> {
         let out = self
-            .tolk(&args)
+            .tolk(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .output()

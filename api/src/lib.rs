@@ -52,6 +52,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::documents::router())
         .merge(routes::translate::router())
         .merge(routes::glossaries::router())
+        .merge(routes::spoken_terms::router())
         .merge(routes::style_rules::router())
         .merge(routes::translation_memories::router())
         .merge(routes::quality::router())

@@ -21,6 +21,7 @@ pub mod quality;
 pub mod queue;
 pub mod rate_limit;
 pub mod rollup;
+pub mod spoken_terms;
 pub mod style_rules;
 #[cfg(feature = "throwaway")]
 pub mod throwaway;

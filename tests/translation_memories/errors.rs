@@ -6,20 +6,7 @@ use super::*;
 async fn translation_memory_errors() -> Result<()> {
     let mut world = World::new("tm_errors").await?;
     let key = world.create_key("tm", false).await?;
-    let other = {
-        let out = world
-            .tolk(&[
-                "admin",
-                "create-key",
-                "--label",
-                "other",
-                "--organization",
-                "other",
-            ])
-            .output()
-            .await?;
-        String::from_utf8(out.stdout)?.trim().to_owned()
-    };
+    let other = world.create_key_in("other").await?;
     let api = world.start_api().await?;
     world.start_worker("w")?;
     let tmx = tmx_of(&[("Good night.", "Buenas noches.")], "es");

@@ -7,20 +7,7 @@ use super::*;
 async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     let mut world = World::new("voicejob").await?;
     let key = world.create_key("voice", false).await?;
-    let other = {
-        let out = world
-            .tolk(&[
-                "admin",
-                "create-key",
-                "--label",
-                "o",
-                "--organization",
-                "other",
-            ])
-            .output()
-            .await?;
-        String::from_utf8(out.stdout)?.trim().to_owned()
-    };
+    let other = world.create_key_in("other").await?;
     let api = world.start_api().await?;
     world.start_worker("voice")?;
 

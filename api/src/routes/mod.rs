@@ -8,6 +8,7 @@ pub mod health;
 pub mod languages;
 pub mod metrics;
 pub mod quality;
+pub mod spoken_terms;
 pub mod style_rules;
 pub mod translate;
 pub mod translation_memories;

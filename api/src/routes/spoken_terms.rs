@@ -1,0 +1,279 @@
+//! Spoken terms (`/v3/spoken-terms`): named collections of term lists, one
+//! per language, meant to bias speech recognition. `POST/GET
+//! /v3/spoken-terms`, `GET/PATCH/DELETE /v3/spoken-terms/{id}`,
+//! `GET /v3/spoken-terms/{id}/entries?lang=`, `PUT/DELETE
+//! /v3/spoken-terms/{id}/term-lists`. Bodies are JSON or forms (a form gives
+//! `term_lists` as indexed fields or as one JSON text field). A list's
+//! `entries` are newline-separated terms, at most 300 characters in all.
+
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{Map, Value, json};
+use tolk_storage::spoken_terms::{self, SpokenTerms, TermList};
+use uuid::Uuid;
+
+use super::glossaries::{body_object, required, string, time};
+use crate::auth::AuthKey;
+use crate::{ApiError, AppState};
+
+/// Most characters of one list's entries.
+const MAX_ENTRIES_CHARS: usize = 300;
+/// Longest name, in characters.
+const MAX_NAME_CHARS: usize = 1024;
+
+/// Routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/v3/spoken-terms", get(list).post(create))
+        .route(
+            "/v3/spoken-terms/{spoken_terms_id}",
+            get(show).patch(patch).delete(delete),
+        )
+        .route("/v3/spoken-terms/{spoken_terms_id}/entries", get(entries))
+        .route(
+            "/v3/spoken-terms/{spoken_terms_id}/term-lists",
+            axum::routing::put(put_list).delete(delete_list),
+        )
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError::BadRequest(msg.into())
+}
+
+fn not_found() -> ApiError {
+    ApiError::NotFound("Spoken terms not found.".to_owned())
+}
+
+fn id_of(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| not_found())
+}
+
+fn list_view(l: &TermList) -> Value {
+    json!({ "lang": l.lang, "entry_count": l.terms.len() })
+}
+
+fn view(s: &SpokenTerms) -> Value {
+    json!({
+        "spoken_terms_id": s.id,
+        "name": s.name,
+        "term_lists": s.lists.iter().map(list_view).collect::<Vec<_>>(),
+        "creation_time": time(s.created_at),
+    })
+}
+
+fn name(raw: &str) -> Result<String, ApiError> {
+    let n = raw.trim();
+    if n.is_empty() {
+        return Err(bad("Parameter 'name' must not be empty."));
+    }
+    if n.chars().count() > MAX_NAME_CHARS {
+        return Err(bad(format!(
+            "Parameter 'name' exceeds {MAX_NAME_CHARS} characters."
+        )));
+    }
+    Ok(n.to_owned())
+}
+
+/// A term list from `lang` and `entries`.
+fn term_list(obj: &Map<String, Value>) -> Result<TermList, ApiError> {
+    let lang = required(obj, "lang")?.trim().to_ascii_lowercase();
+    if lang.len() != 2 || !lang.bytes().all(|b| b.is_ascii_lowercase()) {
+        return Err(bad(format!(
+            "Value for 'lang' must be an ISO 639-1 code, not '{lang}'."
+        )));
+    }
+    let entries = required(obj, "entries")?;
+    if entries.chars().count() > MAX_ENTRIES_CHARS {
+        return Err(bad(format!(
+            "Value for 'entries' exceeds {MAX_ENTRIES_CHARS} characters."
+        )));
+    }
+    let mut terms: Vec<String> = Vec::new();
+    for term in entries.lines().map(str::trim).filter(|t| !t.is_empty()) {
+        if !terms.iter().any(|t| t == term) {
+            terms.push(term.to_owned());
+        }
+    }
+    if terms.is_empty() {
+        return Err(bad("Value for 'entries' holds no term."));
+    }
+    Ok(TermList { lang, terms })
+}
+
+/// The `term_lists` of a body (an array, or a form's JSON text), each
+/// language once.
+fn term_lists(obj: &Map<String, Value>) -> Result<Option<Vec<TermList>>, ApiError> {
+    let items = match obj.get("term_lists") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::String(text)) => match serde_json::from_str(text) {
+            Ok(Value::Array(items)) => items,
+            _ => {
+                return Err(bad(
+                    "Value for 'term_lists' must be an array of term lists.",
+                ));
+            }
+        },
+        Some(_) => {
+            return Err(bad(
+                "Value for 'term_lists' must be an array of term lists.",
+            ));
+        }
+    };
+    let mut lists: Vec<TermList> = Vec::with_capacity(items.len());
+    for item in &items {
+        let Value::Object(obj) = item else {
+            return Err(bad(
+                "Each term list must be an object with 'lang' and 'entries'.",
+            ));
+        };
+        let list = term_list(obj)?;
+        if lists.iter().any(|l| l.lang == list.lang) {
+            return Err(bad(format!(
+                "The language '{}' has more than one term list.",
+                list.lang
+            )));
+        }
+        lists.push(list);
+    }
+    Ok(Some(lists))
+}
+
+async fn create(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let obj = body_object(&headers, body).await?;
+    let name = name(required(&obj, "name")?)?;
+    let lists = term_lists(&obj)?.ok_or_else(|| bad("Missing required parameter 'term_lists'."))?;
+    let s = spoken_terms::create(&state.db, key.organization_id, &name, &lists).await?;
+    Ok((StatusCode::CREATED, Json(view(&s))).into_response())
+}
+
+async fn list(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+) -> Result<Json<Value>, ApiError> {
+    let all = spoken_terms::list(&state.db, key.organization_id).await?;
+    Ok(Json(
+        json!({ "spoken_terms": all.iter().map(view).collect::<Vec<_>>() }),
+    ))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let s = spoken_terms::get(&state.db, key.organization_id, id_of(&id)?)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(Json(view(&s)))
+}
+
+async fn patch(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let id = id_of(&id)?;
+    let obj = body_object(&headers, body).await?;
+    let name = string(&obj, "name")?.map(name).transpose()?;
+    let lists = term_lists(&obj)?.unwrap_or_default();
+    if name.is_none() && lists.is_empty() {
+        return Err(bad("Give 'name' or 'term_lists' to change."));
+    }
+    let s = spoken_terms::update(&state.db, key.organization_id, id, name.as_deref(), &lists)
+        .await?
+        .ok_or_else(not_found)?;
+    Ok(Json(view(&s)))
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    if spoken_terms::delete(&state.db, key.organization_id, id_of(&id)?).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found())
+    }
+}
+
+/// The `lang` query parameter (required).
+fn lang_param(query: Option<&str>) -> Result<String, ApiError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
+        .map_err(|e| bad(format!("Invalid query string: {e}")))?;
+    pairs
+        .into_iter()
+        .rev()
+        .find(|(k, _)| k == "lang")
+        .map(|(_, v)| v.trim().to_ascii_lowercase())
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| bad("Missing required parameter 'lang'."))
+}
+
+async fn entries(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let lang = lang_param(query.as_deref())?;
+    let s = spoken_terms::get(&state.db, key.organization_id, id_of(&id)?)
+        .await?
+        .ok_or_else(not_found)?;
+    let list = s
+        .lists
+        .iter()
+        .find(|l| l.lang == lang)
+        .ok_or_else(|| ApiError::NotFound(format!("No term list for '{lang}'.")))?;
+    Ok(Json(
+        json!({ "lang": list.lang, "entries": list.terms.join("\n") }),
+    ))
+}
+
+async fn put_list(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let id = id_of(&id)?;
+    let obj = body_object(&headers, body).await?;
+    let list = term_list(&obj)?;
+    spoken_terms::update(
+        &state.db,
+        key.organization_id,
+        id,
+        None,
+        std::slice::from_ref(&list),
+    )
+    .await?
+    .ok_or_else(not_found)?;
+    Ok(Json(list_view(&list)))
+}
+
+async fn delete_list(
+    State(state): State<AppState>,
+    AuthKey(key): AuthKey,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<StatusCode, ApiError> {
+    let lang = lang_param(query.as_deref())?;
+    match spoken_terms::delete_list(&state.db, key.organization_id, id_of(&id)?, &lang).await? {
+        Some(true) => Ok(StatusCode::NO_CONTENT),
+        Some(false) => Err(ApiError::NotFound(format!("No term list for '{lang}'."))),
+        None => Err(not_found()),
+    }
+}
