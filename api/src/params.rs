@@ -401,6 +401,27 @@ impl Node {
     }
 }
 
+/// A string member of a body object (see [`Params::into_object`]); `None`
+/// when absent or null, a 400 naming it for another type.
+pub fn object_string<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+) -> Result<Option<&'a str>, ApiError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(ApiError::BadRequest(format!(
+            "Value for '{key}' must be a string."
+        ))),
+    }
+}
+
+/// A required string member of a body object.
+pub fn object_required<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
+    object_string(obj, key)?
+        .ok_or_else(|| ApiError::BadRequest(format!("Missing required parameter '{key}'.")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,8 +16,9 @@ use serde_json::{Map, Value, json};
 use tolk_storage::spoken_terms::{self, SpokenTerms, TermList};
 use uuid::Uuid;
 
-use super::glossaries::{body_object, required, string, time};
+use super::glossaries::time;
 use crate::auth::AuthKey;
+use crate::params::{Params, object_required as required, object_string as string};
 use crate::{ApiError, AppState};
 
 /// Most characters of one list's entries.
@@ -38,6 +39,13 @@ pub fn router() -> Router<AppState> {
             "/v3/spoken-terms/{spoken_terms_id}/term-lists",
             axum::routing::put(put_list).delete(delete_list),
         )
+}
+
+/// A JSON or form body as one object.
+async fn read_object(headers: &HeaderMap, body: Body) -> Result<Map<String, Value>, ApiError> {
+    Params::read(headers, body, crate::body::TEXT_BODY_BYTES)
+        .await?
+        .into_object()
 }
 
 fn bad(msg: impl Into<String>) -> ApiError {
@@ -149,7 +157,7 @@ async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let obj = body_object(&headers, body).await?;
+    let obj = read_object(&headers, body).await?;
     let name = name(required(&obj, "name")?)?;
     let lists = term_lists(&obj)?.ok_or_else(|| bad("Missing required parameter 'term_lists'."))?;
     let s = spoken_terms::create(&state.db, key.organization_id, &name, &lists).await?;
@@ -185,7 +193,7 @@ async fn patch(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let id = id_of(&id)?;
-    let obj = body_object(&headers, body).await?;
+    let obj = read_object(&headers, body).await?;
     let name = string(&obj, "name")?.map(name).transpose()?;
     let lists = term_lists(&obj)?.unwrap_or_default();
     if name.is_none() && lists.is_empty() {
@@ -250,7 +258,7 @@ async fn put_list(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let id = id_of(&id)?;
-    let obj = body_object(&headers, body).await?;
+    let obj = read_object(&headers, body).await?;
     let list = term_list(&obj)?;
     spoken_terms::update(
         &state.db,

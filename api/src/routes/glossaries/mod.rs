@@ -89,22 +89,7 @@ pub(crate) async fn show_as(
     Ok(Json(view(&g)))
 }
 
-/// A string member; `None` when absent or null.
-pub(crate) fn string<'a>(
-    obj: &'a Map<String, Value>,
-    key: &str,
-) -> Result<Option<&'a str>, ApiError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(bad(format!("Value for '{key}' must be a string."))),
-    }
-}
-
-/// A required string member.
-pub(crate) fn required<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<&'a str, ApiError> {
-    string(obj, key)?.ok_or_else(|| bad(format!("Missing required parameter '{key}'.")))
-}
+pub(crate) use crate::params::{object_required as required, object_string as string};
 
 /// A glossary name: trimmed, non-empty, at most 1024 bytes.
 pub(crate) fn name(raw: &str) -> Result<String, ApiError> {
