@@ -2,7 +2,7 @@
 //! a package without its main part, a ZIP bomb entry, an entry climbing out
 //! of the package and an entity-expansion part each end in state `error` with
 //! a message naming the problem, and the worker goes on to translate the
-//! next document.
+//! next document; so do localization files that are not what they claim.
 
 use std::time::Duration;
 
@@ -124,6 +124,61 @@ async fn hostile_office_packages_end_in_error_and_the_next_document_succeeds() -
     }
     let st = api
         .wait(&key, &good_id, &good_key, Duration::from_secs(120))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    Ok(())
+}
+
+/// Localization files that are not what their extension says end in
+/// `error` with a message naming the problem; a good one after them is
+/// translated.
+#[tokio::test]
+async fn broken_localization_files_end_in_error_and_the_next_succeeds() -> Result<()> {
+    let mut world = World::new("hostile_l10n").await?;
+    let key = world.create_key("hostile", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let mut uploads = Vec::new();
+    for (name, bytes, needle) in [
+        (
+            "broken.json",
+            b"{\"title\": \"The house\",".to_vec(),
+            "not valid json",
+        ),
+        (
+            "binary.json",
+            vec![0xff, 0xfe, 0x00, 0x01, 0x02],
+            "not valid json",
+        ),
+        (
+            "plain.vtt",
+            b"1\n00:00:01.000 --> 00:00:02.000\nHello\n".to_vec(),
+            "webvtt",
+        ),
+    ] {
+        let (id, doc_key) = api.upload_ok(&key, name, bytes, &fields).await?;
+        uploads.push((name, needle, id, doc_key));
+    }
+    let (good_id, good_key) = api
+        .upload_ok(
+            &key,
+            "good.json",
+            b"{\"t\": \"The house is big.\"}".to_vec(),
+            &fields,
+        )
+        .await?;
+    for (name, needle, id, doc_key) in &uploads {
+        let st = api.wait(&key, id, doc_key, Duration::from_secs(60)).await?;
+        assert_eq!(st.status, "error", "{name}: {}", st.body);
+        let message = st.body["error_message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase();
+        assert!(message.contains(needle), "{name}: {message:?}");
+    }
+    let st = api
+        .wait(&key, &good_id, &good_key, Duration::from_secs(60))
         .await?;
     assert_eq!(st.status, "done", "{}", st.body);
     Ok(())
