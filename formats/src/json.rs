@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::inline::{self, Piece, SegmentBuilder};
+use crate::inline::{self, SegmentBuilder};
 
 /// The file around its string values.
 #[derive(Debug)]
@@ -267,41 +267,16 @@ impl Skeleton {
             if translation == original {
                 out.push_str(&self.source[value.range.clone()]);
             } else {
-                write_string(&mut out, &render(translation, &value.tags));
+                write_string(
+                    &mut out,
+                    &crate::placeholders::restore(translation, &value.tags),
+                );
             }
             at = value.range.end;
         }
         out.push_str(&self.source[at..]);
         self.form.encode(&out, false)
     }
-}
-
-/// A translation's text with its placeholders written back (each once; the
-/// ones it lost at the end, so none goes missing).
-fn render(translation: &str, tags: &[String]) -> String {
-    let mut out = String::new();
-    let mut used = vec![false; tags.len()];
-    for piece in inline::parse(translation) {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Placeholder(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                if let Some(markup) = tags.get(index)
-                    && !used[index]
-                {
-                    used[index] = true;
-                    out.push_str(markup);
-                }
-            }
-            Piece::Open(_) | Piece::Close(_) => {}
-        }
-    }
-    for (markup, used) in tags.iter().zip(used) {
-        if !used {
-            out.push_str(markup);
-        }
-    }
-    out
 }
 
 /// Writes `text` as the content of a JSON string.

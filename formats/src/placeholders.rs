@@ -31,6 +31,62 @@ pub(crate) fn looks_like_code(text: &str) -> bool {
             .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '#'))
 }
 
+/// A software string as a segment: its placeholders (`at`) as `<x/>` tags,
+/// the rest escaped text; the placeholders' markup in tag order.
+pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Vec<String>) {
+    let mut builder = crate::inline::SegmentBuilder::new();
+    let mut tags = Vec::new();
+    let mut rest = text;
+    let mut pending = String::new();
+    while let Some(c) = rest.chars().next() {
+        if let Some(len) = at(rest) {
+            if !pending.is_empty() {
+                builder.text(&crate::inline::escape(&pending));
+                pending.clear();
+            }
+            builder.placeholder();
+            tags.push(rest[..len].to_owned());
+            rest = &rest[len..];
+            continue;
+        }
+        pending.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    if !pending.is_empty() {
+        builder.text(&crate::inline::escape(&pending));
+    }
+    (builder.finish(), tags)
+}
+
+/// A translation's text with its placeholders' markup back (each once; the
+/// ones it lost at the end, so none goes missing).
+pub(crate) fn restore(translation: &str, tags: &[String]) -> String {
+    use crate::inline::Piece;
+    let mut out = String::new();
+    let mut used = vec![false; tags.len()];
+    for piece in crate::inline::parse(translation) {
+        match piece {
+            Piece::Text(t) => out.push_str(&t),
+            Piece::Placeholder(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                if let Some(markup) = tags.get(index)
+                    && !used[index]
+                {
+                    used[index] = true;
+                    out.push_str(markup);
+                }
+            }
+            Piece::Open(_) | Piece::Close(_) => {}
+        }
+    }
+    for (markup, used) in tags.iter().zip(used) {
+        if !used {
+            out.push_str(markup);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -14,7 +14,6 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::inline::{self, Piece, SegmentBuilder};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -57,33 +56,13 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         if !text.chars().any(char::is_alphabetic) || crate::placeholders::looks_like_code(&text) {
             continue;
         }
-        let mut builder = SegmentBuilder::new();
-        let mut tags = Vec::new();
-        let mut rest = text.as_str();
-        let mut pending = String::new();
-        while let Some(c) = rest.chars().next() {
-            if let Some(len) = crate::placeholders::at_start(rest) {
-                if !pending.is_empty() {
-                    builder.text(&inline::escape(&pending));
-                    pending.clear();
-                }
-                builder.placeholder();
-                tags.push(rest[..len].to_owned());
-                rest = &rest[len..];
-                continue;
-            }
-            pending.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-        if !pending.is_empty() {
-            builder.text(&inline::escape(&pending));
-        }
+        let (segment, tags) = crate::placeholders::segment(&text, crate::placeholders::at_start);
         values.push(Value {
             range: value_range,
             segment: segments.len(),
             tags,
         });
-        segments.push(builder.finish());
+        segments.push(segment);
     }
     Ok((
         segments,
@@ -194,7 +173,7 @@ impl Skeleton {
             if translation == original {
                 out.push_str(&self.source[value.range.clone()]);
             } else {
-                let text = render(translation, &value.tags);
+                let text = crate::placeholders::restore(translation, &value.tags);
                 escape(&mut out, &text, self.ascii);
             }
             at = value.range.end;
@@ -202,33 +181,6 @@ impl Skeleton {
         out.push_str(&self.source[at..]);
         self.form.encode(&out, false)
     }
-}
-
-/// A translation's text with its placeholders (each once; lost ones at the end).
-fn render(translation: &str, tags: &[String]) -> String {
-    let mut out = String::new();
-    let mut used = vec![false; tags.len()];
-    for piece in inline::parse(translation) {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Placeholder(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                if let Some(markup) = tags.get(index)
-                    && !used[index]
-                {
-                    used[index] = true;
-                    out.push_str(markup);
-                }
-            }
-            Piece::Open(_) | Piece::Close(_) => {}
-        }
-    }
-    for (markup, used) in tags.iter().zip(used) {
-        if !used {
-            out.push_str(markup);
-        }
-    }
-    out
 }
 
 /// Writes a value escaped for a `.properties` file.

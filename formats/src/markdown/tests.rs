@@ -1,15 +1,10 @@
-use crate::ooxml::testdoc::map_text;
 use crate::{DocumentFormat, extract};
 
 const DOC: &str = "---\ntitle: Keep me\n---\n\n# The *big* house\n\nThe dog sleeps in the [garden](https://example.com/g \"Garden\").\nIt is **very** quiet, run `make test` now.\n\n- The first item\n- The second item\n\n> The quoted text.\n\n```rust\nlet x = \"not text\";\n```\n\n<div>Raw HTML</div>\n\n| Name | Value |\n|------|-------|\n| The cat | The dog |\n\n![A red house](house.png)\n";
 
+/// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
-    let t: Vec<String> = d
-        .segments()
-        .iter()
-        .map(|s| map_text(s, str::to_uppercase))
-        .collect();
-    String::from_utf8(d.merge(&t).unwrap()).unwrap()
+    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]

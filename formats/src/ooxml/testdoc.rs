@@ -130,7 +130,11 @@ pub(crate) fn test_folder(name: &str) -> std::path::PathBuf {
 /// `bytes` of `format` with the text of every segment upper-cased (the tags
 /// kept): a translation anyone can check.
 pub(crate) fn uppercased(bytes: &[u8], format: crate::DocumentFormat) -> Vec<u8> {
-    let doc = crate::extract(format, bytes).unwrap();
+    uppercase_merge(&crate::extract(format, bytes).unwrap())
+}
+
+/// An extracted document merged with every segment's text upper-cased.
+pub(crate) fn uppercase_merge(doc: &crate::Extracted) -> Vec<u8> {
     let upper: Vec<String> = doc
         .segments()
         .iter()

@@ -1,15 +1,10 @@
-use crate::ooxml::testdoc::map_text;
 use crate::{DocumentFormat, extract};
 
 const FILE: &str = "# Messages\n! also a comment\n\napp.title = The house\ngreeting: Hello {0}, you have %d messages\nlong = The first line \\\n       and the second line\nescaped=Tab\\there and caf\\u00e9\nid = a1b2\nempty =\n";
 
+/// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
-    let t: Vec<String> = d
-        .segments()
-        .iter()
-        .map(|s| map_text(s, str::to_uppercase))
-        .collect();
-    String::from_utf8(d.merge(&t).unwrap()).unwrap()
+    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]

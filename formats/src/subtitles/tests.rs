@@ -1,4 +1,3 @@
-use crate::ooxml::testdoc::map_text;
 use crate::{DocumentFormat, FormatError, extract};
 
 const SRT: &str = "1\r\n00:00:01,000 --> 00:00:03,500\r\nThe house is <i>very</i> big\r\nand the garden is small.\r\n\r\n2\r\n00:00:04,000 --> 00:00:05,000\r\nHello & goodbye.\r\n\r\n3\r\n00:00:06,000 --> 00:00:07,000\r\n<font color=\"red\">Red</font>\r\n";
@@ -9,13 +8,9 @@ fn doc(format: DocumentFormat, text: &str) -> crate::Extracted {
     extract(format, text.as_bytes()).unwrap()
 }
 
-fn upper(doc: &crate::Extracted) -> String {
-    let translated: Vec<String> = doc
-        .segments()
-        .iter()
-        .map(|s| map_text(s, str::to_uppercase))
-        .collect();
-    String::from_utf8(doc.merge(&translated).unwrap()).unwrap()
+/// The document's output with every segment upper-cased.
+fn upper(d: &crate::Extracted) -> String {
+    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]
