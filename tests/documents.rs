@@ -868,3 +868,28 @@ async fn properties_values_are_translated_with_keys_and_placeholders_kept() -> R
     assert!(out.is_ascii(), "non-ASCII written as \\u escapes: {out}");
     Ok(())
 }
+
+/// An Apple .strings file translated EN→ES over HTTP: values Spanish, keys,
+/// comments and format specifiers as they were.
+#[tokio::test]
+async fn apple_strings_values_are_translated_with_specifiers_kept() -> Result<()> {
+    let mut world = World::new("strings_doc").await?;
+    let key = world.create_key("strings", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source =
+        "/* Labels */\n\"title\" = \"The house is big\";\n\"greeting\" = \"The dog sleeps, %@\";\n";
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "Localizable.strings",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    let out = String::from_utf8(bytes)?;
+    assert!(out.starts_with("/* Labels */\n\"title\" = \""), "{out}");
+    assert!(out.to_lowercase().contains("casa"), "{out}");
+    assert!(out.contains("%@\";\n"), "{out}");
+    Ok(())
+}

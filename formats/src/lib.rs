@@ -26,7 +26,9 @@
 //! * **md** — one segment per block of text (pulldown-cmark offsets),
 //!   inline markup as tags, code and HTML blocks untouched;
 //! * **properties** — every value of a Java properties file, escapes read
-//!   and written back, placeholders as tags.
+//!   and written back, placeholders as tags;
+//! * **strings** — every value of an Apple `.strings` file, format
+//!   specifiers as tags, UTF-16 kept.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -55,6 +57,7 @@ pub mod placeholders;
 mod pptx;
 mod properties;
 mod slots;
+mod strings;
 mod subtitles;
 pub mod tmx;
 mod txt;
@@ -94,6 +97,8 @@ pub enum DocumentFormat {
     Markdown,
     /// Java properties (`.properties`).
     Properties,
+    /// Apple strings (`.strings`).
+    Strings,
 }
 
 impl DocumentFormat {
@@ -116,6 +121,7 @@ impl DocumentFormat {
             "json" => Some(Self::Json),
             "md" | "markdown" => Some(Self::Markdown),
             "properties" => Some(Self::Properties),
+            "strings" => Some(Self::Strings),
             _ => None,
         }
     }
@@ -143,6 +149,7 @@ impl DocumentFormat {
             Self::Json => "json",
             Self::Markdown => "md",
             Self::Properties => "properties",
+            Self::Strings => "strings",
         }
     }
 
@@ -167,6 +174,7 @@ impl DocumentFormat {
             Self::Json => "application/json",
             Self::Markdown => "text/markdown",
             Self::Properties => "text/x-java-properties",
+            Self::Strings => "text/plain",
         }
     }
 }
@@ -226,6 +234,10 @@ pub fn extract_with(
             let (segments, skeleton) = properties::extract(input)?;
             (segments, Skeleton::Properties(skeleton))
         }
+        DocumentFormat::Strings => {
+            let (segments, skeleton) = strings::extract(input)?;
+            (segments, Skeleton::Strings(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -251,7 +263,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Vtt
         | DocumentFormat::Json
         | DocumentFormat::Markdown
-        | DocumentFormat::Properties => None,
+        | DocumentFormat::Properties
+        | DocumentFormat::Strings => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -278,6 +291,7 @@ enum Skeleton {
     Json(json::Skeleton),
     Markdown(markdown::Skeleton),
     Properties(properties::Skeleton),
+    Strings(strings::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -326,6 +340,7 @@ impl Extracted {
             Skeleton::Json(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Markdown(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Properties(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }
