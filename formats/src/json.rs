@@ -16,6 +16,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
+use crate::placeholders::{Value, splice};
 
 /// The file around its string values.
 #[derive(Debug)]
@@ -26,13 +27,6 @@ pub(crate) struct Skeleton {
     /// its quotes), its segment and its placeholders' markup (tag `id` is
     /// `tags[id - 1]`).
     values: Vec<Value>,
-}
-
-#[derive(Debug)]
-struct Value {
-    range: Range<usize>,
-    segment: usize,
-    tags: Vec<String>,
 }
 
 /// `translate_placeholders`: identifier-shaped placeholders are text, not
@@ -258,23 +252,7 @@ fn placeholder_len(text: &str, plural: bool, translate: bool) -> Option<usize> {
 
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
-        let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
-        let mut at = 0;
-        for value in &self.values {
-            out.push_str(&self.source[at..value.range.start]);
-            let original = source.get(value.segment).map_or("", String::as_str);
-            let translation = translated.get(value.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&self.source[value.range.clone()]);
-            } else {
-                write_string(
-                    &mut out,
-                    &crate::placeholders::restore(translation, &value.tags),
-                );
-            }
-            at = value.range.end;
-        }
-        out.push_str(&self.source[at..]);
+        let out = splice(&self.source, &self.values, source, translated, write_string);
         self.form.encode(&out, false)
     }
 }

@@ -31,6 +31,42 @@ pub(crate) fn looks_like_code(text: &str) -> bool {
             .any(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | '/' | ':' | '@' | '#'))
 }
 
+/// A value of a software-string file (JSON, properties, .strings): where its
+/// text sits in the source, its segment, its placeholders' markup.
+#[derive(Debug)]
+pub(crate) struct Value {
+    pub range: std::ops::Range<usize>,
+    pub segment: usize,
+    pub tags: Vec<String>,
+}
+
+/// The source text with each value's translation spliced in: its
+/// placeholders restored, then written by `write` (the format's escaping); a
+/// value translated as itself keeps its bytes.
+pub(crate) fn splice(
+    text: &str,
+    values: &[Value],
+    source: &[String],
+    translated: &[String],
+    mut write: impl FnMut(&mut String, &str),
+) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    let mut at = 0;
+    for value in values {
+        out.push_str(&text[at..value.range.start]);
+        let original = source.get(value.segment).map_or("", String::as_str);
+        let translation = translated.get(value.segment).map_or("", String::as_str);
+        if translation == original {
+            out.push_str(&text[value.range.clone()]);
+        } else {
+            write(&mut out, &restore(translation, &value.tags));
+        }
+        at = value.range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// A software string as a segment: its placeholders (`at`) as `<x/>` tags,
 /// the rest escaped text; the placeholders' markup in tag order.
 pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Vec<String>) {

@@ -14,6 +14,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
+use crate::placeholders::{Value, splice};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -23,14 +24,6 @@ pub(crate) struct Skeleton {
     /// Write characters beyond ASCII as `\uXXXX`.
     ascii: bool,
     values: Vec<Value>,
-}
-
-/// A value: where it is in the source, its segment, its placeholders.
-#[derive(Debug)]
-struct Value {
-    range: Range<usize>,
-    segment: usize,
-    tags: Vec<String>,
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
@@ -164,21 +157,13 @@ fn unescape(raw: &str) -> String {
 
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
-        let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
-        let mut at = 0;
-        for value in &self.values {
-            out.push_str(&self.source[at..value.range.start]);
-            let original = source.get(value.segment).map_or("", String::as_str);
-            let translation = translated.get(value.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&self.source[value.range.clone()]);
-            } else {
-                let text = crate::placeholders::restore(translation, &value.tags);
-                escape(&mut out, &text, self.ascii);
-            }
-            at = value.range.end;
-        }
-        out.push_str(&self.source[at..]);
+        let out = splice(
+            &self.source,
+            &self.values,
+            source,
+            translated,
+            |out, text| escape(out, text, self.ascii),
+        );
         self.form.encode(&out, false)
     }
 }

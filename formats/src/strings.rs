@@ -11,6 +11,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
+use crate::placeholders::{Value, splice};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -18,14 +19,6 @@ pub(crate) struct Skeleton {
     source: String,
     form: Form,
     values: Vec<Value>,
-}
-
-/// A value: its content range (inside the quotes), segment and placeholders.
-#[derive(Debug)]
-struct Value {
-    range: Range<usize>,
-    segment: usize,
-    tags: Vec<String>,
 }
 
 fn corrupt(source: &str, at: usize, what: &str) -> FormatError {
@@ -137,31 +130,23 @@ fn unescape(raw: &str) -> String {
     out
 }
 
+/// Writes a value escaped for a `.strings` file.
+fn escape(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+}
+
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
-        let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
-        let mut at = 0;
-        for value in &self.values {
-            out.push_str(&self.source[at..value.range.start]);
-            let original = source.get(value.segment).map_or("", String::as_str);
-            let translation = translated.get(value.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&self.source[value.range.clone()]);
-            } else {
-                for c in crate::placeholders::restore(translation, &value.tags).chars() {
-                    match c {
-                        '"' => out.push_str("\\\""),
-                        '\\' => out.push_str("\\\\"),
-                        '\n' => out.push_str("\\n"),
-                        '\t' => out.push_str("\\t"),
-                        '\r' => out.push_str("\\r"),
-                        c => out.push(c),
-                    }
-                }
-            }
-            at = value.range.end;
-        }
-        out.push_str(&self.source[at..]);
+        let out = splice(&self.source, &self.values, source, translated, escape);
         self.form.encode(&out, false)
     }
 }
