@@ -7,6 +7,7 @@
 //! entries) and every other entry is copied raw — byte-identical, compressed
 //! data included — in the original entry order.
 
+mod atoms;
 mod paragraph;
 mod skeleton;
 pub(crate) mod xml;
