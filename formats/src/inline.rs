@@ -179,6 +179,56 @@ pub fn map_text(segment: &str, mut f: impl FnMut(&str) -> String) -> String {
     out
 }
 
+/// Writes a translation back into markup for the text filters (subtitles,
+/// Markdown) whose tag `id` is `tags[id - 1]`: its open markup and, for a
+/// span, its close markup. Each tag is written once, a span only as a span;
+/// placeholders the translation lost are written at the end; text goes
+/// through `text`, the format's escaping.
+pub(crate) fn write_tags(
+    out: &mut String,
+    translation: &str,
+    tags: &[(String, Option<String>)],
+    mut text: impl FnMut(&mut String, &str),
+) {
+    let mut used = vec![false; tags.len()];
+    let mut stack: Vec<Option<&str>> = Vec::new();
+    for piece in parse(translation) {
+        match piece {
+            Piece::Text(t) => text(out, &t),
+            Piece::Open(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                match tags.get(index) {
+                    Some((open, Some(close))) if !used[index] => {
+                        used[index] = true;
+                        out.push_str(open);
+                        stack.push(Some(close));
+                    }
+                    _ => stack.push(None),
+                }
+            }
+            Piece::Close(_) => {
+                if let Some(Some(close)) = stack.pop() {
+                    out.push_str(close);
+                }
+            }
+            Piece::Placeholder(id) => {
+                let index = (id as usize).wrapping_sub(1);
+                if let Some((markup, None)) = tags.get(index)
+                    && !used[index]
+                {
+                    used[index] = true;
+                    out.push_str(markup);
+                }
+            }
+        }
+    }
+    for ((markup, close), used) in tags.iter().zip(used) {
+        if !used && close.is_none() {
+            out.push_str(markup);
+        }
+    }
+}
+
 /// Escapes text for a segment: `&`, `<` and `>`.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

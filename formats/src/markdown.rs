@@ -16,7 +16,7 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::inline::{self, Piece, SegmentBuilder};
+use crate::inline::{self, SegmentBuilder};
 
 /// The text around the blocks.
 #[derive(Debug)]
@@ -236,45 +236,11 @@ impl Skeleton {
 }
 
 /// Writes a translated block: text escaped, spans and placeholders as
-/// written in the source (each once; lost placeholders at the end).
+/// written in the source ([`inline::write_tags`]).
 fn render(out: &mut String, translation: &str, block: &Block) {
-    let mut used = vec![false; block.tags.len()];
-    let mut stack: Vec<Option<&str>> = Vec::new();
-    for piece in inline::parse(translation) {
-        match piece {
-            Piece::Text(text) => escape(out, &text, block.in_table),
-            Piece::Open(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                match block.tags.get(index) {
-                    Some((open, Some(close))) if !used[index] => {
-                        used[index] = true;
-                        out.push_str(open);
-                        stack.push(Some(close));
-                    }
-                    _ => stack.push(None),
-                }
-            }
-            Piece::Close(_) => {
-                if let Some(Some(close)) = stack.pop() {
-                    out.push_str(close);
-                }
-            }
-            Piece::Placeholder(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                if let Some((markup, None)) = block.tags.get(index)
-                    && !used[index]
-                {
-                    used[index] = true;
-                    out.push_str(markup);
-                }
-            }
-        }
-    }
-    for ((markup, close), used) in block.tags.iter().zip(used) {
-        if !used && close.is_none() {
-            out.push_str(markup);
-        }
-    }
+    inline::write_tags(out, translation, &block.tags, |out, text| {
+        escape(out, text, block.in_table);
+    });
 }
 
 /// Text escaped where Markdown would read it as markup.

@@ -20,7 +20,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::inline::{self, Piece, SegmentBuilder};
+use crate::inline::{self, SegmentBuilder};
 
 /// Longest cue line before a translation is split into two lines.
 pub(crate) const LINE_CHARS: usize = 42;
@@ -288,58 +288,22 @@ impl Skeleton {
         // the visible characters before them.
         let mut breaks: Vec<(usize, usize)> = Vec::new();
         let mut visible = 0;
-        let mut used = vec![false; cue.tags.len()];
-        let mut stack: Vec<Option<&str>> = Vec::new();
-        for piece in inline::parse(translation) {
-            match piece {
-                Piece::Text(text) => {
-                    for c in text.chars() {
-                        let c = if c == '\n' || c == '\r' { ' ' } else { c };
-                        if c == ' ' {
-                            breaks.push((out.len(), visible));
-                        }
-                        match (self.kind, c) {
-                            (Kind::Vtt, '&') => out.push_str("&amp;"),
-                            (Kind::Vtt, '<') => out.push_str("&lt;"),
-                            (Kind::Vtt, '>') => out.push_str("&gt;"),
-                            (_, c) => out.push(c),
-                        }
-                        visible += 1;
-                    }
+        // Placeholders the translation lost (timestamps, voices) go at the end.
+        inline::write_tags(&mut out, translation, &cue.tags, |out, text| {
+            for c in text.chars() {
+                let c = if c == '\n' || c == '\r' { ' ' } else { c };
+                if c == ' ' {
+                    breaks.push((out.len(), visible));
                 }
-                Piece::Open(id) => {
-                    let index = (id as usize).wrapping_sub(1);
-                    match cue.tags.get(index) {
-                        Some((open, close)) if !used[index] && close.is_some() => {
-                            used[index] = true;
-                            out.push_str(open);
-                            stack.push(close.as_deref());
-                        }
-                        _ => stack.push(None),
-                    }
+                match (self.kind, c) {
+                    (Kind::Vtt, '&') => out.push_str("&amp;"),
+                    (Kind::Vtt, '<') => out.push_str("&lt;"),
+                    (Kind::Vtt, '>') => out.push_str("&gt;"),
+                    (_, c) => out.push(c),
                 }
-                Piece::Close(_) => {
-                    if let Some(Some(close)) = stack.pop() {
-                        out.push_str(close);
-                    }
-                }
-                Piece::Placeholder(id) => {
-                    let index = (id as usize).wrapping_sub(1);
-                    if let Some((markup, None)) = cue.tags.get(index)
-                        && !used[index]
-                    {
-                        used[index] = true;
-                        out.push_str(markup);
-                    }
-                }
+                visible += 1;
             }
-        }
-        // Placeholders the translation lost (timestamps, voices) at the end.
-        for ((markup, close), used) in cue.tags.iter().zip(used) {
-            if !used && close.is_none() {
-                out.push_str(markup);
-            }
-        }
+        });
         let trimmed_end = out.trim_end().len();
         out.truncate(trimmed_end);
         if visible > LINE_CHARS
