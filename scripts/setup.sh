@@ -25,6 +25,9 @@
 #     start it), flac and vorbis-tools (the voice tests encode FLAC/OGG inputs),
 #     chromium, chromium-driver and fonts-dejavu-core (the auth browser tests),
 #     python3, python3-venv and the Python modules of TEST_PYTHON_MODULES.
+#   - Node.js and npm (Debian's nodejs and npm when node is missing), and
+#     the npm packages of TEST_NODE_PACKAGES in $TOLK_TEST_NODE (the OAuth
+#     sign-in tests start node-oidc-provider as the upstream identity provider).
 #   - rustfmt and clippy (rustup components).
 #   - s3s-fs (a small S3-compatible server on a folder) in ~/.cargo/bin, for
 #     the object-store tests.
@@ -43,6 +46,8 @@
 #   TOLK_TEST_VENV      the tests' virtual environment
 #                       (default ${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-venv)
 #   TOLK_TEST_PYTHON    the tests' interpreter (default $TOLK_TEST_VENV/bin/python)
+#   TOLK_TEST_NODE      the tests' npm packages folder
+#                       (default ${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-node)
 set -euo pipefail
 
 MODE="${1:-test}"
@@ -65,6 +70,11 @@ NO_INSTALL="${TOLK_NO_INSTALL:-0}"
 S3S_FS_VERSION="${TOLK_S3S_FS_VERSION:-0.14.1}"
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 TEST_VENV="${TOLK_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-venv}"
+TEST_NODE="${TOLK_TEST_NODE:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-node}"
+# npm packages the tests run (name@exact-version):
+TEST_NODE_PACKAGES=(
+    oidc-provider@8.8.1   # node-oidc-provider: upstream OpenID provider of the OAuth sign-in tests
+)
 
 # Debian packages named exactly (checked with dpkg-query). PostgreSQL is
 # handled apart: any server version Debian ships will do.
@@ -538,6 +548,43 @@ ensure_test_python() {
     log "tests' python: $py ($("$py" -c 'import sys; print(sys.version.split()[0])'); imports ${modules[*]})"
 }
 
+# --- 7. Node.js and the tests' npm packages (test) ------------------------
+node_packages_ok() {
+    local pkg name version
+    for pkg in "${TEST_NODE_PACKAGES[@]}"; do
+        name=${pkg%@*}
+        version=${pkg##*@}
+        grep -q "\"version\": *\"$version\"" "$TEST_NODE/node_modules/$name/package.json" 2>/dev/null || return 1
+    done
+}
+
+ensure_test_node() {
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        if [[ $NO_INSTALL == 1 || ${SUDO[0]:-} == __no_root__ ]]; then
+            missing+=("nodejs" "npm")
+            warn "node or npm missing (apt-get install nodejs npm)"
+            return
+        fi
+        log "installing: nodejs npm"
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+    fi
+    if ! node_packages_ok; then
+        if [[ $NO_INSTALL == 1 ]]; then
+            missing+=("npm(${TEST_NODE_PACKAGES[*]} in $TEST_NODE)")
+            warn "  install with: npm install --prefix $TEST_NODE ${TEST_NODE_PACKAGES[*]}"
+            return
+        fi
+        log "npm-installing into $TEST_NODE: ${TEST_NODE_PACKAGES[*]}"
+        mkdir -p "$TEST_NODE"
+        npm install --prefix "$TEST_NODE" --no-audit --no-fund --loglevel=error \
+            "${TEST_NODE_PACKAGES[@]}" >/dev/null ||
+            die "npm could not install ${TEST_NODE_PACKAGES[*]} into $TEST_NODE"
+        node_packages_ok || die "$TEST_NODE lacks ${TEST_NODE_PACKAGES[*]} after npm install"
+    fi
+    log "tests' node: $(command -v node) ($(node --version)); packages in $TEST_NODE: ${TEST_NODE_PACKAGES[*]}"
+}
+
 # --- run ---------------------------------------------------------------
 ensure_packages
 ensure_postgres
@@ -547,6 +594,7 @@ if [[ $MODE == test ]]; then
     ensure_s3s_fs
     ensure_chromium
     ensure_test_python
+    ensure_test_node
 fi
 
 if [[ ${#missing[@]} -gt 0 ]]; then

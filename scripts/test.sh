@@ -23,6 +23,8 @@ step() { printf '\n==> %s\n' "$*"; }
 # TOLK_TEST_PYTHON set by the caller is checked the same way, never changed.
 export TOLK_TEST_VENV="${TOLK_TEST_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-venv}"
 export TOLK_TEST_PYTHON="${TOLK_TEST_PYTHON:-$TOLK_TEST_VENV/bin/python}"
+# The tests' npm packages (node-oidc-provider), installed there by setup.sh.
+export TOLK_TEST_NODE="${TOLK_TEST_NODE:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-node}"
 
 step "setup (scripts/setup.sh test)"
 bash scripts/setup.sh test

@@ -3,10 +3,11 @@
 //! application's JSON).
 
 use anyhow::Context;
+use tolk_storage::auth::oauth_strategies::{self, OauthSettings};
 use tolk_storage::auth::{applications, authorities, users};
 use tolk_storage::{PgPool, db, keys};
 
-use crate::cli::{AdminCommand, Common};
+use crate::cli::{AdminCommand, Common, OauthStrategyArgs};
 use crate::services::connect;
 
 /// `tolk migrate`: applies the migrations.
@@ -33,6 +34,7 @@ pub async fn run(common: &Common, command: AdminCommand) -> anyhow::Result<()> {
         }
         command @ AdminCommand::CreateUser { .. } => create_user(&pool, command).await?,
         command @ AdminCommand::CreateApp { .. } => create_app(&pool, command).await?,
+        AdminCommand::CreateOauthStrategy(args) => create_oauth_strategy(&pool, *args).await?,
     }
     Ok(())
 }
@@ -114,6 +116,38 @@ async fn create_app(pool: &PgPool, command: AdminCommand) -> anyhow::Result<()> 
         out["secret"] = serde_json::json!(secret);
     }
     println!("{out}");
+    Ok(())
+}
+
+/// An identity provider of a tenant (an `oauth_strat` row).
+async fn create_oauth_strategy(pool: &PgPool, a: OauthStrategyArgs) -> anyhow::Result<()> {
+    let object = |flag: &str, text: &str| -> anyhow::Result<serde_json::Value> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).with_context(|| format!("--{flag} is not JSON"))?;
+        anyhow::ensure!(v.is_object(), "--{flag} must be a JSON object");
+        Ok(v)
+    };
+    let new = OauthSettings {
+        info_mappings: object("info-mappings", &a.info_mappings)?,
+        authorize_params: object("authorize-params", &a.authorize_params)?,
+        ensure_matching: object("ensure-matching", &a.ensure_matching)?,
+        name: a.name,
+        client_id: a.client_id,
+        client_secret: a.client_secret,
+        site: a.site,
+        authorize_url: a.authorize_url,
+        token_method: a.token_method,
+        auth_scheme: a.auth_scheme,
+        token_url: a.token_url,
+        scope: a.scope,
+        raw_info_url: a.raw_info_url,
+    };
+    let authority = authorities::ensure(pool, &a.domain).await?;
+    let strategy = oauth_strategies::create(pool, authority.id, &new).await?;
+    println!(
+        "{}",
+        serde_json::json!({ "id": strategy.id, "name": strategy.name, "domain": authority.domain })
+    );
     Ok(())
 }
 

@@ -402,6 +402,61 @@ pub enum AdminCommand {
         #[arg(long, default_value = "localhost")]
         domain: String,
     },
+    /// Add an OAuth 2.0 / OpenID Connect identity provider users of a tenant
+    /// sign in through (`/auth/oauth2?id=…`); prints {"id": …} on stdout.
+    CreateOauthStrategy(Box<OauthStrategyArgs>),
+}
+
+/// The columns of an `oauth_strat` row.
+#[derive(Debug, Args)]
+pub struct OauthStrategyArgs {
+    /// Display name.
+    #[arg(long)]
+    pub name: String,
+    /// Our client id at the provider.
+    #[arg(long)]
+    pub client_id: String,
+    /// Our client secret at the provider (omit for a public client).
+    #[arg(
+        long,
+        default_value = "",
+        env = "TOLK_OAUTH_CLIENT_SECRET",
+        hide_env_values = true
+    )]
+    pub client_secret: String,
+    /// Base URL the other URLs are relative to.
+    #[arg(long, default_value = "")]
+    pub site: String,
+    /// Authorization endpoint.
+    #[arg(long, default_value = "/oauth/authorize")]
+    pub authorize_url: String,
+    /// Token endpoint.
+    #[arg(long, default_value = "/oauth/token")]
+    pub token_url: String,
+    /// `post` or `get`.
+    #[arg(long, default_value = "post")]
+    pub token_method: String,
+    /// `request_body` or `basic_auth`.
+    #[arg(long, default_value = "request_body")]
+    pub auth_scheme: String,
+    /// Scopes requested (space-separated).
+    #[arg(long, default_value = "")]
+    pub scope: String,
+    /// The profile endpoint (empty: the ID token's claims).
+    #[arg(long, default_value = "")]
+    pub raw_info_url: String,
+    /// JSON object: our field -> comma-separated provider fields.
+    #[arg(long, default_value = "{}")]
+    pub info_mappings: String,
+    /// JSON object: extra authorization request parameters.
+    #[arg(long, default_value = "{}")]
+    pub authorize_params: String,
+    /// JSON object: field -> [regex, …] the profile must match.
+    #[arg(long, default_value = "{}")]
+    pub ensure_matching: String,
+    /// Authority (tenant) domain, created when missing.
+    #[arg(long, default_value = "localhost")]
+    pub domain: String,
 }
 
 /// `--ledger-writes` values (see `tolk_api::LedgerWrites`).

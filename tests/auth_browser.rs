@@ -69,7 +69,7 @@ fn executable(name: &str, env: &str, package: &str) -> Result<PathBuf> {
 /// chromedriver and the WebDriver session on a fresh Chromium profile.
 /// chromedriver leads its own process group, so dropping the driver also ends the
 /// browser it started (a failing test leaves no Chromium behind).
-struct Driver {
+pub struct Driver {
     browser: Option<Browser>,
     chromedriver: Child,
 }
@@ -85,7 +85,7 @@ impl Drop for Driver {
 }
 
 impl Driver {
-    async fn start(world: &World) -> Result<Self> {
+    pub async fn start(world: &World) -> Result<Self> {
         let chromium = executable("chromium", "TOLK_TEST_CHROMIUM", "chromium")?;
         let chromedriver = executable("chromedriver", "TOLK_TEST_CHROMEDRIVER", "chromium-driver")?;
         let port = free_port();
@@ -138,11 +138,11 @@ impl Driver {
         })
     }
 
-    fn b(&self) -> &Browser {
+    pub fn b(&self) -> &Browser {
         self.browser.as_ref().expect("open session")
     }
 
-    async fn close(mut self) -> Result<()> {
+    pub async fn close(mut self) -> Result<()> {
         if let Some(b) = self.browser.take() {
             b.close().await?;
         }

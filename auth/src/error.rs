@@ -27,6 +27,9 @@ pub enum AuthError {
     /// The legacy API key validation at PLATFORM_URI did not answer usably.
     #[error("API key validation at PLATFORM_URI failed: {0}")]
     LegacyKeys(String),
+    /// The HTTP client toward identity providers could not be built.
+    #[error("HTTP client: {0}")]
+    Outbound(#[source] reqwest::Error),
     /// Anything else.
     #[error("{0}")]
     Internal(String),

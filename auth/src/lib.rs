@@ -6,10 +6,9 @@
 //! [`router`] serves `/auth/*` and `/.well-known/*`; [`tokens::Verifier`] checks
 //! the tokens it issues in other services (the translation and voice APIs).
 //!
-//! Federation (upstream OAuth 2.0 and SAML strategies, token exchange, dynamic
-//! registration, client metadata documents) comes later: users are already
-//! resolved by authority and email, strategies will add `user_auth_lookups` rows
-//! and call [`routes::signin::complete_login`] with their provider name.
+//! Federation ([`federation`]): sign-in through a tenant's OAuth 2.0 / OpenID
+//! Connect provider (`oauth_strat`) and token exchange (RFC 8693); self-onboarded
+//! clients ([`clients`]): dynamic registration and client metadata documents.
 
 #![deny(missing_docs)]
 
@@ -20,6 +19,8 @@ pub mod consent;
 pub mod context;
 pub mod error;
 pub mod events;
+pub mod federation;
+pub mod outbound;
 pub mod pages;
 pub mod passwords;
 pub mod pkce;

@@ -9,6 +9,7 @@ use crate::api_keys::ApiKeyAuth;
 use crate::config::AuthConfig;
 use crate::consent::ConsentSigner;
 use crate::events::LoginEvents;
+use crate::federation::exchange::DocumentCache;
 use crate::sessions::SessionKey;
 use crate::throttle::Throttle;
 use crate::tokens::{SigningKeys, Verifier};
@@ -27,6 +28,8 @@ struct Inner {
     events: LoginEvents,
     api_keys: ApiKeyAuth,
     throttle: Throttle,
+    outbound: reqwest::Client,
+    provider_documents: DocumentCache,
 }
 
 impl AuthState {
@@ -40,6 +43,12 @@ impl AuthState {
         let events = LoginEvents::start(config.redis_url.as_deref(), &config.login_events_channel);
         let api_keys = ApiKeyAuth::new(config.platform_uri.clone());
         let throttle = Throttle::new(config.redis_url.as_deref());
+        let outbound = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(std::time::Duration::from_secs(5))
+            .timeout(std::time::Duration::from_secs(15))
+            .build()
+            .map_err(AuthError::Outbound)?;
         Ok(Self(Arc::new(Inner {
             db,
             config,
@@ -49,6 +58,8 @@ impl AuthState {
             events,
             api_keys,
             throttle,
+            outbound,
+            provider_documents: DocumentCache::default(),
         })))
     }
 
@@ -83,6 +94,15 @@ impl AuthState {
     /// Login events.
     pub fn events(&self) -> &LoginEvents {
         &self.0.events
+    }
+    /// The HTTP client toward identity providers (no redirects followed,
+    /// 5 s to connect, 15 s per request).
+    pub fn outbound(&self) -> &reqwest::Client {
+        &self.0.outbound
+    }
+    /// Identity providers' discovery documents and key sets (token exchange).
+    pub fn provider_documents(&self) -> &DocumentCache {
+        &self.0.provider_documents
     }
     /// API keys.
     pub fn api_keys(&self) -> &ApiKeyAuth {

@@ -334,10 +334,7 @@ async fn tolk_up_serves_auth_beside_the_api() -> Result<()> {
         ],
     )
     .await?;
-    let client = Client {
-        uid: app["uid"].as_str().context("uid")?.to_owned(),
-        secret: app["secret"].as_str().map(str::to_owned),
-    };
+    let client = Client::of(&app)?;
     world
         .extra_env
         .push(("COOKIE_SESSION_SECRET".into(), SECRET.into()));

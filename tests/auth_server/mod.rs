@@ -23,9 +23,11 @@ mod api;
 mod code_flow;
 mod mcp_clients;
 mod metadata_documents;
+mod oauth_sign_in;
 mod register;
 mod security;
 mod signin;
+mod token_exchange;
 
 const SECRET: &str = "an e2e cookie session secret of more than 32 bytes";
 pub const VERIFIER: &str = "e2e-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
@@ -202,6 +204,23 @@ pub fn jwt_payload(token: &str) -> Value {
 pub struct Client {
     pub uid: String,
     pub secret: Option<String>,
+}
+
+impl Client {
+    /// The client `tolk admin create-app` printed.
+    pub fn of(app: &Value) -> Result<Self> {
+        Ok(Self {
+            uid: app["uid"].as_str().context("uid")?.to_owned(),
+            secret: app["secret"].as_str().map(str::to_owned),
+        })
+    }
+}
+
+impl Auth {
+    /// GET `path` as JSON.
+    pub async fn json(&self, path: &str) -> Result<Value> {
+        Ok(self.http.get(self.url(path)).send().await?.json().await?)
+    }
 }
 
 pub const REDIRECT: &str = "http://127.0.0.1/callback";

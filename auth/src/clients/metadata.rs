@@ -211,26 +211,13 @@ async fn fetch(state: &AuthState, url: &url::Url) -> Result<(Value, Duration), M
         return Err(refuse(format!("the document URL answered {status}")));
     }
     let cache = cache_time(res.headers());
-    if res
-        .content_length()
-        .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
-    {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    let mut res = res;
-    while let Some(chunk) = res
-        .chunk()
+    let document = crate::outbound::read_json(res, MAX_DOCUMENT_BYTES)
         .await
-        .map_err(|_| refuse("the document could not be read"))?
-    {
-        if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-            return Err(too_large());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    let document: Value =
-        serde_json::from_slice(&body).map_err(|_| refuse("the document is not JSON"))?;
+        .map_err(|e| match e {
+            crate::outbound::ReadError::TooLarge(_) => too_large(),
+            crate::outbound::ReadError::Unreadable => refuse("the document could not be read"),
+            crate::outbound::ReadError::NotJson => refuse("the document is not JSON"),
+        })?;
     if !document.is_object() {
         return Err(refuse("the document is not a JSON object"));
     }

@@ -19,7 +19,7 @@ use tolk_storage::auth::digest;
 use tolk_storage::auth::users::User;
 use url::Url;
 
-use super::{Params, body_params, resource_on_authority, split_scopes};
+use super::{Params, resource_on_authority, split_scopes};
 use crate::clients::{self, Client};
 use crate::consent::ConsentSigner;
 use crate::sessions::Session;
@@ -111,11 +111,7 @@ pub async fn authorize(
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
-    let params = if method == Method::POST {
-        body_params(&headers, &body)
-    } else {
-        Params::parse(query.as_deref().unwrap_or(""))
-    };
+    let params = super::request_params(&method, &headers, query.as_deref(), &body);
     let Some(params) = params else {
         return error_page("The request's parameters could not be read.");
     };

@@ -31,7 +31,12 @@ pub fn document(base: &str) -> Value {
         "scopes_supported": SCOPES,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
-        "grant_types_supported": ["authorization_code", "client_credentials", "refresh_token"],
+        "grant_types_supported": [
+            "authorization_code",
+            "client_credentials",
+            "refresh_token",
+            crate::routes::token::TOKEN_EXCHANGE,
+        ],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],

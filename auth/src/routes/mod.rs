@@ -8,6 +8,7 @@ pub mod failure;
 pub mod health;
 pub mod login;
 pub mod logout;
+pub mod oauth2;
 pub mod register;
 pub mod revoke;
 pub mod signin;
@@ -67,6 +68,15 @@ pub fn router(state: AuthState) -> Router {
         .route("/auth/logout", get(logout::logout))
         .route("/auth/login", get(login::login))
         .route("/auth/failure", get(failure::failure))
+        .route("/auth/oauth2", get(oauth2::start))
+        .route(
+            "/auth/oauth2/callback",
+            get(oauth2::callback).post(oauth2::callback),
+        )
+        .route(
+            "/auth/oauth2/callback/{strategy}",
+            get(oauth2::callback_of).post(oauth2::callback_of),
+        )
         .route("/auth/authorize", authorize.clone())
         .route("/auth/oauth/authorize", authorize)
         .route("/auth/userinfo", userinfo.clone())
@@ -132,6 +142,20 @@ pub fn body_params(headers: &axum::http::HeaderMap, body: &[u8]) -> Option<Param
         Params::from_json(body)
     } else {
         Params::parse(std::str::from_utf8(body).ok()?)
+    }
+}
+
+/// The parameters of a GET (its query) or a POST (its body: a form, or JSON).
+pub fn request_params(
+    method: &axum::http::Method,
+    headers: &axum::http::HeaderMap,
+    query: Option<&str>,
+    body: &[u8],
+) -> Option<Params> {
+    if method == axum::http::Method::POST {
+        body_params(headers, body)
+    } else {
+        Params::parse(query.unwrap_or(""))
     }
 }
 

@@ -48,7 +48,8 @@ pub fn complete_login(
     vec![legacy, ours]
 }
 
-fn with_cookies(mut res: Response, cookies: &[String]) -> Response {
+/// `res` with `Set-Cookie` headers of `cookies`, in order.
+pub fn with_cookies(mut res: Response, cookies: &[String]) -> Response {
     for c in cookies {
         if let Ok(v) = HeaderValue::from_str(c) {
             res.headers_mut().append(header::SET_COOKIE, v);

@@ -1,6 +1,7 @@
 //! `POST /auth/token`: authorization_code (+ PKCE S256), refresh_token (rotation;
-//! a replayed refresh token revokes its family), client_credentials. The
-//! password grant and unknown grants answer unsupported_grant_type.
+//! a replayed refresh token revokes its family), client_credentials, token
+//! exchange (RFC 8693, [`crate::federation::exchange`]). The password grant and
+//! unknown grants answer unsupported_grant_type.
 
 use axum::Json;
 use axum::body::Bytes;
@@ -22,12 +23,13 @@ use uuid::Uuid;
 
 use super::{Params, body_params, resource_on_authority, split_scopes};
 use crate::clients::{self, Client};
+use crate::federation::exchange::{self, ACCESS_TOKEN_TYPE};
 use crate::throttle::Attempt;
 use crate::tokens::jwt::{self, AccessClaims, IdClaims, UserBlock};
 use crate::tokens::{ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS};
 use crate::{AuthState, OAuthError, context, pkce};
 
-/// The token-exchange grant (RFC 8693), answered by federation (later).
+/// The token-exchange grant (RFC 8693).
 pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 
 /// The handler.
@@ -62,15 +64,7 @@ async fn handle(
         .get("grant_type")
         .ok_or_else(|| OAuthError::invalid_request("grant_type is missing."))?;
     match grant {
-        "authorization_code" | "refresh_token" | "client_credentials" => {}
-        TOKEN_EXCHANGE => {
-            // Token exchange needs an identity-provider strategy (federation);
-            // none is configured, so every exchange fails (reason logged only).
-            tracing::info!("token exchange refused: no identity-provider strategy is configured");
-            return Err(OAuthError::invalid_grant(
-                "The subject token was not accepted.",
-            ));
-        }
+        "authorization_code" | "refresh_token" | "client_credentials" | TOKEN_EXCHANGE => {}
         _ => {
             return Err(OAuthError::bad(
                 "unsupported_grant_type",
@@ -94,6 +88,7 @@ async fn handle(
     match grant {
         "authorization_code" => authorization_code(state, &params, &app, &authority, &issuer).await,
         "refresh_token" => refresh(state, &params, &app, &authority, &issuer).await,
+        TOKEN_EXCHANGE => token_exchange(state, &params, &app, &authority).await,
         _ => client_credentials(state, &params, &app, &authority, &issuer).await,
     }
 }
@@ -351,18 +346,12 @@ async fn client_credentials(
             "A public client cannot use client_credentials.",
         ));
     }
-    let requested = split_scopes(params.get("scope"));
-    let scopes = if requested.is_empty() {
-        vec!["public".to_owned()]
-    } else {
-        requested
-    };
-    if let Some(s) = scopes.iter().find(|s| !app.scopes.contains(s)) {
-        return Err(OAuthError::bad(
+    let scopes = client_scopes(params, app).map_err(|s| {
+        OAuthError::bad(
             "invalid_scope",
             format!("The scope {s} is not allowed for this client."),
-        ));
-    }
+        )
+    })?;
     let grant = Grant {
         app,
         authority,
@@ -375,6 +364,62 @@ async fn client_credentials(
         id_token: None,
     };
     issue(state, grant).await
+}
+
+/// The requested `scope` (default `public`), or the first scope the client
+/// may not have.
+fn client_scopes(params: &Params, app: &Application) -> Result<Vec<String>, String> {
+    let requested = split_scopes(params.get("scope"));
+    let scopes = if requested.is_empty() {
+        vec!["public".to_owned()]
+    } else {
+        requested
+    };
+    match scopes.iter().find(|s| !app.scopes.contains(s)) {
+        Some(s) => Err(s.clone()),
+        None => Ok(scopes),
+    }
+}
+
+/// RFC 8693: the identity provider's access token of a user for a token pair
+/// of ours. Any failure is `invalid_grant`; its reason is logged only.
+async fn token_exchange(
+    state: &AuthState,
+    params: &Params,
+    app: &Application,
+    authority: &Authority,
+) -> Result<Response, OAuthError> {
+    let refused = |why: &dyn std::fmt::Display| {
+        tracing::info!(client = %app.uid, reason = %why, "token exchange refused");
+        OAuthError::invalid_grant("The subject token was not accepted.")
+    };
+    if params.get("subject_token_type") != Some(ACCESS_TOKEN_TYPE) {
+        return Err(refused(&"subject_token_type is not an access token type"));
+    }
+    let subject = params
+        .get("subject_token")
+        .ok_or_else(|| refused(&"subject_token is missing"))?;
+    let scopes = client_scopes(params, app)
+        .map_err(|s| refused(&format!("scope {s} is not allowed for the client")))?;
+    let (user, strategy) = exchange::exchange(state, authority, subject)
+        .await
+        .map_err(|e| refused(&e))?;
+    tracing::info!(user_id = %user.id, strategy = %strategy.id, client = %app.uid,
+        "token exchanged");
+    let grant = Grant {
+        app,
+        authority,
+        user: Some(&user),
+        scopes,
+        resource: params.get("resource").map(str::to_owned),
+        family_id: Uuid::new_v4(),
+        code_digest: None,
+        refresh: true,
+        id_token: None,
+    };
+    let mut body = issue_body(state, grant).await?;
+    body["issued_token_type"] = json!(ACCESS_TOKEN_TYPE);
+    Ok(token_response(body))
 }
 
 /// The user of a grant, refused when deleted or logged out since `since`.
@@ -453,6 +498,14 @@ pub fn access_claims(state: &AuthState, grant: &Grant<'_>, jti: Uuid, now: i64) 
 
 /// Signs, records and answers a token pair.
 pub async fn issue(state: &AuthState, grant: Grant<'_>) -> Result<Response, OAuthError> {
+    Ok(token_response(issue_body(state, grant).await?))
+}
+
+/// Signs and records a token pair; the token response's JSON.
+pub async fn issue_body(
+    state: &AuthState,
+    grant: Grant<'_>,
+) -> Result<serde_json::Value, OAuthError> {
     let now = Utc::now();
     let jti = Uuid::new_v4();
     let claims = access_claims(state, &grant, jti, now.timestamp());
@@ -506,9 +559,14 @@ pub async fn issue(state: &AuthState, grant: Grant<'_>) -> Result<Response, OAut
         };
         body["id_token"] = json!(jwt::sign(state.keys(), &id)?);
     }
+    Ok(body)
+}
+
+/// A token response: the JSON, never cached.
+pub fn token_response(body: serde_json::Value) -> Response {
     let mut res = Json(body).into_response();
     let h = res.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
-    Ok(res)
+    res
 }

@@ -9,8 +9,10 @@
 
 use axum::http::HeaderMap;
 use axum::http::header::COOKIE;
-use cookie::{Cookie, CookieJar, Key, SameSite};
+pub use cookie::SameSite;
+use cookie::{Cookie, CookieJar, Key};
 use rand::RngCore;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::AuthError;
@@ -64,19 +66,36 @@ impl SessionKey {
     /// The first session in the request's cookies that decrypts and has not expired.
     pub fn read(&self, headers: &HeaderMap) -> Option<Session> {
         let now = chrono::Utc::now().timestamp();
+        self.open(headers, COOKIE_NAME, |s: &Session| s.exp > now)
+    }
+
+    /// The `Set-Cookie` value carrying `session`.
+    pub fn set_cookie(&self, session: &Session, max_age_secs: i64, secure: bool) -> String {
+        self.seal(COOKIE_NAME, session, max_age_secs, secure, SameSite::Lax)
+    }
+
+    /// The first value of the cookies named `name` that decrypts, parses as a
+    /// `T` and passes `accept`. Cookies that do not (tampered, foreign, stale)
+    /// are skipped, never an error.
+    pub fn open<T: DeserializeOwned>(
+        &self,
+        headers: &HeaderMap,
+        name: &str,
+        accept: impl Fn(&T) -> bool,
+    ) -> Option<T> {
         for value in headers.get_all(COOKIE) {
             let Ok(value) = value.to_str() else { continue };
             for c in Cookie::split_parse_encoded(value.to_owned()).flatten() {
-                if c.name() != COOKIE_NAME {
+                if c.name() != name {
                     continue;
                 }
                 let mut jar = CookieJar::new();
                 jar.add_original(c.into_owned());
-                let Some(plain) = jar.private(&self.key).get(COOKIE_NAME) else {
+                let Some(plain) = jar.private(&self.key).get(name) else {
                     continue;
                 };
-                match serde_json::from_str::<Session>(plain.value()) {
-                    Ok(s) if s.exp > now => return Some(s),
+                match serde_json::from_str::<T>(plain.value()) {
+                    Ok(v) if accept(&v) => return Some(v),
                     _ => continue,
                 }
             }
@@ -84,31 +103,49 @@ impl SessionKey {
         None
     }
 
-    /// The `Set-Cookie` value carrying `session`.
-    pub fn set_cookie(&self, session: &Session, max_age_secs: i64, secure: bool) -> String {
-        let value = serde_json::to_string(session).unwrap_or_default();
+    /// The `Set-Cookie` value of an encrypted cookie `name` at Path=/auth
+    /// holding `value` as JSON. `SameSite=None` is only sent with `secure`
+    /// (browsers drop it otherwise): without it the cookie is `Lax`.
+    pub fn seal<T: Serialize>(
+        &self,
+        name: &str,
+        value: &T,
+        max_age_secs: i64,
+        secure: bool,
+        same_site: SameSite,
+    ) -> String {
+        let value = serde_json::to_string(value).unwrap_or_default();
+        let same_site = if same_site == SameSite::None && !secure {
+            SameSite::Lax
+        } else {
+            same_site
+        };
         let mut jar = CookieJar::new();
         jar.private_mut(&self.key).add(
-            Cookie::build((COOKIE_NAME, value))
+            Cookie::build((name.to_owned(), value))
                 .path(COOKIE_PATH)
                 .http_only(true)
                 .secure(secure)
-                .same_site(SameSite::Lax)
+                .same_site(same_site)
                 .max_age(cookie::time::Duration::seconds(max_age_secs)),
         );
-        jar.get(COOKIE_NAME)
+        jar.get(name)
             .map(|c| c.encoded().to_string())
             .unwrap_or_default()
     }
 }
 
+/// The `Set-Cookie` value that removes cookie `name` at Path=/auth.
+pub fn clear_cookie(name: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!("{name}=; Path={COOKIE_PATH}; Max-Age=0; HttpOnly; SameSite=Lax{secure}")
+}
+
 /// `Set-Cookie` values that remove the session: ours at /auth and a legacy one at /.
 pub fn clear_cookies(secure: bool) -> [String; 2] {
-    let secure = if secure { "; Secure" } else { "" };
-    [
-        format!("{COOKIE_NAME}=; Path={COOKIE_PATH}; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
-        format!("{COOKIE_NAME}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{secure}"),
-    ]
+    let legacy =
+        clear_cookie(COOKIE_NAME, secure).replacen(&format!("Path={COOKIE_PATH};"), "Path=/;", 1);
+    [clear_cookie(COOKIE_NAME, secure), legacy]
 }
 
 /// What the session cookie holds.

@@ -1,7 +1,6 @@
 //! Users of an authority, looked up by `md5(lower(email))` as the earlier deployment did.
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -54,12 +53,7 @@ macro_rules! user_from_row {
 
 /// A new user id: `user-` and 14 base-62 characters.
 pub fn new_id() -> String {
-    const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    let mut rng = rand::rng();
-    let tail: String = (0..14)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
-    format!("user-{tail}")
+    super::random_id("user")
 }
 
 /// Creates a user; `None` when the authority already has one with this email.
@@ -129,4 +123,87 @@ pub async fn stamp_logged_out(pool: &PgPool, id: &str) -> Result<(), StorageErro
     .execute(pool)
     .await?;
     Ok(())
+}
+
+/// The authority's user that signed in before as `uid` of `provider` (a
+/// strategy id), through its `user_auth_lookups` record.
+pub async fn by_lookup(
+    pool: &PgPool,
+    authority_id: Uuid,
+    provider: &str,
+    uid: &str,
+) -> Result<Option<User>, StorageError> {
+    let row = sqlx::query!(
+        r#"SELECT u.id, u.authority_id, u.name, u.email, u.password_digest, u.permissions,
+                  u.groups, u.logged_out_at, u.deleted_at
+           FROM user_auth_lookups l JOIN users u ON u.id = l.user_id
+           WHERE l.id = $1 AND u.authority_id = $2"#,
+        lookup_id(authority_id, provider, uid),
+        authority_id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(|r| user_from_row!(r)))
+}
+
+/// The id of a lookup record: `auth-{authority}-{provider}-{uid}`.
+pub fn lookup_id(authority_id: Uuid, provider: &str, uid: &str) -> String {
+    format!("auth-{authority_id}-{provider}-{uid}")
+}
+
+/// Records that `user_id` is `uid` at `provider` (kept when it exists).
+pub async fn add_lookup(
+    pool: &PgPool,
+    authority_id: Uuid,
+    user_id: &str,
+    provider: &str,
+    uid: &str,
+) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"INSERT INTO user_auth_lookups (id, user_id, provider, uid) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (id) DO NOTHING"#,
+        lookup_id(authority_id, provider, uid),
+        user_id,
+        provider,
+        uid
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Stores the identity provider's tokens on the user (e.g. a Graph token).
+pub async fn store_provider_tokens(
+    pool: &PgPool,
+    id: &str,
+    access_token: &str,
+    refresh_token: Option<&str>,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"UPDATE users SET access_token = $2, refresh_token = COALESCE($3, refresh_token),
+                  expires_at = $4, updated_at = now()
+           WHERE id = $1"#,
+        id,
+        access_token,
+        refresh_token,
+        expires_at
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Whether the user holds a provider token that has not expired (one without
+/// an expiry counts as live).
+pub async fn has_live_provider_token(pool: &PgPool, id: &str) -> Result<bool, StorageError> {
+    let live = sqlx::query_scalar!(
+        r#"SELECT access_token IS NOT NULL AND (expires_at IS NULL OR expires_at > now())
+                  AS "live!"
+           FROM users WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(live.unwrap_or(false))
 }
