@@ -12,6 +12,11 @@ WORKDIR /src
 ENV SQLX_OFFLINE=true \
     CARGO_TERM_COLOR=never \
     CARGO_INCREMENTAL=0
+# The SAML service provider binds libxmlsec1 (bindgen needs libclang).
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        pkg-config libssl-dev libxml2-dev libxmlsec1-dev libclang-dev \
+ && rm -rf /var/lib/apt/lists/*
 COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/usr/local/cargo/git \
@@ -27,6 +32,10 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates \
+        libxml2 \
+        libxmlsec1 \
+        libxmlsec1-openssl \
+        libssl3 \
         apertium \
         apertium-eng-spa \
         apertium-es-pt \

@@ -15,7 +15,8 @@
 #     eng-cat, the hunspell dictionaries of /v2/write, the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
 #     (recognition of voice jobs), lame (MP3 streams), and a C toolchain for
-#     the few -sys crates (gcc, libc6-dev).
+#     the few -sys crates (gcc, libc6-dev; pkg-config, libssl-dev, libxml2-dev,
+#     libxmlsec1-dev and libclang-dev for the SAML service provider).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
 #     (trust on loopback: a dev/CI set-up, never a production one).
 #   - Redis running on 127.0.0.1:6379.
@@ -82,6 +83,8 @@ TEST_NODE_PACKAGES=(
 # What running Tolk needs (setup.sh run, scripts/up.sh).
 RUN_PACKAGES=(
     ca-certificates gcc libc6-dev             # cargo builds tolk; -sys crates
+    pkg-config libssl-dev libxml2-dev libxmlsec1-dev libclang-dev
+                                              # the SAML service provider (samael binds libxmlsec1)
     redis-server
     apertium apertium-eng-spa apertium-es-pt apertium-fr-es apertium-eng-cat
     # More Apertium pairs (README "Languages" lists what they reach):
@@ -103,6 +106,7 @@ TEST_PACKAGES=(
     apertium-apy                              # the engine tests start it (and tolk-bench)
     flac vorbis-tools                         # the voice tests encode FLAC/OGG inputs
     chromium chromium-driver fonts-dejavu-core # the auth browser tests
+    xmlsec1                                   # pysaml2's identity provider signs with it (SAML tests)
     python3 python3-venv                      # the tests' virtual environment
     libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
                                               # the office filters' outputs must open in LibreOffice
@@ -128,6 +132,7 @@ TEST_PYTHON_MODULES=(
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
     "jproperties                          -                    jproperties"   # reads .properties in the filter's tests
+    "saml2.server                         python3-pysaml2      pysaml2"       # the SAML sign-in tests' identity provider
 )
 
 # The packages this mode installs.

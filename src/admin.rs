@@ -4,10 +4,11 @@
 
 use anyhow::Context;
 use tolk_storage::auth::oauth_strategies::{self, OauthSettings};
+use tolk_storage::auth::saml_strategies::{self, SamlSettings};
 use tolk_storage::auth::{applications, authorities, users};
 use tolk_storage::{PgPool, db, keys};
 
-use crate::cli::{AdminCommand, Common, OauthStrategyArgs};
+use crate::cli::{AdminCommand, Common, OauthStrategyArgs, SamlStrategyArgs};
 use crate::services::connect;
 
 /// `tolk migrate`: applies the migrations.
@@ -35,6 +36,7 @@ pub async fn run(common: &Common, command: AdminCommand) -> anyhow::Result<()> {
         command @ AdminCommand::CreateUser { .. } => create_user(&pool, command).await?,
         command @ AdminCommand::CreateApp { .. } => create_app(&pool, command).await?,
         AdminCommand::CreateOauthStrategy(args) => create_oauth_strategy(&pool, *args).await?,
+        AdminCommand::CreateSamlStrategy(args) => create_saml_strategy(&pool, *args).await?,
     }
     Ok(())
 }
@@ -119,14 +121,59 @@ async fn create_app(pool: &PgPool, command: AdminCommand) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// The JSON object of the flag `--{flag}`.
+fn json_object(flag: &str, text: &str) -> anyhow::Result<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).with_context(|| format!("--{flag} is not JSON"))?;
+    anyhow::ensure!(v.is_object(), "--{flag} must be a JSON object");
+    Ok(v)
+}
+
+/// A SAML identity provider of a tenant (an `adfs_strat` row).
+async fn create_saml_strategy(pool: &PgPool, a: SamlStrategyArgs) -> anyhow::Result<()> {
+    let idp_cert = match &a.idp_cert_file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading --idp-cert-file {}", path.display()))?,
+        None => String::new(),
+    };
+    anyhow::ensure!(
+        !idp_cert.trim().is_empty() || !a.idp_cert_fingerprint.trim().is_empty(),
+        "give --idp-cert-file or --idp-cert-fingerprint: responses are only accepted signed"
+    );
+    let new = SamlSettings {
+        attribute_statements: json_object("attribute-statements", &a.attribute_statements)?,
+        idp_sso_target_url_runtime_params: json_object(
+            "idp-sso-target-url-runtime-params",
+            &a.idp_sso_target_url_runtime_params,
+        )?,
+        name: a.name,
+        issuer: a.issuer,
+        idp_sso_target_url: a.idp_sso_target_url,
+        name_identifier_format: a.name_identifier_format,
+        uid_attribute: a.uid_attribute,
+        assertion_consumer_service_url: a.assertion_consumer_service_url,
+        idp_cert,
+        idp_cert_fingerprint: a.idp_cert_fingerprint,
+        request_attributes: serde_json::json!([]),
+        ..SamlSettings::default()
+    };
+    let authority = authorities::ensure(pool, &a.domain).await?;
+    let strategy = saml_strategies::create(pool, authority.id, &new).await?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "id": strategy.id,
+            "name": strategy.name,
+            "domain": authority.domain,
+            "acs_path": format!("/auth/saml/callback/{}", strategy.id),
+        })
+    );
+    Ok(())
+}
+
 /// An identity provider of a tenant (an `oauth_strat` row).
 async fn create_oauth_strategy(pool: &PgPool, a: OauthStrategyArgs) -> anyhow::Result<()> {
-    let object = |flag: &str, text: &str| -> anyhow::Result<serde_json::Value> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).with_context(|| format!("--{flag} is not JSON"))?;
-        anyhow::ensure!(v.is_object(), "--{flag} must be a JSON object");
-        Ok(v)
-    };
+    let object = json_object;
     let new = OauthSettings {
         info_mappings: object("info-mappings", &a.info_mappings)?,
         authorize_params: object("authorize-params", &a.authorize_params)?,

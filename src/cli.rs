@@ -405,6 +405,48 @@ pub enum AdminCommand {
     /// Add an OAuth 2.0 / OpenID Connect identity provider users of a tenant
     /// sign in through (`/auth/oauth2?id=…`); prints {"id": …} on stdout.
     CreateOauthStrategy(Box<OauthStrategyArgs>),
+    /// Add a SAML 2.0 identity provider users of a tenant sign in through
+    /// (`/auth/saml?id=…`); prints {"id": …, "acs_path": …} on stdout.
+    CreateSamlStrategy(Box<SamlStrategyArgs>),
+}
+
+/// The columns of an `adfs_strat` row.
+#[derive(Debug, Args)]
+pub struct SamlStrategyArgs {
+    /// Display name.
+    #[arg(long)]
+    pub name: String,
+    /// Our entity id (the audience assertions must name).
+    #[arg(long)]
+    pub issuer: String,
+    /// The identity provider's single sign-on URL (redirect binding).
+    #[arg(long)]
+    pub idp_sso_target_url: String,
+    /// File holding the identity provider's signing certificate (PEM).
+    #[arg(long)]
+    pub idp_cert_file: Option<std::path::PathBuf>,
+    /// Or the SHA-1 / SHA-256 fingerprint of that certificate (hex).
+    #[arg(long, default_value = "")]
+    pub idp_cert_fingerprint: String,
+    /// Attribute holding the user's stable id (default: the NameID).
+    #[arg(long, default_value = "")]
+    pub uid_attribute: String,
+    /// NameID format to ask for.
+    #[arg(long, default_value = "")]
+    pub name_identifier_format: String,
+    /// Our assertion consumer service URL (default: /auth/saml/callback/{id}
+    /// on the request's host).
+    #[arg(long, default_value = "")]
+    pub assertion_consumer_service_url: String,
+    /// JSON object: our field (email, name, first_name, last_name) -> [attribute names].
+    #[arg(long, default_value = "{}")]
+    pub attribute_statements: String,
+    /// JSON object: extra query parameters of the sign-on URL.
+    #[arg(long, default_value = "{}")]
+    pub idp_sso_target_url_runtime_params: String,
+    /// Authority (tenant) domain, created when missing.
+    #[arg(long, default_value = "localhost")]
+    pub domain: String,
 }
 
 /// The columns of an `oauth_strat` row.

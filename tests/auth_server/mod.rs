@@ -25,6 +25,7 @@ mod mcp_clients;
 mod metadata_documents;
 mod oauth_sign_in;
 mod register;
+mod saml_sign_in;
 mod security;
 mod signin;
 mod token_exchange;
@@ -156,6 +157,20 @@ fn session_cookie(res: &reqwest::Response) -> Option<(String, String)> {
             let pair = v.split(';').next().unwrap_or("").to_owned();
             (pair, v.to_owned())
         })
+}
+
+/// The `name=value` pair of the response's `Set-Cookie` for cookie `name`.
+pub fn set_cookie(res: &reqwest::Response, name: &str) -> Option<String> {
+    res.headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| {
+            v.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('='))
+        })
+        .and_then(|v| v.split(';').next())
+        .map(str::to_owned)
 }
 
 /// Signs in; returns the `Cookie` header value.

@@ -308,17 +308,7 @@ async fn the_callback_refuses_a_state_this_browser_did_not_start() -> Result<()>
         q["redirect_uri"],
         auth.url(&format!("/auth/oauth2/callback/{id}"))
     );
-    let flow = res
-        .headers()
-        .get_all(reqwest::header::SET_COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("_coauth_flow="))
-        .context("flow cookie")?
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let flow = set_cookie(&res, "_coauth_flow").context("flow cookie")?;
 
     let refused = |res: &reqwest::Response| {
         let to = res

@@ -22,7 +22,7 @@ pub const FLOW_SECONDS: i64 = 600;
 /// A federated sign-in in progress.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Flow {
-    /// `oauth2` (later `saml`).
+    /// `oauth2` or `saml`.
     pub kind: String,
     /// The strategy id.
     pub strategy: String,
@@ -31,7 +31,11 @@ pub struct Flow {
     /// The PKCE code verifier (OAuth 2.0).
     #[serde(default)]
     pub verifier: String,
-    /// The redirect URI the provider was given (the token request repeats it).
+    /// The AuthnRequest's ID the response must answer (SAML).
+    #[serde(default)]
+    pub request_id: String,
+    /// The redirect URI (OAuth 2.0; the token request repeats it) or the
+    /// assertion consumer service URL (SAML) the provider was given.
     pub redirect_uri: String,
     /// Where to send the browser after signing in (already sanitised).
     pub continue_to: Option<String>,
@@ -59,6 +63,7 @@ impl Flow {
             strategy: strategy.to_owned(),
             state: random_token(),
             verifier: random_token(),
+            request_id: String::new(),
             redirect_uri,
             continue_to,
             exp: chrono::Utc::now().timestamp() + FLOW_SECONDS,

@@ -1,5 +1,6 @@
 //! Sign-in through a tenant's identity provider: the OAuth 2.0 / OpenID
-//! Connect client flow of an `oauth_strat` ([`oauth2`]), the browser's flow
+//! Connect client flow of an `oauth_strat` ([`oauth2`]), the SAML 2.0 service
+//! provider of an `adfs_strat` ([`saml`]), the browser's flow
 //! state between kickoff and callback ([`flow`]), and what every federated
 //! sign-in shares ([`identity`]): the provider's profile mapped to a user,
 //! the `ensure_matching` restriction, and the user resolved by lookup
@@ -10,6 +11,7 @@ pub mod exchange;
 pub mod flow;
 pub mod identity;
 pub mod oauth2;
+pub mod saml;
 
 /// Why a federated sign-in failed. The message is shown on `/auth/failure`
 /// (never a secret of ours or the provider's).

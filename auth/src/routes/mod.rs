@@ -5,12 +5,14 @@ pub mod authority;
 pub mod authorize;
 pub mod discovery;
 pub mod failure;
+pub mod federated;
 pub mod health;
 pub mod login;
 pub mod logout;
 pub mod oauth2;
 pub mod register;
 pub mod revoke;
+pub mod saml;
 pub mod signin;
 pub mod token;
 pub mod userinfo;
@@ -75,7 +77,16 @@ pub fn router(state: AuthState) -> Router {
         )
         .route(
             "/auth/oauth2/callback/{strategy}",
-            get(oauth2::callback_of).post(oauth2::callback_of),
+            get(oauth2::callback).post(oauth2::callback),
+        )
+        .route("/auth/saml", get(saml::start))
+        .route(
+            "/auth/saml/callback",
+            get(saml::callback).post(saml::callback),
+        )
+        .route(
+            "/auth/saml/callback/{strategy}",
+            get(saml::callback).post(saml::callback),
         )
         .route("/auth/authorize", authorize.clone())
         .route("/auth/oauth/authorize", authorize)

@@ -11,6 +11,7 @@ pub mod authorities;
 pub mod codes;
 pub mod consents;
 pub mod oauth_strategies;
+pub mod saml_strategies;
 pub mod tokens;
 pub mod users;
 

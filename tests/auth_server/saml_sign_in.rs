@@ -1,0 +1,356 @@
+//! Sign-in through a tenant's SAML 2.0 identity provider (`adfs_strat`): a
+//! real one, pysaml2's `Server` (Debian's python3-pysaml2, signing with
+//! xmlsec1) started by the test (`saml_idp.py`). The AuthnRequest goes by the
+//! redirect binding; the test plays the browser's part of the POST binding
+//! (it submits the provider's form). A first sign-in creates the user, a
+//! second finds it; a replayed, tampered, wrapped, unsigned or DOCTYPE-carrying
+//! response, one answering another request, one signed with SHA-1 and one
+//! signed by another certificate are all refused; a certificate given by fingerprint works.
+
+use std::path::PathBuf;
+
+use base64::engine::general_purpose::STANDARD;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::*;
+
+const SP_ENTITY: &str = "https://tolk.test/saml/sp";
+
+/// pysaml2's identity provider, running until dropped.
+struct Idp {
+    base: String,
+    _child: Child,
+}
+
+/// A self-signed certificate made by openssl: (key, certificate) paths.
+fn certificate(world: &World, name: &str) -> Result<(PathBuf, PathBuf)> {
+    let (key, cert) = (
+        world.path(&format!("{name}.key")),
+        world.path(&format!("{name}.crt")),
+    );
+    let status = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+        ])
+        .arg(format!("/CN={name}"))
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stderr(Stdio::null())
+        .status()
+        .context("openssl must be installed")?;
+    anyhow::ensure!(status.success(), "openssl req failed");
+    Ok((key, cert))
+}
+
+/// The SHA-256 fingerprint of a certificate, as openssl prints it (AA:BB:…).
+fn fingerprint(cert: &std::path::Path) -> Result<String> {
+    let out = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256", "-in"])
+        .arg(cert)
+        .output()?;
+    let text = String::from_utf8(out.stdout)?;
+    Ok(text
+        .split_once('=')
+        .context("fingerprint")?
+        .1
+        .trim()
+        .to_owned())
+}
+
+async fn start_idp(
+    world: &World,
+    port: u16,
+    key: &std::path::Path,
+    cert: &std::path::Path,
+    acs: &str,
+) -> Result<Idp> {
+    let python = std::env::var("TOLK_TEST_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/auth_server/saml_idp.py");
+    let log = std::fs::File::create(world.path("saml-idp.log"))?;
+    let mut child = Command::new(python)
+        .arg(&script)
+        .arg(port.to_string())
+        .arg(key)
+        .arg(cert)
+        .arg(SP_ENTITY)
+        .arg(acs)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .kill_on_drop(true)
+        .spawn()
+        .context("the tests' Python must run (scripts/setup.sh test)")?;
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await;
+    if !matches!(ready, Ok(Ok(Some(ref l))) if l.trim() == "ready") {
+        bail!(
+            "the SAML identity provider did not start: {}",
+            std::fs::read_to_string(world.path("saml-idp.log")).unwrap_or_default()
+        );
+    }
+    Ok(Idp {
+        base: format!("http://127.0.0.1:{port}"),
+        _child: child,
+    })
+}
+
+/// What the provider's form would post: the flow cookie of the kickoff, the
+/// base64 response and the relay state.
+struct Answer {
+    cookie: String,
+    response: String,
+    relay: String,
+}
+
+impl Answer {
+    fn xml(&self) -> Result<String> {
+        Ok(String::from_utf8(STANDARD.decode(&self.response)?)?)
+    }
+    fn with_xml(&self, xml: &str) -> Self {
+        Self {
+            cookie: self.cookie.clone(),
+            response: STANDARD.encode(xml),
+            relay: self.relay.clone(),
+        }
+    }
+}
+
+fn form_value(html: &str, name: &str) -> Result<String> {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .with_context(|| format!("{name} in {html}"))?
+        + marker.len();
+    let end = start + html[start..].find('"').context("end of value")?;
+    Ok(html[start..end]
+        .replace("&#x2B;", "+")
+        .replace("&#43;", "+")
+        .replace("&#x3D;", "=")
+        .replace("&amp;", "&"))
+}
+
+/// Starts a sign-in through `strategy` and lets the provider answer.
+async fn answer(auth: &Auth, strategy: &str) -> Result<Answer> {
+    let res = auth
+        .http
+        .get(auth.url(&format!(
+            "/auth/saml?id={strategy}&continue=%2Fauth%2Fauthority"
+        )))
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let to = res.headers()[LOCATION].to_str()?.to_owned();
+    assert!(
+        to.contains("SAMLRequest=") && to.contains("RelayState="),
+        "{to}"
+    );
+    let cookie = set_cookie(&res, "_coauth_flow").context("flow cookie")?;
+    let page = auth.http.get(&to).send().await?;
+    let status = page.status();
+    let html = page.text().await?;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    Ok(Answer {
+        cookie,
+        response: form_value(&html, "SAMLResponse")?,
+        relay: form_value(&html, "RelayState")?,
+    })
+}
+
+/// Posts an answer to `path`: where the browser is sent, and whether a
+/// session cookie came with it.
+async fn post(auth: &Auth, path: &str, a: &Answer) -> Result<(String, bool)> {
+    let res = auth
+        .http
+        .post(auth.url(path))
+        .header(COOKIE, &a.cookie)
+        .form(&[
+            ("SAMLResponse", a.response.as_str()),
+            ("RelayState", a.relay.as_str()),
+        ])
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let session = res
+        .headers()
+        .get_all(reqwest::header::SET_COOKIE)
+        .iter()
+        .any(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.starts_with("_coauth_session=") && !v.contains("Max-Age=0"))
+        });
+    Ok((res.headers()[LOCATION].to_str()?.to_owned(), session))
+}
+
+fn failed_with(location: &str, auth: &Auth, why: &str) -> bool {
+    location.starts_with("/auth/failure?")
+        && query_of(&auth.url(location))
+            .get("message")
+            .is_some_and(|m| m.contains(why))
+}
+
+#[tokio::test]
+async fn saml_sign_in_verifies_every_response() -> Result<()> {
+    let mut world = world_with_ann("saml").await?;
+    let auth = start_auth(&mut world).await?;
+    let (key, cert) = certificate(&world, "idp")?;
+    let (_, other_cert) = certificate(&world, "someone-else")?;
+    let port = free_port();
+    let sso = format!("http://127.0.0.1:{port}/sso/redirect");
+    let cert_arg = cert.display().to_string();
+    let create = |extra: Vec<String>| {
+        let world = &world;
+        let sso = sso.clone();
+        async move {
+            let mut args: Vec<String> = [
+                "admin",
+                "create-saml-strategy",
+                "--name",
+                "Corporate SSO",
+                "--issuer",
+                SP_ENTITY,
+                "--idp-sso-target-url",
+            ]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+            args.push(sso);
+            args.extend(extra);
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            admin_json(world, &refs).await
+        }
+    };
+    let main = create(vec!["--idp-cert-file".into(), cert_arg.clone()]).await?;
+    let id = main["id"].as_str().context("id")?.to_owned();
+    let acs = auth.url(main["acs_path"].as_str().context("acs_path")?);
+    // Same entity and ACS, trusting another certificate; and one trusting the
+    // right certificate by its fingerprint only.
+    let wrong = create(vec![
+        "--idp-cert-file".into(),
+        other_cert.display().to_string(),
+        "--assertion-consumer-service-url".into(),
+        acs.clone(),
+    ])
+    .await?;
+    let by_print = create(vec![
+        "--idp-cert-fingerprint".into(),
+        fingerprint(&cert)?,
+        "--assertion-consumer-service-url".into(),
+        acs.clone(),
+    ])
+    .await?;
+    let idp = start_idp(&world, port, &key, &cert, &acs).await?;
+    let callback = format!("/auth/saml/callback/{id}");
+    let db = world.db().await?;
+    let users = |email: &'static str| {
+        let db = db.clone();
+        async move {
+            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE email = $1")
+                .bind(email)
+                .fetch_one(&db)
+                .await?;
+            anyhow::Ok(n)
+        }
+    };
+
+    // Signed in: the user is created from the assertion's attributes.
+    let first = answer(&auth, &id).await?;
+    let (to, session) = post(&auth, &callback, &first).await?;
+    assert_eq!((to.as_str(), session), ("/auth/authority", true), "{to}");
+    let (user_id, name): (String, String) =
+        sqlx::query_as("SELECT id, name FROM users WHERE email = 'grace@example.org'")
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(name, "Grace Hopper");
+    let lookup: (String, String) =
+        sqlx::query_as("SELECT provider, uid FROM user_auth_lookups WHERE user_id = $1")
+            .bind(&user_id)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(lookup, (id.clone(), "grace-persistent-id".to_owned()));
+
+    // The same response again: a replay.
+    let (to, session) = post(&auth, &callback, &first).await?;
+    assert!(failed_with(&to, &auth, "already used") && !session, "{to}");
+
+    // A second sign-in finds the same user.
+    let (to, session) = post(&auth, &callback, &answer(&auth, &id).await?).await?;
+    assert_eq!((to.as_str(), session), ("/auth/authority", true));
+    assert_eq!(users("grace@example.org").await?, 1);
+
+    // Tampered after signing: the email changed.
+    let a = answer(&auth, &id).await?;
+    let tampered = a.with_xml(&a.xml()?.replace("grace@example.org", "mallory@example.org"));
+    let (to, session) = post(&auth, &callback, &tampered).await?;
+    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+
+    // Signature wrapping: an unsigned copy of the assertion for another user
+    // placed before the signed one. Only the signed part is ever read.
+    let a = answer(&auth, &id).await?;
+    let xml = a.xml()?;
+    let open = xml.find(":Assertion ").context("assertion")?;
+    let open = xml[..open].rfind('<').context("tag start")?;
+    let prefix = &xml[open + 1..xml[open..].find(':').map(|i| open + i).context("prefix")?];
+    let close_tag = format!("</{prefix}:Assertion>");
+    let close = xml.find(&close_tag).context("assertion end")? + close_tag.len();
+    let signed = &xml[open..close];
+    let mut evil = signed
+        .replace("grace@example.org", "mallory@example.org")
+        .replace("grace-persistent-id", "mallory-id");
+    if let (Some(s), Some(e)) = (evil.find("<ds:Signature"), evil.find("</ds:Signature>")) {
+        evil.replace_range(s..e + "</ds:Signature>".len(), "");
+    }
+    let evil = evil.replacen(" ID=\"", " ID=\"evil", 1);
+    let wrapped = format!("{}{evil}{}", &xml[..open], &xml[open..]);
+    let (to, _) = post(&auth, &callback, &a.with_xml(&wrapped)).await?;
+    assert_eq!(
+        users("mallory@example.org").await?,
+        0,
+        "the wrapped assertion was never read: {to}"
+    );
+
+    // A DOCTYPE (entities) is refused before parsing.
+    let a = answer(&auth, &id).await?;
+    let xml = a.xml()?;
+    let body = xml.find("?>").map_or(0, |i| i + 2);
+    let with_doctype = format!(
+        "{}<!DOCTYPE r [<!ENTITY e \"grace\">]>{}",
+        &xml[..body],
+        &xml[body..]
+    );
+    let (to, _) = post(&auth, &callback, &a.with_xml(&with_doctype)).await?;
+    assert!(failed_with(&to, &auth, "DOCTYPE"), "{to}");
+
+    // A response to another browser's request (its InResponseTo) with this browser's flow.
+    let mine = answer(&auth, &id).await?;
+    let theirs = answer(&auth, &id).await?;
+    let crossed = Answer {
+        response: theirs.response.clone(),
+        ..mine
+    };
+    let (to, session) = post(&auth, &callback, &crossed).await?;
+    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+
+    // Signed by a certificate the strategy does not trust.
+    let a = answer(&auth, wrong["id"].as_str().context("id")?).await?;
+    let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
+    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+
+    // The right certificate, trusted by its fingerprint.
+    let a = answer(&auth, by_print["id"].as_str().context("id")?).await?;
+    let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
+    assert_eq!((to.as_str(), session), ("/auth/authority", true));
+
+    // Nothing signed at all.
+    auth.http
+        .get(format!("{}/mode?name=unsigned", idp.base))
+        .send()
+        .await?;
+    let a = answer(&auth, &id).await?;
+    let (to, session) = post(&auth, &callback, &a).await?;
+    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+    assert_eq!(users("grace@example.org").await?, 1);
+    Ok(())
+}
