@@ -893,3 +893,60 @@ async fn apple_strings_values_are_translated_with_specifiers_kept() -> Result<()
     assert!(out.contains("%@\";\n"), "{out}");
     Ok(())
 }
+
+/// An XLIFF 1.2 file translated EN→ES over HTTP: each source gets a Spanish
+/// target after it with its inline codes, the file its target language, a
+/// `translate="no"` unit nothing; Python's lxml reads the result.
+#[tokio::test]
+async fn xliff_sources_get_spanish_targets_with_their_codes() -> Result<()> {
+    let mut world = World::new("xliff_doc").await?;
+    let key = world.create_key("xliff", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = r#"<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="app" source-language="en" datatype="plaintext">
+    <body>
+      <trans-unit id="1"><source>The house is <g id="b">big</g>.</source></trans-unit>
+      <trans-unit id="2" translate="no"><source>The dog</source></trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "app.xlf",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/x-xliff+xml");
+    let path = world.path("app.es.xlf");
+    std::fs::write(&path, &bytes)?;
+    let read = python(
+        "import json, sys\nfrom lxml import etree\nns = {'x': 'urn:oasis:names:tc:xliff:document:1.2'}\n\
+         doc = etree.parse(sys.argv[1])\n\
+         units = {u.get('id'): [etree.tostring(t, encoding='unicode', with_tail=False) for t in u.findall('x:target', ns)] for u in doc.iterfind('.//x:trans-unit', ns)}\n\
+         print(json.dumps({'lang': doc.find('x:file', ns).get('target-language'), 'units': units}))",
+        &[&path],
+    )
+    .await?;
+    let read: Value = serde_json::from_str(&read)?;
+    assert_eq!(read["lang"], "es", "{read}");
+    let target = read["units"]["1"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    assert!(
+        target.contains("casa") && target.contains("<g id=\"b\">"),
+        "{read}"
+    );
+    assert!(target.contains("state=\"translated\""), "{read}");
+    assert_eq!(
+        read["units"]["2"],
+        serde_json::json!([]),
+        "translate=no: no target"
+    );
+    Ok(())
+}

@@ -156,6 +156,17 @@ async fn broken_localization_files_end_in_error_and_the_next_succeeds() -> Resul
             b"1\n00:00:01.000 --> 00:00:02.000\nHello\n".to_vec(),
             "webvtt",
         ),
+        (
+            "entities.xlf",
+            b"<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><xliff version=\"1.2\"/>"
+                .to_vec(),
+            "doctype",
+        ),
+        (
+            "page.xlf",
+            b"<html><body>Hi</body></html>".to_vec(),
+            "not xliff",
+        ),
     ] {
         let (id, doc_key) = api.upload_ok(&key, name, bytes, &fields).await?;
         uploads.push((name, needle, id, doc_key));

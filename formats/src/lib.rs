@@ -28,7 +28,9 @@
 //! * **properties** — every value of a Java properties file, escapes read
 //!   and written back, placeholders as tags;
 //! * **strings** — every value of an Apple `.strings` file, format
-//!   specifiers as tags, UTF-16 kept.
+//!   specifiers as tags, UTF-16 kept;
+//! * **xlf, xliff, sdlxliff** — XLIFF 1.2 and 2.x: every translatable source
+//!   gets a target, inline codes as tags (`xliff`).
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -61,6 +63,7 @@ mod strings;
 mod subtitles;
 pub mod tmx;
 mod txt;
+mod xliff;
 mod xlsx;
 
 pub use error::FormatError;
@@ -99,6 +102,8 @@ pub enum DocumentFormat {
     Properties,
     /// Apple strings (`.strings`).
     Strings,
+    /// XLIFF 1.2 or 2.x (`.xlf`, `.xliff`, `.sdlxliff`).
+    Xliff,
 }
 
 impl DocumentFormat {
@@ -122,6 +127,7 @@ impl DocumentFormat {
             "md" | "markdown" => Some(Self::Markdown),
             "properties" => Some(Self::Properties),
             "strings" => Some(Self::Strings),
+            "xlf" | "xliff" | "sdlxliff" => Some(Self::Xliff),
             _ => None,
         }
     }
@@ -150,6 +156,7 @@ impl DocumentFormat {
             Self::Markdown => "md",
             Self::Properties => "properties",
             Self::Strings => "strings",
+            Self::Xliff => "xlf",
         }
     }
 
@@ -175,6 +182,7 @@ impl DocumentFormat {
             Self::Markdown => "text/markdown",
             Self::Properties => "text/x-java-properties",
             Self::Strings => "text/plain",
+            Self::Xliff => "application/x-xliff+xml",
         }
     }
 }
@@ -238,6 +246,10 @@ pub fn extract_with(
             let (segments, skeleton) = strings::extract(input)?;
             (segments, Skeleton::Strings(skeleton))
         }
+        DocumentFormat::Xliff => {
+            let (segments, skeleton) = xliff::extract(input)?;
+            (segments, Skeleton::Xliff(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -264,7 +276,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Json
         | DocumentFormat::Markdown
         | DocumentFormat::Properties
-        | DocumentFormat::Strings => None,
+        | DocumentFormat::Strings
+        | DocumentFormat::Xliff => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -292,6 +305,7 @@ enum Skeleton {
     Markdown(markdown::Skeleton),
     Properties(properties::Skeleton),
     Strings(strings::Skeleton),
+    Xliff(xliff::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -302,7 +316,8 @@ impl Extracted {
     }
 
     /// Marks translated text with the target language where the format
-    /// records a language per run (Word's `w:lang`, DrawingML's `lang`), so
+    /// records one (Word's `w:lang`, DrawingML's `lang` per run; XLIFF's
+    /// target language), so
     /// spell checkers and screen readers treat it as such. `target_lang` is a
     /// DeepL code (`ES`, `EN-US`, `ZH-HANS`), written as BCP 47 (`es`,
     /// `en-US`, `zh-Hans`).
@@ -341,6 +356,7 @@ impl Extracted {
             Skeleton::Markdown(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Properties(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }

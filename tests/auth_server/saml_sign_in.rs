@@ -4,8 +4,9 @@
 //! redirect binding; the test plays the browser's part of the POST binding
 //! (it submits the provider's form). A first sign-in creates the user, a
 //! second finds it; a replayed, tampered, wrapped, unsigned or DOCTYPE-carrying
-//! response, one answering another request, one signed with SHA-1 and one
-//! signed by another certificate are all refused; a certificate given by fingerprint works.
+//! response, one answering another request, one for another consumer URL or
+//! service provider, one signed with SHA-1 and one signed by another
+//! certificate are all refused; a certificate given by fingerprint works.
 
 use std::path::PathBuf;
 
@@ -200,7 +201,7 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
     let port = free_port();
     let sso = format!("http://127.0.0.1:{port}/sso/redirect");
     let cert_arg = cert.display().to_string();
-    let create = |extra: Vec<String>| {
+    let create_as = |issuer: &'static str, extra: Vec<String>| {
         let world = &world;
         let sso = sso.clone();
         async move {
@@ -210,7 +211,7 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
                 "--name",
                 "Corporate SSO",
                 "--issuer",
-                SP_ENTITY,
+                issuer,
                 "--idp-sso-target-url",
             ]
             .iter()
@@ -222,6 +223,7 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
             admin_json(world, &refs).await
         }
     };
+    let create = |extra: Vec<String>| create_as(SP_ENTITY, extra);
     let main = create(vec!["--idp-cert-file".into(), cert_arg.clone()]).await?;
     let id = main["id"].as_str().context("id")?.to_owned();
     let acs = auth.url(main["acs_path"].as_str().context("acs_path")?);
@@ -240,6 +242,25 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
         "--assertion-consumer-service-url".into(),
         acs.clone(),
     ])
+    .await?;
+    // Answers sent to another consumer URL than this strategy's (Destination
+    // and Recipient), and assertions for another service provider (Audience).
+    let elsewhere = create(vec![
+        "--idp-cert-file".into(),
+        cert_arg.clone(),
+        "--assertion-consumer-service-url".into(),
+        auth.url("/auth/saml/callback"),
+    ])
+    .await?;
+    let other_sp = create_as(
+        "https://another-sp.example/saml",
+        vec![
+            "--idp-cert-file".into(),
+            cert_arg.clone(),
+            "--assertion-consumer-service-url".into(),
+            acs.clone(),
+        ],
+    )
     .await?;
     let idp = start_idp(&world, port, &key, &cert, &acs).await?;
     let callback = format!("/auth/saml/callback/{id}");
@@ -343,14 +364,38 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
     let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
     assert_eq!((to.as_str(), session), ("/auth/authority", true));
 
-    // Nothing signed at all.
-    auth.http
-        .get(format!("{}/mode?name=unsigned", idp.base))
-        .send()
-        .await?;
-    let a = answer(&auth, &id).await?;
-    let (to, session) = post(&auth, &callback, &a).await?;
-    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+    // Sent to another consumer URL (Destination, Recipient), and for another
+    // service provider (Audience).
+    for (strategy, why) in [(&elsewhere, "recipient"), (&other_sp, "audience")] {
+        let a = answer(&auth, strategy["id"].as_str().context("id")?).await?;
+        let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
+        let message = query_of(&auth.url(&to))
+            .get("message")
+            .cloned()
+            .unwrap_or_default();
+        assert!(to.starts_with("/auth/failure?") && !session, "{why}: {to}");
+        assert!(message.to_lowercase().contains(why), "{why}: {message}");
+    }
+
+    // Nothing signed at all, and signed with SHA-1.
+    for mode in ["unsigned", "sha1"] {
+        auth.http
+            .get(format!("{}/mode?name={mode}", idp.base))
+            .send()
+            .await?;
+        let a = answer(&auth, &id).await?;
+        if mode == "sha1" {
+            assert!(
+                a.xml()?.contains("xmldsig#rsa-sha1"),
+                "the provider signed with SHA-1"
+            );
+        }
+        let (to, session) = post(&auth, &callback, &a).await?;
+        assert!(
+            failed_with(&to, &auth, "not accepted") && !session,
+            "{mode}: {to}"
+        );
+    }
     assert_eq!(users("grace@example.org").await?, 1);
     Ok(())
 }

@@ -169,7 +169,7 @@ async fn upload(
         })?;
     let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
         ApiError::BadRequest(format!(
-            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx, pptx, xlsx, xlsm, odt, odp, ods, srt, vtt, json, md, markdown, properties, strings)."
+            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx, pptx, xlsx, xlsm, odt, odp, ods, srt, vtt, json, md, markdown, properties, strings, xlf, xliff, sdlxliff)."
         ))
     })?;
     let output = match up.output_format.as_deref() {

@@ -1,0 +1,503 @@
+//! XLIFF 1.2 (`trans-unit`) and 2.0/2.1 (`unit`/`segment`), found by the
+//! root's `version`.
+//!
+//! Every translatable source becomes a segment and gets a target: an
+//! existing `<target>` is replaced, else one is written after the source
+//! (indented like it). Units, groups and files with `translate="no"`, 2.x
+//! `<ignorable>`, notes and any other module stay as they are. Inline codes
+//! become tags of the segment: paired ones (`g`, `mrk` in 1.2; `pc`, `mrk`
+//! in 2.x) spans, every other element (`x`, `bx`, `ex`, `ph`, `bpt`, `ept`,
+//! `it` in 1.2; `ph`, `sc`, `ec`, `sm`, `em` in 2.x) a placeholder written
+//! back exactly, with its native code. A 1.2 `seg-source` segmented into
+//! `<mrk mtype="seg">` gives one segment per `mrk`, and the target repeats
+//! that segmentation. A source without text is copied to the target as it
+//! is.
+//!
+//! States: 1.2 targets get `state="translated"`, 2.x segments
+//! `state="translated"`. With the target language known
+//! ([`crate::Extracted::with_target_language`]), 1.2 `file/@target-language`
+//! and new targets' `xml:lang`, and 2.x `xliff/@trgLang`, are set to it. A
+//! DOCTYPE is refused (no entity expansion). The encoding (UTF-8, UTF-16 with
+//! a byte-order mark) is kept.
+
+use std::ops::Range;
+
+use crate::FormatError;
+use crate::encoding::{self, Decoded, Form};
+use crate::inline::{self, SegmentBuilder};
+use crate::ooxml::xml::{self, Elem, TextKind, XNode};
+
+/// XLIFF 1.x or 2.x.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V1,
+    V2,
+}
+
+/// The document and the edits the merge makes to it.
+#[derive(Debug)]
+pub(crate) struct Skeleton {
+    source: String,
+    form: Form,
+    /// In document order, not overlapping.
+    edits: Vec<Edit>,
+}
+
+#[derive(Debug)]
+enum Edit {
+    /// `range` (an existing target, or an empty range after the source)
+    /// becomes `open`, the template, `close`.
+    Target {
+        range: Range<usize>,
+        open: String,
+        /// Add `xml:lang` with the target language to `open`.
+        lang: bool,
+        close: String,
+        template: Vec<Piece>,
+    },
+    /// The start tag at `range` gets attribute `name` = the target language.
+    Lang {
+        range: Range<usize>,
+        name: &'static str,
+    },
+    /// `range` becomes `text`.
+    Fixed { range: Range<usize>, text: String },
+}
+
+/// A target's content: source markup kept as it is, and translated segments.
+#[derive(Debug)]
+enum Piece {
+    Raw(String),
+    Slot {
+        segment: usize,
+        /// Tag `id` is `tags[id - 1]`: (open markup, close markup).
+        tags: Vec<(String, Option<String>)>,
+    },
+}
+
+fn local(name: &str) -> &str {
+    name.rsplit(':').next().unwrap_or(name)
+}
+
+fn prefix(name: &str) -> &str {
+    name.rsplit_once(':').map_or("", |(p, _)| p)
+}
+
+pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let Decoded { text: source, form } = encoding::decode(input, None);
+    let tree = xml::parse(&source)
+        .map_err(|e| FormatError::corrupt(format!("The file is not valid XLIFF: it {e}")))?;
+    let root = tree
+        .iter()
+        .find_map(|n| match n {
+            XNode::Elem(e) => Some(e),
+            XNode::Text(..) => None,
+        })
+        .ok_or_else(|| FormatError::corrupt("The file is not valid XLIFF: no root element"))?;
+    if local(root.name) != "xliff" {
+        return Err(FormatError::corrupt(format!(
+            "The file is not XLIFF: its root element is <{}>",
+            root.name
+        )));
+    }
+    let version = match root.attr(&source, "version").as_deref() {
+        Some(v) if v.starts_with("1.") => Version::V1,
+        Some(v) if v.starts_with("2.") => Version::V2,
+        Some(v) => {
+            return Err(FormatError::unsupported(format!(
+                "XLIFF version {v} is not supported (1.2, 2.0 and 2.1 are)"
+            )));
+        }
+        None => return Err(FormatError::corrupt("The XLIFF root has no version")),
+    };
+    let mut walk = Walk {
+        src: &source,
+        version,
+        segments: Vec::new(),
+        edits: Vec::new(),
+    };
+    if version == Version::V2 {
+        walk.edits.push(Edit::Lang {
+            range: root.start.clone(),
+            name: "trgLang",
+        });
+    }
+    walk.element(root, true);
+    let Walk {
+        segments, edits, ..
+    } = walk;
+    Ok((
+        segments,
+        Skeleton {
+            source,
+            form,
+            edits,
+        },
+    ))
+}
+
+struct Walk<'s> {
+    src: &'s str,
+    version: Version,
+    segments: Vec<String>,
+    edits: Vec<Edit>,
+}
+
+impl Walk<'_> {
+    fn text(&self, range: &Range<usize>) -> &str {
+        self.src.get(range.clone()).unwrap_or("")
+    }
+
+    fn translatable(&self, elem: &Elem<'_>, inherited: bool) -> bool {
+        match elem.attr(self.src, "translate").as_deref() {
+            Some("no") => false,
+            Some("yes") => true,
+            _ => inherited,
+        }
+    }
+
+    fn element(&mut self, elem: &Elem<'_>, inherited: bool) {
+        let translate = self.translatable(elem, inherited);
+        match (self.version, local(elem.name)) {
+            (Version::V1, "file") => self.edits.push(Edit::Lang {
+                range: elem.start.clone(),
+                name: "target-language",
+            }),
+            (Version::V1, "trans-unit") => {
+                if translate {
+                    self.unit_v1(elem);
+                }
+                return;
+            }
+            (Version::V2, "unit") => {
+                if translate {
+                    for child in elem.elems() {
+                        if local(child.name) == "segment" {
+                            self.segment_v2(child);
+                        }
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+        for child in elem.elems() {
+            self.element(child, translate);
+        }
+    }
+
+    /// A 1.2 `trans-unit`.
+    fn unit_v1(&mut self, unit: &Elem<'_>) {
+        let child = |name: &str| unit.elems().find(|e| local(e.name) == name);
+        let Some(source) = child("source") else {
+            return;
+        };
+        let seg_source = child("seg-source").filter(|s| {
+            s.elems().any(|m| {
+                local(m.name) == "mrk" && m.attr(self.src, "mtype").as_deref() == Some("seg")
+            })
+        });
+        let template = match seg_source {
+            Some(seg) => self.segmented(seg),
+            None => self.template(source),
+        };
+        let after = seg_source.map_or(source.span().end, |s| s.span().end.max(source.span().end));
+        self.target(unit, source, child("target"), after, template, true);
+    }
+
+    /// A 2.x `segment`: its state set, its target written.
+    fn segment_v2(&mut self, segment: &Elem<'_>) {
+        let Some(source) = segment.elems().find(|e| local(e.name) == "source") else {
+            return;
+        };
+        let template = self.template(source);
+        self.edits.push(Edit::Fixed {
+            range: segment.start.clone(),
+            text: set_attr(self.text(&segment.start), "state", "translated"),
+        });
+        let existing = segment.elems().find(|e| local(e.name) == "target");
+        self.target(
+            segment,
+            source,
+            existing,
+            source.span().end,
+            template,
+            false,
+        );
+    }
+
+    /// The target edit of `parent`: `existing` replaced, else a new target
+    /// after byte `after`, indented like `source`.
+    fn target(
+        &mut self,
+        parent: &Elem<'_>,
+        source: &Elem<'_>,
+        existing: Option<&Elem<'_>>,
+        after: usize,
+        template: Vec<Piece>,
+        state_on_target: bool,
+    ) {
+        let name = format!(
+            "{}{}target",
+            prefix(source.name),
+            if prefix(source.name).is_empty() {
+                ""
+            } else {
+                ":"
+            }
+        );
+        let edit = match existing {
+            Some(target) => {
+                let mut open = self.text(&target.start).to_owned();
+                if target.end.is_none() {
+                    open = format!(
+                        "{}>",
+                        open.trim_end_matches('>').trim_end_matches('/').trim_end()
+                    );
+                }
+                if state_on_target {
+                    open = set_attr(&open, "state", "translated");
+                }
+                let close = match &target.end {
+                    Some(end) => self.text(end).to_owned(),
+                    None => format!("</{}>", target.name),
+                };
+                Edit::Target {
+                    range: target.span(),
+                    open,
+                    lang: false,
+                    close,
+                    template,
+                }
+            }
+            None => {
+                let indent = indent_before(self.src, parent, source);
+                let state = if state_on_target {
+                    " state=\"translated\""
+                } else {
+                    ""
+                };
+                Edit::Target {
+                    range: after..after,
+                    open: format!("{indent}<{name}{state}>"),
+                    lang: state_on_target,
+                    close: format!("</{name}>"),
+                    template,
+                }
+            }
+        };
+        self.edits.push(edit);
+    }
+
+    /// A source's content as one slot (or as itself when it has no text).
+    fn template(&mut self, source: &Elem<'_>) -> Vec<Piece> {
+        vec![self.slot(source)]
+    }
+
+    /// A `seg-source`: each `<mrk mtype="seg">` a slot, the rest as it is.
+    fn segmented(&mut self, seg: &Elem<'_>) -> Vec<Piece> {
+        let mut out = Vec::new();
+        for child in &seg.children {
+            match child {
+                XNode::Elem(m)
+                    if local(m.name) == "mrk"
+                        && m.attr(self.src, "mtype").as_deref() == Some("seg") =>
+                {
+                    out.push(Piece::Raw(self.text(&m.start).to_owned()));
+                    if let Some(end) = &m.end {
+                        out.push(self.slot(m));
+                        out.push(Piece::Raw(self.text(end).to_owned()));
+                    }
+                }
+                XNode::Elem(e) => out.push(Piece::Raw(self.text(&e.span()).to_owned())),
+                XNode::Text(range, _) => out.push(Piece::Raw(self.text(range).to_owned())),
+            }
+        }
+        out
+    }
+
+    /// The content of `elem` as a segment with its tags, or as raw markup
+    /// when it holds no text.
+    fn slot(&mut self, elem: &Elem<'_>) -> Piece {
+        let mut builder = SegmentBuilder::new();
+        let mut tags = Vec::new();
+        self.inline(&elem.children, &mut builder, &mut tags);
+        if !builder.has_text() {
+            let inner = match &elem.end {
+                Some(end) => self.src.get(elem.start.end..end.start).unwrap_or(""),
+                None => "",
+            };
+            return Piece::Raw(inner.to_owned());
+        }
+        let segment = self.segments.len();
+        self.segments.push(builder.finish());
+        Piece::Slot { segment, tags }
+    }
+
+    fn inline(
+        &self,
+        children: &[XNode<'_>],
+        builder: &mut SegmentBuilder,
+        tags: &mut Vec<(String, Option<String>)>,
+    ) {
+        for child in children {
+            match child {
+                XNode::Text(range, kind) => {
+                    if *kind == TextKind::Other {
+                        // A comment or processing instruction inside the text.
+                        builder.placeholder();
+                        tags.push((self.text(range).to_owned(), None));
+                    } else {
+                        let mut text = String::new();
+                        xml::decode_into(self.src, range, *kind, &mut text);
+                        builder.text(&text);
+                    }
+                }
+                XNode::Elem(e) => {
+                    let paired = match self.version {
+                        Version::V1 => matches!(local(e.name), "g" | "mrk"),
+                        Version::V2 => matches!(local(e.name), "pc" | "mrk"),
+                    };
+                    match (&e.end, paired) {
+                        (Some(end), true) => {
+                            builder.open();
+                            tags.push((
+                                self.text(&e.start).to_owned(),
+                                Some(self.text(end).to_owned()),
+                            ));
+                            self.inline(&e.children, builder, tags);
+                            builder.close();
+                        }
+                        _ => {
+                            builder.placeholder();
+                            tags.push((self.text(&e.span()).to_owned(), None));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The white space before `source` inside `parent` (its indentation), with
+/// the line break before it; empty when `source` follows other content.
+fn indent_before(src: &str, parent: &Elem<'_>, source: &Elem<'_>) -> String {
+    let mut previous: Option<&XNode<'_>> = None;
+    for child in &parent.children {
+        if let XNode::Elem(e) = child
+            && e.start == source.start
+        {
+            break;
+        }
+        previous = Some(child);
+    }
+    match previous {
+        Some(XNode::Text(range, TextKind::Chars)) => {
+            let ws = src.get(range.clone()).unwrap_or("");
+            if ws.trim().is_empty() {
+                ws.rfind('\n').map_or(ws, |i| &ws[i..]).to_owned()
+            } else {
+                String::new()
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// `tag` (a start tag) with attribute `name` set to `value` (added before
+/// the tag's end when it is missing).
+fn set_attr(tag: &str, name: &str, value: &str) -> String {
+    let escaped = value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
+    let bytes = tag.as_bytes();
+    let mut from = 0;
+    while let Some(found) = tag[from..].find(name) {
+        let at = from + found;
+        let before_ok = at > 0 && bytes[at - 1].is_ascii_whitespace();
+        let rest = tag[at + name.len()..].trim_start();
+        if before_ok && rest.starts_with('=') {
+            let value_start = tag.len() - rest.len() + 1;
+            let after_eq = tag[value_start..].trim_start();
+            let quote_at = tag.len() - after_eq.len();
+            if let Some(quote) = after_eq.chars().next().filter(|q| *q == '"' || *q == '\'')
+                && let Some(close) = tag[quote_at + 1..].find(quote)
+            {
+                let end = quote_at + 1 + close;
+                return format!("{}{escaped}{}", &tag[..quote_at + 1], &tag[end..]);
+            }
+        }
+        from = at + name.len();
+    }
+    let body_end = if tag.ends_with("/>") {
+        tag.len() - 2
+    } else {
+        tag.len().saturating_sub(1)
+    };
+    let head = tag[..body_end].trim_end();
+    format!("{head} {name}=\"{escaped}\"{}", &tag[body_end..])
+}
+
+/// Writes text escaped for XML character data.
+fn escape(out: &mut String, text: &str) {
+    inline::escape_into(out, text);
+}
+
+impl Skeleton {
+    pub(crate) fn merge(&self, translated: &[String], language: Option<&str>) -> Vec<u8> {
+        let src = &self.source;
+        let mut out = String::with_capacity(src.len() + src.len() / 2);
+        let mut at = 0;
+        for edit in &self.edits {
+            let range = match edit {
+                Edit::Target { range, .. }
+                | Edit::Lang { range, .. }
+                | Edit::Fixed { range, .. } => range,
+            };
+            if range.start < at {
+                continue;
+            }
+            out.push_str(&src[at..range.start]);
+            match edit {
+                Edit::Target {
+                    open,
+                    lang,
+                    close,
+                    template,
+                    ..
+                } => {
+                    match (lang, language) {
+                        (true, Some(l)) => out.push_str(&set_attr(open, "xml:lang", l)),
+                        _ => out.push_str(open),
+                    }
+                    for piece in template {
+                        match piece {
+                            Piece::Raw(raw) => out.push_str(raw),
+                            Piece::Slot { segment, tags } => {
+                                let translation =
+                                    translated.get(*segment).map_or("", String::as_str);
+                                inline::write_tags(&mut out, translation, tags, escape);
+                            }
+                        }
+                    }
+                    out.push_str(close);
+                }
+                Edit::Lang { name, .. } => {
+                    let tag = &src[range.clone()];
+                    match language {
+                        Some(l) => out.push_str(&set_attr(tag, name, l)),
+                        None => out.push_str(tag),
+                    }
+                }
+                Edit::Fixed { text, .. } => out.push_str(text),
+            }
+            at = range.end;
+        }
+        out.push_str(&src[at..]);
+        self.form.encode(&out, true)
+    }
+}
+
+#[cfg(test)]
+mod tests;

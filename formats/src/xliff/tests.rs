@@ -1,0 +1,246 @@
+use crate::ooxml::testdoc::{python, test_folder, uppercase_merge};
+use crate::{DocumentFormat, FormatError, extract};
+
+const V12: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="ui.properties" source-language="en" datatype="plaintext">
+    <body>
+      <trans-unit id="save">
+        <source>Click <g id="1">Save</g> to keep <x id="2"/> changes &amp; go on.</source>
+        <note>Shown on the toolbar.</note>
+      </trans-unit>
+      <trans-unit id="brand" translate="no">
+        <source>Tolk Cloud</source>
+      </trans-unit>
+      <trans-unit id="old">
+        <source>Good morning</source>
+        <target state="needs-translation">Buenos</target>
+      </trans-unit>
+      <trans-unit id="bold">
+        <source><bpt id="1">&lt;b&gt;</bpt>Bold<ept id="1">&lt;/b&gt;</ept> text</source>
+      </trans-unit>
+      <group id="legal" translate="no">
+        <trans-unit id="law"><source>Terms of service</source></trans-unit>
+      </group>
+      <trans-unit id="two">
+        <source>First sentence. Second sentence.</source>
+        <seg-source><mrk mtype="seg" mid="1">First sentence.</mrk> <mrk mtype="seg" mid="2">Second sentence.</mrk></seg-source>
+      </trans-unit>
+      <trans-unit id="code"><source><x id="1"/></source></trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+
+const V20: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="fr">
+  <file id="f1">
+    <unit id="u1">
+      <originalData><data id="d1">&lt;br/&gt;</data></originalData>
+      <segment id="s1">
+        <source>Press <pc id="1">Enter</pc><ph id="2" dataRef="d1"/> now.</source>
+      </segment>
+      <ignorable><source> </source></ignorable>
+      <segment id="s2" state="initial">
+        <source>Then wait.</source>
+        <target>Puis</target>
+      </segment>
+    </unit>
+    <unit id="u2" translate="no">
+      <segment><source>Keep me</source></segment>
+    </unit>
+  </file>
+</xliff>
+"#;
+
+fn upper(input: &str) -> String {
+    let d = extract(DocumentFormat::Xliff, input.as_bytes())
+        .unwrap()
+        .with_target_language("ES");
+    String::from_utf8(uppercase_merge(&d)).unwrap()
+}
+
+#[test]
+fn xliff_12_sources_become_segments_with_their_inline_codes() {
+    let d = extract(DocumentFormat::Xliff, V12.as_bytes()).unwrap();
+    assert_eq!(
+        d.segments(),
+        [
+            r#"Click <g id="1">Save</g> to keep <x id="2"/> changes &amp; go on."#,
+            "Good morning",
+            r#"<x id="1"/>Bold<x id="2"/> text"#,
+            "First sentence.",
+            "Second sentence.",
+        ]
+    );
+}
+
+#[test]
+fn xliff_12_targets_are_written_after_the_source_or_replace_the_old_one() {
+    let out = upper(V12);
+    assert!(out.contains(r#"<file original="ui.properties" source-language="en" datatype="plaintext" target-language="es">"#), "{out}");
+    assert!(out.contains(concat!(
+        r#"<source>Click <g id="1">Save</g> to keep <x id="2"/> changes &amp; go on.</source>"#,
+        "\n        ",
+        r#"<target state="translated" xml:lang="es">CLICK <g id="1">SAVE</g> TO KEEP <x id="2"/> CHANGES &amp; GO ON.</target>"#,
+        "\n        <note>Shown on the toolbar.</note>"
+    )), "{out}");
+    assert!(
+        out.contains(r#"<target state="translated">GOOD MORNING</target>"#),
+        "{out}"
+    );
+    assert!(!out.contains("Buenos"));
+    assert!(out.contains(r#"<target state="translated" xml:lang="es"><bpt id="1">&lt;b&gt;</bpt>BOLD<ept id="1">&lt;/b&gt;</ept> TEXT</target>"#), "{out}");
+    assert!(out.contains(r#"<target state="translated" xml:lang="es"><mrk mtype="seg" mid="1">FIRST SENTENCE.</mrk> <mrk mtype="seg" mid="2">SECOND SENTENCE.</mrk></target>"#), "{out}");
+    assert!(out.contains(r#"<trans-unit id="code"><source><x id="1"/></source><target state="translated" xml:lang="es"><x id="1"/></target></trans-unit>"#), "{out}");
+    // translate="no" (on the unit or its group): no target.
+    assert!(out.contains("<trans-unit id=\"brand\" translate=\"no\">\n        <source>Tolk Cloud</source>\n      </trans-unit>"));
+    assert!(out.contains(r#"<trans-unit id="law"><source>Terms of service</source></trans-unit>"#));
+    assert!(!out.contains("TOLK CLOUD") && !out.contains("TERMS OF SERVICE"));
+}
+
+#[test]
+fn xliff_2_segments_get_targets_and_states() {
+    let d = extract(DocumentFormat::Xliff, V20.as_bytes()).unwrap();
+    assert_eq!(
+        d.segments(),
+        [r#"Press <g id="1">Enter</g><x id="2"/> now."#, "Then wait."]
+    );
+    let out = upper(V20);
+    assert!(out.contains(r#"srcLang="en" trgLang="es">"#), "{out}");
+    assert!(
+        out.contains(concat!(
+            r#"<segment id="s1" state="translated">"#,
+            "\n        ",
+            r#"<source>Press <pc id="1">Enter</pc><ph id="2" dataRef="d1"/> now.</source>"#,
+            "\n        ",
+            r#"<target>PRESS <pc id="1">ENTER</pc><ph id="2" dataRef="d1"/> NOW.</target>"#
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"<segment id="s2" state="translated">"#),
+        "{out}"
+    );
+    assert!(
+        out.contains("<target>THEN WAIT.</target>") && !out.contains("Puis"),
+        "{out}"
+    );
+    assert!(out.contains("<ignorable><source> </source></ignorable>"));
+    assert!(
+        out.contains("<segment><source>Keep me</source></segment>"),
+        "translate=no"
+    );
+}
+
+#[test]
+fn broken_and_foreign_files_are_refused() {
+    let cases: [(&str, &[u8]); 5] = [
+        (
+            "doctype",
+            b"<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><xliff version=\"1.2\"/>",
+        ),
+        ("truncated", &V12.as_bytes()[..300]),
+        ("not xliff", b"<html><body>Hi</body></html>"),
+        ("no version", b"<xliff><file/></xliff>"),
+        ("binary", &[0xff, 0x00, 0x12, 0x80]),
+    ];
+    for (name, input) in cases {
+        assert!(
+            matches!(
+                extract(DocumentFormat::Xliff, input),
+                Err(FormatError::Corrupt(_))
+            ),
+            "{name}"
+        );
+    }
+    assert!(matches!(
+        extract(DocumentFormat::Xliff, b"<xliff version=\"3.0\"/>"),
+        Err(FormatError::Unsupported(_))
+    ));
+}
+
+#[test]
+fn utf16_files_stay_utf16() {
+    let mut input = vec![0xFF, 0xFE];
+    for unit in V20
+        .replace("encoding=\"UTF-8\"", "encoding=\"UTF-16\"")
+        .encode_utf16()
+    {
+        input.extend_from_slice(&unit.to_le_bytes());
+    }
+    let d = extract(DocumentFormat::Xliff, &input).unwrap();
+    assert_eq!(d.segments().len(), 2);
+    let out = uppercase_merge(&d);
+    assert_eq!(&out[..2], &[0xFF, 0xFE]);
+    let units: Vec<u16> = out[2..]
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    assert!(
+        String::from_utf16(&units)
+            .unwrap()
+            .contains("<target>THEN WAIT.</target>")
+    );
+}
+
+/// A file written by translate-toolkit (the Translate Toolkit's XLIFF 1.2
+/// store, as Pootle and Virtaal write it), translated, and read back by it:
+/// every unit has its target, notes and ids are kept.
+#[test]
+fn translate_toolkit_reads_the_targets_of_its_own_file() {
+    let dir = test_folder("xliff");
+    let source = dir.join("toolkit.xlf");
+    let translated = dir.join("toolkit.es.xlf");
+    let write = r#"
+import sys
+from translate.storage import xliff
+store = xliff.xlifffile(sourcelanguage="en")
+for i, text in enumerate(["Open the file", "Save & close", "Quit <now>"]):
+    unit = store.addsourceunit(text)
+    unit.setid(f"u{i}")
+    unit.addnote(f"note {i}", origin="developer")
+open(sys.argv[1], "wb").write(bytes(store))
+"#;
+    let run = |script: &str, args: &[&std::path::Path]| {
+        let out = std::process::Command::new(python())
+            .args(["-c", script])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(write, &[&source]);
+    let d = extract(DocumentFormat::Xliff, &std::fs::read(&source).unwrap())
+        .unwrap()
+        .with_target_language("ES");
+    assert_eq!(
+        d.segments(),
+        ["Open the file", "Save &amp; close", "Quit &lt;now&gt;"]
+    );
+    std::fs::write(&translated, uppercase_merge(&d)).unwrap();
+    let read = r#"
+import json, sys
+from translate.storage import xliff
+store = xliff.xlifffile.parsefile(sys.argv[1])
+print(json.dumps({"target_language": store.gettargetlanguage(),
+                  "units": [[u.getid().split("\x04")[-1], u.source, u.target, u.getnotes()] for u in store.units]}))
+"#;
+    let back: serde_json::Value = serde_json::from_str(&run(read, &[&translated])).unwrap();
+    assert_eq!(
+        back,
+        serde_json::json!({
+            "target_language": "es",
+            "units": [
+                ["u0", "Open the file", "OPEN THE FILE", "note 0"],
+                ["u1", "Save & close", "SAVE & CLOSE", "note 1"],
+                ["u2", "Quit <now>", "QUIT <NOW>", "note 2"],
+            ]
+        })
+    );
+}
