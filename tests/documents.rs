@@ -730,6 +730,60 @@ async fn srt_and_vtt_subtitles_are_translated_with_their_timings() -> Result<()>
     Ok(())
 }
 
+/// A SubRip file asked for as WebVTT (`output_format=vtt`): webvtt-py reads
+/// the result with the same cues and timings, the text Spanish; a conversion
+/// Tolk does not make is refused at upload.
+#[tokio::test]
+async fn srt_is_delivered_as_webvtt_on_request() -> Result<()> {
+    let mut world = World::new("srt_to_vtt").await?;
+    let key = world.create_key("subs", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let dir = world.path("subs");
+    testdata_script("make_subtitles.py", &[std::path::Path::new("write"), &dir]).await?;
+    let source = dir.join("film.srt");
+    let fields = [
+        ("target_lang", "ES"),
+        ("source_lang", "EN"),
+        ("output_format", "vtt"),
+    ];
+    let (content_type, bytes) =
+        translated(&api, &key, "film.srt", std::fs::read(&source)?, &fields).await?;
+    assert_eq!(content_type, "text/vtt");
+    let out = dir.join("es-film.vtt");
+    std::fs::write(&out, bytes)?;
+    let read = |p: std::path::PathBuf| async move {
+        let json =
+            testdata_script("make_subtitles.py", &[std::path::Path::new("read"), &p]).await?;
+        let cues: Value = serde_json::from_str(&json)?;
+        Ok::<Vec<Value>, anyhow::Error>(cues.as_array().cloned().unwrap_or_default())
+    };
+    let (before, after) = (read(source.clone()).await?, read(out).await?);
+    assert_eq!(before.len(), after.len());
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(b["seconds"], a["seconds"]);
+    }
+    let text = joined(&serde_json::json!(
+        after.iter().map(|c| c["text"].clone()).collect::<Vec<_>>()
+    ))
+    .to_lowercase();
+    assert!(text.contains("perro"), "{text}");
+    let (code, body) = api
+        .upload(
+            &key,
+            "film.srt",
+            std::fs::read(&source)?,
+            &[("target_lang", "ES"), ("output_format", "docx")],
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "Conversion from srt to docx is not supported."
+    );
+    Ok(())
+}
+
 const MAKE_JSON: &str = r#"
 import json, sys
 json.dump({

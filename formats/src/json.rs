@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
-use crate::placeholders::{Value, splice};
+use crate::placeholders::{Value, Values, splice};
 
 /// The file around its string values.
 #[derive(Debug)]
@@ -39,14 +39,13 @@ pub(crate) fn extract(
     let body = source.trim_start_matches('\u{feff}');
     serde_json::from_str::<serde::de::IgnoredAny>(body)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid JSON: {e}")))?;
-    let mut segments = Vec::new();
-    let mut values = Vec::new();
+    let mut found = Values::default();
     for range in value_strings(&source) {
         let raw = &source[range.start - 1..range.end + 1];
         let Ok(text) = serde_json::from_str::<String>(raw) else {
             continue;
         };
-        if !text.chars().any(char::is_alphabetic) || crate::placeholders::looks_like_code(&text) {
+        if !crate::placeholders::reads_as_text(&text) {
             continue;
         }
         let mut builder = SegmentBuilder::new();
@@ -65,13 +64,9 @@ pub(crate) fn extract(
         {
             continue;
         }
-        values.push(Value {
-            range,
-            segment: segments.len(),
-            tags,
-        });
-        segments.push(segment);
+        found.add(range, segment, tags);
     }
+    let Values { segments, values } = found;
     Ok((
         segments,
         Skeleton {

@@ -30,7 +30,9 @@
 //! * **strings** — every value of an Apple `.strings` file, format
 //!   specifiers as tags, UTF-16 kept;
 //! * **xlf, xliff, sdlxliff** — XLIFF 1.2 and 2.x: every translatable source
-//!   gets a target, inline codes as tags (`xliff`).
+//!   gets a target, inline codes as tags (`xliff`);
+//! * **resx** — the text values of a .NET resource file, typed, binary and
+//!   designer entries untouched, placeholders as tags.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -58,6 +60,7 @@ mod ooxml;
 pub mod placeholders;
 mod pptx;
 mod properties;
+mod resx;
 mod slots;
 mod strings;
 mod subtitles;
@@ -104,32 +107,50 @@ pub enum DocumentFormat {
     Strings,
     /// XLIFF 1.2 or 2.x (`.xlf`, `.xliff`, `.sdlxliff`).
     Xliff,
+    /// .NET resources (`.resx`).
+    Resx,
 }
+
+/// The file extensions of the formats.
+const EXTENSIONS: &[(&str, DocumentFormat)] = &[
+    ("txt", DocumentFormat::Txt),
+    ("html", DocumentFormat::Html),
+    ("htm", DocumentFormat::Html),
+    ("docx", DocumentFormat::Docx),
+    ("pptx", DocumentFormat::Pptx),
+    ("xlsx", DocumentFormat::Xlsx),
+    ("xlsm", DocumentFormat::Xlsm),
+    ("odt", DocumentFormat::Odt),
+    ("odp", DocumentFormat::Odp),
+    ("ods", DocumentFormat::Ods),
+    ("srt", DocumentFormat::Srt),
+    ("vtt", DocumentFormat::Vtt),
+    ("json", DocumentFormat::Json),
+    ("md", DocumentFormat::Markdown),
+    ("markdown", DocumentFormat::Markdown),
+    ("properties", DocumentFormat::Properties),
+    ("strings", DocumentFormat::Strings),
+    ("xlf", DocumentFormat::Xliff),
+    ("xliff", DocumentFormat::Xliff),
+    ("sdlxliff", DocumentFormat::Xliff),
+    ("resx", DocumentFormat::Resx),
+];
 
 impl DocumentFormat {
     /// The format of a file extension (`"txt"`, `"html"`, `"htm"`, `"docx"`),
     /// case-insensitive; a leading dot is tolerated.
     pub fn from_extension(ext: &str) -> Option<Self> {
-        let ext = ext.strip_prefix('.').unwrap_or(ext);
-        match ext.to_ascii_lowercase().as_str() {
-            "txt" => Some(Self::Txt),
-            "html" | "htm" => Some(Self::Html),
-            "docx" => Some(Self::Docx),
-            "pptx" => Some(Self::Pptx),
-            "xlsx" => Some(Self::Xlsx),
-            "xlsm" => Some(Self::Xlsm),
-            "odt" => Some(Self::Odt),
-            "odp" => Some(Self::Odp),
-            "ods" => Some(Self::Ods),
-            "srt" => Some(Self::Srt),
-            "vtt" => Some(Self::Vtt),
-            "json" => Some(Self::Json),
-            "md" | "markdown" => Some(Self::Markdown),
-            "properties" => Some(Self::Properties),
-            "strings" => Some(Self::Strings),
-            "xlf" | "xliff" | "sdlxliff" => Some(Self::Xliff),
-            _ => None,
-        }
+        let ext = ext.strip_prefix('.').unwrap_or(ext).to_ascii_lowercase();
+        EXTENSIONS
+            .iter()
+            .find(|(e, _)| *e == ext)
+            .map(|(_, format)| *format)
+    }
+
+    /// Every file extension a document may have, in the order they are
+    /// listed to users.
+    pub fn extensions() -> impl Iterator<Item = &'static str> {
+        EXTENSIONS.iter().map(|(e, _)| *e)
     }
 
     /// The format of a file name, by its extension (`"report.DOCX"` → `Docx`).
@@ -157,6 +178,7 @@ impl DocumentFormat {
             Self::Properties => "properties",
             Self::Strings => "strings",
             Self::Xliff => "xlf",
+            Self::Resx => "resx",
         }
     }
 
@@ -183,6 +205,7 @@ impl DocumentFormat {
             Self::Properties => "text/x-java-properties",
             Self::Strings => "text/plain",
             Self::Xliff => "application/x-xliff+xml",
+            Self::Resx => "application/xml",
         }
     }
 }
@@ -250,6 +273,10 @@ pub fn extract_with(
             let (segments, skeleton) = xliff::extract(input)?;
             (segments, Skeleton::Xliff(skeleton))
         }
+        DocumentFormat::Resx => {
+            let (segments, skeleton) = resx::extract(input)?;
+            (segments, Skeleton::Resx(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -277,7 +304,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Markdown
         | DocumentFormat::Properties
         | DocumentFormat::Strings
-        | DocumentFormat::Xliff => None,
+        | DocumentFormat::Xliff
+        | DocumentFormat::Resx => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -306,6 +334,7 @@ enum Skeleton {
     Properties(properties::Skeleton),
     Strings(strings::Skeleton),
     Xliff(xliff::Skeleton),
+    Resx(resx::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -357,10 +386,46 @@ impl Extracted {
             Skeleton::Properties(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
+            Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }
         }
+    }
+}
+
+/// Whether a translated document of `from` can be delivered as `to` (an
+/// upload's `output_format`): the same format, or SubRip and WebVTT into
+/// each other.
+pub fn can_convert(from: DocumentFormat, to: DocumentFormat) -> bool {
+    from == to
+        || matches!(
+            (from, to),
+            (DocumentFormat::Srt, DocumentFormat::Vtt) | (DocumentFormat::Vtt, DocumentFormat::Srt)
+        )
+}
+
+/// A document of `from` as `to` (see [`can_convert`]).
+pub fn convert(
+    bytes: Vec<u8>,
+    from: DocumentFormat,
+    to: DocumentFormat,
+) -> Result<Vec<u8>, FormatError> {
+    let kind = |f: DocumentFormat| match f {
+        DocumentFormat::Srt => Some(subtitles::Kind::Srt),
+        DocumentFormat::Vtt => Some(subtitles::Kind::Vtt),
+        _ => None,
+    };
+    if from == to {
+        return Ok(bytes);
+    }
+    match (kind(from), kind(to)) {
+        (Some(a), Some(b)) => subtitles::convert(a, b, &bytes),
+        _ => Err(FormatError::unsupported(format!(
+            "Conversion from {} to {} is not supported.",
+            from.extension(),
+            to.extension()
+        ))),
     }
 }
 
@@ -401,6 +466,19 @@ mod tests {
         assert_eq!(bcp47("EN-US"), "en-US");
         assert_eq!(bcp47("pt-br"), "pt-BR");
         assert_eq!(bcp47("ZH-HANS"), "zh-Hans");
+    }
+
+    #[test]
+    fn every_format_is_found_by_its_own_extension() {
+        for (ext, format) in EXTENSIONS {
+            assert_eq!(DocumentFormat::from_extension(ext), Some(*format));
+            assert_eq!(
+                DocumentFormat::from_extension(format.extension()),
+                Some(*format),
+                "{ext}"
+            );
+        }
+        assert_eq!(DocumentFormat::extensions().count(), EXTENSIONS.len());
     }
 
     #[test]

@@ -1,15 +1,16 @@
-//! Placeholders of software strings — `{0}`, `{name}`, `{user.name}`,
+//! Placeholders of software strings — `{0}`, .NET's `{0:N2}` and `{1,-8}`,
+//! `{name}`, `{user.name}`,
 //! `{{ name }}`, `${name}`, printf's `%s`, `%1$d`, `%.2f` and Apple's `%@` —
 //! recognised the same way wherever Tolk protects them: the translation
 //! pipeline's protected spans and the software-string filters (JSON,
-//! properties).
+//! properties, .strings, .resx).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 /// The pattern of one placeholder.
-pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
+pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+(?:,\s*-?\d+)?(?::[^{}]+)?\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
 
 static AT_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("^(?:{PATTERN})"))
@@ -38,6 +39,41 @@ pub(crate) struct Value {
     pub range: std::ops::Range<usize>,
     pub segment: usize,
     pub tags: Vec<String>,
+}
+
+/// Whether a software string reads as text to translate: it has letters and
+/// does not look like code ([`looks_like_code`]).
+pub(crate) fn reads_as_text(text: &str) -> bool {
+    text.chars().any(char::is_alphabetic) && !looks_like_code(text)
+}
+
+/// The translatable values of a software-string file, collected in order:
+/// the segments and the [`Value`]s that say where they go back.
+#[derive(Debug, Default)]
+pub(crate) struct Values {
+    pub segments: Vec<String>,
+    pub values: Vec<Value>,
+}
+
+impl Values {
+    /// Adds `text`, found at `range`, when it [`reads_as_text`]; its
+    /// placeholders become tags.
+    pub fn text(&mut self, range: std::ops::Range<usize>, text: &str) {
+        if reads_as_text(text) {
+            let (segment, tags) = segment(text, at_start);
+            self.add(range, segment, tags);
+        }
+    }
+
+    /// Adds a value already made a segment with `tags`.
+    pub fn add(&mut self, range: std::ops::Range<usize>, segment: String, tags: Vec<String>) {
+        self.values.push(Value {
+            range,
+            segment: self.segments.len(),
+            tags,
+        });
+        self.segments.push(segment);
+    }
 }
 
 /// The source text with each value's translation spliced in: its
@@ -77,7 +113,7 @@ pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String
     while let Some(c) = rest.chars().next() {
         if let Some(len) = at(rest) {
             if !pending.is_empty() {
-                builder.text(&crate::inline::escape(&pending));
+                builder.text(&pending);
                 pending.clear();
             }
             builder.placeholder();
@@ -89,7 +125,7 @@ pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String
         rest = &rest[c.len_utf8()..];
     }
     if !pending.is_empty() {
-        builder.text(&crate::inline::escape(&pending));
+        builder.text(&pending);
     }
     (builder.finish(), tags)
 }
@@ -125,10 +161,22 @@ pub(crate) fn restore(translation: &str, tags: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Markup characters are escaped once in the segment and come back as
+    /// themselves (a value `Save & close` is not written `Save &amp; close`).
+    #[test]
+    fn markup_characters_round_trip_once() {
+        let (segment, tags) = super::segment("Save & close <{0}>", super::at_start);
+        assert_eq!(segment, r#"Save &amp; close &lt;<x id="1"/>&gt;"#);
+        assert_eq!(super::restore(&segment, &tags), "Save & close <{0}>");
+    }
+
     #[test]
     fn placeholders_are_recognised_at_the_start() {
         for (text, len) in [
             ("{0} files", 3),
+            ("{0:N2} total", 6),
+            ("{1,-8}|", 6),
+            ("{2,5:0.0}", 9),
             ("{name}!", 6),
             ("{user.name}", 11),
             ("{{ user.name }} x", 15),

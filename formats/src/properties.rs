@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::placeholders::{Value, splice};
+use crate::placeholders::{Value, Values, splice};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -29,8 +29,7 @@ pub(crate) struct Skeleton {
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
     let ascii = form.encoding != encoding_rs::UTF_8 || source.is_ascii();
-    let mut segments = Vec::new();
-    let mut values = Vec::new();
+    let mut found = Values::default();
     let mut at = 0;
     while at < source.len() {
         let (range, next) = logical_line(&source, at);
@@ -46,17 +45,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         };
         let value_range = offset + value_start..range.end;
         let text = unescape(&source[value_range.clone()]);
-        if !text.chars().any(char::is_alphabetic) || crate::placeholders::looks_like_code(&text) {
-            continue;
-        }
-        let (segment, tags) = crate::placeholders::segment(&text, crate::placeholders::at_start);
-        values.push(Value {
-            range: value_range,
-            segment: segments.len(),
-            tags,
-        });
-        segments.push(segment);
+        found.text(value_range, &text);
     }
+    let Values { segments, values } = found;
     Ok((
         segments,
         Skeleton {

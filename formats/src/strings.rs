@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::placeholders::{Value, splice};
+use crate::placeholders::{Value, Values, splice};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -30,8 +30,7 @@ fn corrupt(source: &str, at: usize, what: &str) -> FormatError {
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
-    let mut segments = Vec::new();
-    let mut values = Vec::new();
+    let mut found = Values::default();
     let mut at = skip(&source, 0, &source)?;
     while at < source.len() {
         let key = quoted(&source, at)?;
@@ -47,17 +46,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         }
         at = skip(&source, at + 1, &source)?;
         let text = unescape(&source[value.clone()]);
-        if !text.chars().any(char::is_alphabetic) || crate::placeholders::looks_like_code(&text) {
-            continue;
-        }
-        let (segment, tags) = crate::placeholders::segment(&text, crate::placeholders::at_start);
-        values.push(Value {
-            range: value,
-            segment: segments.len(),
-            tags,
-        });
-        segments.push(segment);
+        found.text(value, &text);
     }
+    let Values { segments, values } = found;
     Ok((
         segments,
         Skeleton {

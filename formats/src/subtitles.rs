@@ -261,6 +261,147 @@ fn decode(kind: Kind, text: &str) -> String {
     out
 }
 
+/// A SubRip file as WebVTT, or a WebVTT file as SubRip (the requested
+/// `output_format` of a translated subtitle file). Cues keep their timings
+/// and text; SubRip indexes become cue identifiers; `<font>` (which WebVTT
+/// lacks) is dropped, a bare `&` escaped. Going to SubRip, the header and
+/// `NOTE`, `STYLE` and `REGION` blocks are dropped, cues numbered from 1,
+/// cue settings removed, short timestamps (`01:02.500`) completed, tags other
+/// than `i`, `b`, `u` removed and character references resolved. The output
+/// is UTF-8 with the input's line endings.
+pub(crate) fn convert(from: Kind, to: Kind, input: &[u8]) -> Result<Vec<u8>, FormatError> {
+    let Decoded { text, .. } = encoding::decode(input, None);
+    if from == to {
+        return Ok(input.to_vec());
+    }
+    let lines = line_ranges(&text);
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out = String::with_capacity(text.len() + 16);
+    if to == Kind::Vtt {
+        out.push_str("WEBVTT");
+        out.push_str(newline);
+    }
+    let mut number = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        while i < lines.len() && is_blank(&text, &lines[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < lines.len() && !is_blank(&text, &lines[i]) {
+            i += 1;
+        }
+        let block: Vec<&str> = lines[start..i]
+            .iter()
+            .map(|l| text[l.content.clone()].trim_start_matches('\u{feff}'))
+            .collect();
+        let Some(timing) = block.iter().position(|l| l.contains("-->")) else {
+            continue;
+        };
+        number += 1;
+        if !out.is_empty() {
+            out.push_str(newline);
+        }
+        match to {
+            Kind::Vtt => {
+                for id in &block[..timing] {
+                    out.push_str(id.trim());
+                    out.push_str(newline);
+                }
+                out.push_str(&block[timing].replace(',', "."));
+                out.push_str(newline);
+                for line in &block[timing + 1..] {
+                    out.push_str(&srt_line_as_vtt(line));
+                    out.push_str(newline);
+                }
+            }
+            Kind::Srt => {
+                out.push_str(&number.to_string());
+                out.push_str(newline);
+                out.push_str(&srt_timing(block[timing]));
+                out.push_str(newline);
+                for line in &block[timing + 1..] {
+                    out.push_str(&vtt_line_as_srt(line));
+                    out.push_str(newline);
+                }
+            }
+        }
+    }
+    if number == 0 {
+        return Err(FormatError::corrupt(
+            "The subtitle file has no cues to convert",
+        ));
+    }
+    Ok(out.into_bytes())
+}
+
+/// A SubRip text line in WebVTT: `<font>` dropped, a bare `&` escaped.
+fn srt_line_as_vtt(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for token in tokens(line) {
+        match token {
+            Token::Tag(_, name, _) if name == "font" => {}
+            Token::Tag(markup, ..) => out.push_str(markup),
+            Token::Text(t) => {
+                let mut rest = t;
+                while let Some(at) = rest.find('&') {
+                    out.push_str(&rest[..at]);
+                    rest = &rest[at..];
+                    match inline::decode_entity(rest) {
+                        Some((_, len)) => {
+                            out.push_str(&rest[..len]);
+                            rest = &rest[len..];
+                        }
+                        None => {
+                            out.push_str("&amp;");
+                            rest = &rest[1..];
+                        }
+                    }
+                }
+                out.push_str(rest);
+            }
+        }
+    }
+    out
+}
+
+/// A WebVTT text line in SubRip: only `i`, `b`, `u` kept, references resolved.
+fn vtt_line_as_srt(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for token in tokens(line) {
+        match token {
+            Token::Tag(markup, name, _) if matches!(name.as_str(), "i" | "b" | "u") => {
+                // Class annotations (`<i.loud>`) are WebVTT's.
+                let bare = markup.split(['.', ' ']).next().unwrap_or(markup);
+                out.push_str(bare);
+                if !bare.ends_with('>') {
+                    out.push('>');
+                }
+            }
+            Token::Tag(..) => {}
+            Token::Text(t) => out.push_str(&decode(Kind::Vtt, t)),
+        }
+    }
+    out
+}
+
+/// A WebVTT timing line as SubRip's: `HH:MM:SS,mmm --> HH:MM:SS,mmm`.
+fn srt_timing(line: &str) -> String {
+    let mut parts = line.split_whitespace();
+    let start = parts.next().unwrap_or("");
+    let _arrow = parts.next();
+    let end = parts.next().unwrap_or("");
+    let full = |t: &str| {
+        let t = t.replace('.', ",");
+        if t.matches(':').count() == 1 {
+            format!("00:{t}")
+        } else {
+            t
+        }
+    };
+    format!("{} --> {}", full(start), full(end))
+}
+
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);

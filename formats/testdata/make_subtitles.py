@@ -1,7 +1,7 @@
 """Writes and reads the subtitle files of the subtitles filter's tests.
 
     python3 make_subtitles.py write DIR    # DIR/film.srt (srt), DIR/film.vtt (webvtt-py)
-    python3 make_subtitles.py read FILE    # the cues as JSON: start, end, text
+    python3 make_subtitles.py read FILE    # the cues as JSON: start, end, text, seconds
 
 The SubRip file is composed by the `srt` library (with italics and a two-line
 cue), the WebVTT file by webvtt-py (converted from that SubRip file, as tools
@@ -36,12 +36,14 @@ def write(folder):
 def read(path):
     if path.endswith(".srt"):
         cues = [
-            {"start": str(s.start), "end": str(s.end), "text": s.content.replace("\n", " ")}
+            {"start": str(s.start), "end": str(s.end), "text": s.content.replace("\n", " "),
+             "seconds": [s.start.total_seconds(), s.end.total_seconds()]}
             for s in srt.parse(Path(path).read_text(encoding="utf-8"))
         ]
     else:
         cues = [
-            {"start": c.start, "end": c.end, "text": c.text.replace("\n", " ")}
+            {"start": c.start, "end": c.end, "text": c.text.replace("\n", " "),
+             "seconds": [c.start_in_seconds, c.end_in_seconds]}
             for c in webvtt.read(path)
         ]
     print(json.dumps(cues))

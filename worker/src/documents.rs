@@ -138,9 +138,15 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         None => None,
     };
     let extracted = extracted.with_target_language(&doc.target_lang);
-    let output = tokio::task::spawn_blocking(move || extracted.merge(&translated))
-        .await
-        .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;
+    // The requested output format, when it differs (SubRip ↔ WebVTT).
+    let output_format = DocumentFormat::from_extension(&doc.output_format).unwrap_or(format);
+    let output = tokio::task::spawn_blocking(move || {
+        extracted
+            .merge(&translated)
+            .and_then(|bytes| tolk_formats::convert(bytes, format, output_format))
+    })
+    .await
+    .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;
     let result_object = format!("results/{}/translated.{}", doc.id, doc.output_format);
     state.objects.put(&result_object, output.into()).await?;
 

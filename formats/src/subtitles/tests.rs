@@ -149,3 +149,74 @@ fn split_tags(cue: &str) -> (String, Vec<String>) {
     text.push_str(rest);
     (text, tags)
 }
+
+#[test]
+fn srt_becomes_webvtt_and_back() {
+    use crate::{DocumentFormat::*, can_convert, convert};
+    assert!(can_convert(Srt, Vtt) && can_convert(Vtt, Srt) && can_convert(Srt, Srt));
+    assert!(!can_convert(Srt, Docx) && !can_convert(Json, Vtt));
+    let vtt = String::from_utf8(convert(SRT.as_bytes().to_vec(), Srt, Vtt).unwrap()).unwrap();
+    assert_eq!(
+        vtt,
+        "WEBVTT\r\n\r\n1\r\n00:00:01.000 --> 00:00:03.500\r\nThe house is <i>very</i> big\r\nand the garden is small.\r\n\r\n2\r\n00:00:04.000 --> 00:00:05.000\r\nHello &amp; goodbye.\r\n\r\n3\r\n00:00:06.000 --> 00:00:07.000\r\nRed\r\n"
+    );
+    let srt = String::from_utf8(convert(VTT.as_bytes().to_vec(), Vtt, Srt).unwrap()).unwrap();
+    assert_eq!(
+        srt,
+        "\n1\n00:00:01,000 --> 00:00:03,000\nThe dog & the cat\nsleep now.\n\n2\n00:00:04,000 --> 00:00:05,000\nGood morning!\n"
+            .trim_start()
+    );
+    assert!(matches!(
+        convert(b"no cues here".to_vec(), Srt, Vtt),
+        Err(FormatError::Corrupt(_))
+    ));
+    assert!(matches!(
+        convert(b"x".to_vec(), Srt, Docx),
+        Err(FormatError::Unsupported(_))
+    ));
+}
+
+/// Converted files read by the other format's library (webvtt-py reads the
+/// WebVTT made from the `srt` library's file, and the other way round):
+/// the same cues, timings and text.
+#[test]
+fn converted_files_are_read_by_the_other_formats_library() {
+    use crate::ooxml::testdoc::{test_folder, testdata_script};
+    use std::path::Path;
+    let dir = test_folder("subtitles-convert");
+    testdata_script("make_subtitles.py", &[Path::new("write"), &dir]);
+    let read = |path: &Path| -> Vec<serde_json::Value> {
+        serde_json::from_str::<serde_json::Value>(&testdata_script(
+            "make_subtitles.py",
+            &[Path::new("read"), path],
+        ))
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+    };
+    for (file, from, to, out) in [
+        (
+            "film.srt",
+            DocumentFormat::Srt,
+            DocumentFormat::Vtt,
+            "converted.vtt",
+        ),
+        (
+            "film.vtt",
+            DocumentFormat::Vtt,
+            DocumentFormat::Srt,
+            "converted.srt",
+        ),
+    ] {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        std::fs::write(dir.join(out), crate::convert(bytes, from, to).unwrap()).unwrap();
+        let (before, after) = (read(&dir.join(file)), read(&dir.join(out)));
+        assert_eq!(before.len(), after.len(), "{file}");
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(b["seconds"], a["seconds"], "{file}");
+            let plain = |v: &serde_json::Value| split_tags(v["text"].as_str().unwrap()).0;
+            assert_eq!(plain(b), plain(a), "{file}");
+        }
+    }
+}

@@ -169,7 +169,8 @@ async fn upload(
         })?;
     let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
         ApiError::BadRequest(format!(
-            "Invalid file data: the file extension of '{filename}' is not supported (supported: txt, html, htm, docx, pptx, xlsx, xlsm, odt, odp, ods, srt, vtt, json, md, markdown, properties, strings, xlf, xliff, sdlxliff)."
+            "Invalid file data: the file extension of '{filename}' is not supported (supported: {}).",
+            DocumentFormat::extensions().collect::<Vec<_>>().join(", ")
         ))
     })?;
     let output = match up.output_format.as_deref() {
@@ -181,7 +182,7 @@ async fn upload(
                         "Value for 'output_format' not supported: '{out}'."
                     ))
                 })?;
-            if wanted != format {
+            if !tolk_formats::can_convert(format, wanted) {
                 return Err(ApiError::BadRequest(format!(
                     "Conversion from {} to {} is not supported.",
                     format.extension(),
