@@ -129,6 +129,7 @@ TEST_PYTHON_MODULES=(
     "srt                                  python3-srt          srt"
     "webvtt                               python3-webvtt       webvtt-py"
     "markdown                             python3-markdown     Markdown"
+    "yaml                                 python3-yaml         PyYAML"        # reads YAML in the filter's tests
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
     "jproperties                          -                    jproperties"   # reads .properties in the filter's tests

@@ -1004,3 +1004,51 @@ async fn xliff_sources_get_spanish_targets_with_their_codes() -> Result<()> {
     );
     Ok(())
 }
+
+/// A Rails locale file translated EN→ES over HTTP: PyYAML reads it with the
+/// top-level key `es`, the values Spanish, the interpolations and numbers
+/// as they were.
+#[tokio::test]
+async fn rails_yaml_becomes_a_spanish_locale_file() -> Result<()> {
+    let mut world = World::new("yaml_doc").await?;
+    let key = world.create_key("yaml", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = "en:\n  house:\n    title: The house is big  # the page title\n    greeting: 'The dog sleeps, %{name}'\n    rooms: 4\n";
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "config/locales/en.yml",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/yaml");
+    let path = world.path("es.yml");
+    std::fs::write(&path, &bytes)?;
+    let read = python(
+        "import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+        &[&path],
+    )
+    .await?;
+    let read: Value = serde_json::from_str(&read)?;
+    let house = &read["es"]["house"];
+    assert!(
+        house["title"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains("casa"),
+        "{read}"
+    );
+    assert!(
+        house["greeting"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("%{name}"),
+        "{read}"
+    );
+    assert_eq!(house["rooms"], 4);
+    assert!(String::from_utf8(bytes)?.contains("# the page title"));
+    Ok(())
+}

@@ -32,7 +32,9 @@
 //! * **xlf, xliff, sdlxliff** — XLIFF 1.2 and 2.x: every translatable source
 //!   gets a target, inline codes as tags (`xliff`);
 //! * **resx** — the text values of a .NET resource file, typed, binary and
-//!   designer entries untouched, placeholders as tags.
+//!   designer entries untouched, placeholders as tags;
+//! * **yml, yaml** — the scalar values of a YAML file in their own styles,
+//!   keys, comments and anchors untouched, a Rails locale key renamed.
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -68,6 +70,7 @@ pub mod tmx;
 mod txt;
 mod xliff;
 mod xlsx;
+mod yaml;
 
 pub use error::FormatError;
 
@@ -109,6 +112,8 @@ pub enum DocumentFormat {
     Xliff,
     /// .NET resources (`.resx`).
     Resx,
+    /// YAML (`.yml`, `.yaml`).
+    Yaml,
 }
 
 /// The file extensions of the formats.
@@ -134,6 +139,8 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("xliff", DocumentFormat::Xliff),
     ("sdlxliff", DocumentFormat::Xliff),
     ("resx", DocumentFormat::Resx),
+    ("yml", DocumentFormat::Yaml),
+    ("yaml", DocumentFormat::Yaml),
 ];
 
 impl DocumentFormat {
@@ -179,6 +186,7 @@ impl DocumentFormat {
             Self::Strings => "strings",
             Self::Xliff => "xlf",
             Self::Resx => "resx",
+            Self::Yaml => "yml",
         }
     }
 
@@ -206,6 +214,7 @@ impl DocumentFormat {
             Self::Strings => "text/plain",
             Self::Xliff => "application/x-xliff+xml",
             Self::Resx => "application/xml",
+            Self::Yaml => "application/yaml",
         }
     }
 }
@@ -277,6 +286,10 @@ pub fn extract_with(
             let (segments, skeleton) = resx::extract(input)?;
             (segments, Skeleton::Resx(skeleton))
         }
+        DocumentFormat::Yaml => {
+            let (segments, skeleton) = yaml::extract(input)?;
+            (segments, Skeleton::Yaml(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -305,7 +318,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Properties
         | DocumentFormat::Strings
         | DocumentFormat::Xliff
-        | DocumentFormat::Resx => None,
+        | DocumentFormat::Resx
+        | DocumentFormat::Yaml => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -335,6 +349,7 @@ enum Skeleton {
     Strings(strings::Skeleton),
     Xliff(xliff::Skeleton),
     Resx(resx::Skeleton),
+    Yaml(yaml::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -387,6 +402,9 @@ impl Extracted {
             Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Yaml(skeleton) => {
+                Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))
+            }
             Skeleton::Ooxml(skeleton) => {
                 skeleton.merge(&self.segments, translated, self.language.as_deref())
             }

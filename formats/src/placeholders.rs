@@ -59,8 +59,18 @@ impl Values {
     /// Adds `text`, found at `range`, when it [`reads_as_text`]; its
     /// placeholders become tags.
     pub fn text(&mut self, range: std::ops::Range<usize>, text: &str) {
+        self.text_with(range, text, at_start);
+    }
+
+    /// [`Values::text`] with the format's own placeholder matcher `at`.
+    pub fn text_with(
+        &mut self,
+        range: std::ops::Range<usize>,
+        text: &str,
+        at: impl Fn(&str) -> Option<usize>,
+    ) {
         if reads_as_text(text) {
-            let (segment, tags) = segment(text, at_start);
+            let (segment, tags) = segment(text, at);
             self.add(range, segment, tags);
         }
     }
@@ -86,16 +96,29 @@ pub(crate) fn splice(
     translated: &[String],
     mut write: impl FnMut(&mut String, &str),
 ) -> String {
+    splice_each(text, values, source, translated, |out, text, _| {
+        write(out, text)
+    })
+}
+
+/// [`splice`] whose writer also gets the index of the value it writes.
+pub(crate) fn splice_each(
+    text: &str,
+    values: &[Value],
+    source: &[String],
+    translated: &[String],
+    mut write: impl FnMut(&mut String, &str, usize),
+) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut at = 0;
-    for value in values {
+    for (index, value) in values.iter().enumerate() {
         out.push_str(&text[at..value.range.start]);
         let original = source.get(value.segment).map_or("", String::as_str);
         let translation = translated.get(value.segment).map_or("", String::as_str);
         if translation == original {
             out.push_str(&text[value.range.clone()]);
         } else {
-            write(&mut out, &restore(translation, &value.tags));
+            write(&mut out, &restore(translation, &value.tags), index);
         }
         at = value.range.end;
     }

@@ -133,6 +133,15 @@ pub(crate) fn uppercased(bytes: &[u8], format: crate::DocumentFormat) -> Vec<u8>
     uppercase_merge(&crate::extract(format, bytes).unwrap())
 }
 
+/// `input` of `format` translated into Spanish by upper-casing (the target
+/// language marked where the format records one), as text.
+pub(crate) fn uppercase_to_spanish(format: crate::DocumentFormat, input: &str) -> String {
+    let doc = crate::extract(format, input.as_bytes())
+        .unwrap()
+        .with_target_language("ES");
+    String::from_utf8(uppercase_merge(&doc)).unwrap()
+}
+
 /// An extracted document merged with every segment's text upper-cased.
 pub(crate) fn uppercase_merge(doc: &crate::Extracted) -> Vec<u8> {
     let upper: Vec<String> = doc

@@ -54,10 +54,7 @@ const V20: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 "#;
 
 fn upper(input: &str) -> String {
-    let d = extract(DocumentFormat::Xliff, input.as_bytes())
-        .unwrap()
-        .with_target_language("ES");
-    String::from_utf8(uppercase_merge(&d)).unwrap()
+    crate::ooxml::testdoc::uppercase_to_spanish(DocumentFormat::Xliff, input)
 }
 
 #[test]
