@@ -37,6 +37,17 @@ async fn v3_languages_for_text_say_which_side_and_which_features() -> Result<()>
     for feature in ["tag_handling", "glossary", "style_rules"] {
         assert!(es["features"].get(feature).is_some(), "{feature}: {es}");
     }
+    // Detection is claimed where a model exists: Italian and Serbo-Croatian
+    // yes, Galician (lingua has no model) no.
+    for (lang, detected) in [("it", true), ("sh", true), ("eu", true), ("gl", false)] {
+        let e = entry(&list, lang).with_context(|| lang.to_owned())?;
+        assert_eq!(e["usable_as_source"], true, "{e}");
+        assert_eq!(
+            e["features"].get("auto_detection").is_some(),
+            detected,
+            "{e}"
+        );
+    }
     // Every item has the schema's required fields.
     for item in list.as_array().context("array")? {
         for field in [

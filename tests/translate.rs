@@ -176,6 +176,43 @@ async fn a_form_body_with_repeated_text_is_translated_from_the_detected_source()
     Ok(())
 }
 
+/// Without source_lang, an Italian, a Basque and a Croatian text are
+/// recognised (languages only reachable through the added Apertium pairs)
+/// and translated.
+#[tokio::test]
+async fn texts_in_the_added_languages_are_detected_and_translated() -> Result<()> {
+    let c = client("translate_detect_more").await?;
+    for (text, target, detected) in [
+        (
+            "I bambini giocano nel giardino dietro la vecchia casa.",
+            "ES",
+            "IT",
+        ),
+        (
+            "Haurrak etxe zaharraren atzeko lorategian jolasten ari dira.",
+            "EN-GB",
+            "EU",
+        ),
+        ("Djeca se igraju u vrtu iza stare kuće.", "EN-GB", "SH"),
+    ] {
+        let (code, body) = c
+            .api
+            .translate(
+                &c.key,
+                &serde_json::json!({"text": [text], "target_lang": target}),
+                None,
+            )
+            .await?;
+        assert_eq!(code, 200, "{text}: {body}");
+        assert_eq!(
+            body["translations"][0]["detected_source_language"], detected,
+            "{body}"
+        );
+        assert_ne!(translated_texts(&body)[0], text, "translated: {body}");
+    }
+    Ok(())
+}
+
 /// billed_characters, when asked for, counts the texts but not the context.
 #[tokio::test]
 async fn billed_characters_asked_for_count_the_texts_but_not_the_context() -> Result<()> {

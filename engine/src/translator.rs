@@ -193,6 +193,12 @@ impl Translator {
             .collect())
     }
 
+    /// Whether texts in the source language `code` (a DeepL code) can be
+    /// recognised by [`Translator::detect`].
+    pub fn detectable(&self, code: &str) -> bool {
+        lang::parse_source(code).is_ok_and(|l| self.inner.detector.covers(&l.base))
+    }
+
     /// DeepL code of the language of `text` (inline tags are ignored), among
     /// the reachable source languages.
     pub fn detect(&self, text: &str) -> Option<String> {

@@ -70,6 +70,7 @@ pub mod tmx;
 mod txt;
 mod xliff;
 mod xlsx;
+mod xml;
 mod yaml;
 
 pub use error::FormatError;

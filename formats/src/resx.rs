@@ -12,8 +12,8 @@
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::ooxml::xml::{self, Elem, XNode};
 use crate::placeholders::{Value, Values, splice};
+use crate::xml::{self, Elem, XNode};
 
 /// The file around its values.
 #[derive(Debug)]

@@ -25,7 +25,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
-use crate::ooxml::xml::{self, Elem, TextKind, XNode};
+use crate::xml::{self, Elem, TextKind, XNode};
 
 /// XLIFF 1.x or 2.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

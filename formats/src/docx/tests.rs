@@ -1,7 +1,7 @@
 use std::path::Path;
 
 use crate::ooxml::testdoc::{entries, map_text, package, part, raw_entries, zip_of};
-use crate::ooxml::xml;
+use crate::xml;
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
 /// Word files written by python-docx for these tests

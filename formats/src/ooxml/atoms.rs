@@ -5,7 +5,7 @@
 //! the base style found.
 
 use super::skeleton::RunStyle;
-use super::xml::Elem;
+use crate::xml::Elem;
 
 #[derive(Clone, Copy)]
 pub(super) struct Run<'t> {

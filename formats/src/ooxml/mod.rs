@@ -10,7 +10,6 @@
 mod atoms;
 mod paragraph;
 mod skeleton;
-pub(crate) mod xml;
 
 #[cfg(test)]
 pub(crate) mod testdoc;
@@ -23,6 +22,7 @@ use zip::{ZipArchive, ZipWriter};
 use crate::FormatError;
 use crate::archive::EntryProblem;
 use crate::slots::{SlotMap, Slots, Texts};
+use crate::xml;
 use skeleton::{Node, NodeList};
 
 /// Larger XML parts are refused (a guard against ZIP bombs).

@@ -31,9 +31,9 @@ use super::atoms::{
     Atom, FieldChar, Part, Run, base_run, has_text, normalize, resolve_fields, trim,
 };
 use super::skeleton::{Node, NodeList, Para, RunStyle, Segment, Tag};
-use super::xml::{Elem, TextKind, XNode, decode_into, is_blank};
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
+use crate::xml::{Elem, TextKind, XNode, decode_into, is_blank};
 
 /// Extraction state for one part.
 pub(crate) struct PartExtractor<'s, 'x> {

@@ -169,17 +169,15 @@ pub async fn languages(
         "translate_text" | "translate_document" => {
             let text = resource == "translate_text";
             for l in &langs.source {
-                let features: &[&str] = if text {
-                    &[
-                        "tag_handling",
-                        "glossary",
-                        "auto_detection",
-                        "translation_memory",
-                    ]
+                let mut features = if text {
+                    vec!["tag_handling", "glossary", "translation_memory"]
                 } else {
-                    &["glossary", "auto_detection", "translation_memory"]
+                    vec!["glossary", "translation_memory"]
                 };
-                table.source(&l.code, &l.name, features);
+                if state.translator.detectable(&l.code) {
+                    features.push("auto_detection");
+                }
+                table.source(&l.code, &l.name, &features);
             }
             for l in &langs.target {
                 let mut features = vec!["glossary", "translation_memory"];

@@ -1,6 +1,7 @@
-//! A light XML tree over a part's text: elements and text keep their byte
-//! ranges, so unchanged markup is copied exactly and only translated
-//! paragraphs are rewritten.
+//! A light XML tree over a document's text (an Office part, an XLIFF or
+//! .resx file): elements and text keep their byte ranges, so unchanged markup
+//! is copied exactly and only translated content is rewritten. A DOCTYPE is
+//! refused (no entity expansion).
 
 use std::ops::Range;
 
