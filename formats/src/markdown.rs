@@ -5,8 +5,10 @@
 //! Inline markup becomes tags of the segment: emphasis, strong emphasis,
 //! strikethrough and links are spans (their delimiters, URL and title kept as
 //! written), code spans, inline HTML, images and hard line breaks
-//! placeholders. Code blocks, HTML blocks, front matter (a leading `---`
-//! block) and everything between blocks stay byte for byte; a translated
+//! placeholders. A leading `---` front matter is YAML: the values of its
+//! human-text keys ([`FRONT_MATTER_KEYS`]) are segments too, written back by
+//! the YAML filter; its other keys and values stay as they are. Code blocks,
+//! HTML blocks and everything between blocks stay byte for byte; a translated
 //! block is spliced in where its text was (soft line breaks become spaces),
 //! characters Markdown would read as markup escaped.
 
@@ -18,11 +20,27 @@ use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
 
+/// Front-matter keys whose values are text for readers (site generators'
+/// `title`, `description`…); `layout`, `date`, `tags`, `permalink` and the
+/// rest are left alone.
+pub(crate) const FRONT_MATTER_KEYS: &[&str] = &[
+    "title",
+    "subtitle",
+    "description",
+    "summary",
+    "excerpt",
+    "abstract",
+    "caption",
+];
+
 /// The text around the blocks.
 #[derive(Debug)]
 pub(crate) struct Skeleton {
     source: String,
     form: Form,
+    /// The front matter's YAML body, its skeleton and how many segments it has
+    /// (the first ones).
+    front: Option<(Range<usize>, crate::yaml::Skeleton, usize)>,
     blocks: Vec<Block>,
 }
 
@@ -46,10 +64,19 @@ struct Open {
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
-    let skip_to = front_matter_end(&source);
+    let (skip_to, body) = front_matter(&source);
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     let mut segments = Vec::new();
     let mut blocks = Vec::new();
+    // Front matter that is not YAML stays as it is.
+    let front = body.and_then(|body| {
+        let (texts, skeleton) =
+            crate::yaml::extract_keys(source[body.clone()].as_bytes(), Some(FRONT_MATTER_KEYS))
+                .ok()?;
+        let count = texts.len();
+        segments.extend(texts);
+        Some((body, skeleton, count))
+    });
     let mut open: Option<Open> = None;
     let mut depth_code = 0usize;
     for (event, range) in Parser::new_ext(&source[skip_to..], options).into_offset_iter() {
@@ -107,26 +134,29 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         Skeleton {
             source,
             form,
+            front,
             blocks,
         },
     ))
 }
 
-/// The end of a front matter block (`---` … `---` at the very start), or 0.
-fn front_matter_end(text: &str) -> usize {
+/// The end of a front matter block (`---` … `---` or `...` at the very
+/// start) and the range of its body, or 0.
+fn front_matter(text: &str) -> (usize, Option<Range<usize>>) {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let offset = text.len() - body.len();
     if !(body.starts_with("---\n") || body.starts_with("---\r\n")) {
-        return 0;
+        return (0, None);
     }
-    let mut at = body.find('\n').map_or(body.len(), |i| i + 1);
-    for line in body[at..].split_inclusive('\n') {
-        at += line.len();
+    let start = body.find('\n').map_or(body.len(), |i| i + 1);
+    let mut at = start;
+    for line in body[start..].split_inclusive('\n') {
         if matches!(line.trim_end(), "---" | "...") {
-            return offset + at;
+            return (offset + at + line.len(), Some(offset + start..offset + at));
         }
+        at += line.len();
     }
-    0
+    (0, None)
 }
 
 /// Turns a finished block into a segment.
@@ -219,6 +249,13 @@ impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         let mut at = 0;
+        if let Some((body, skeleton, count)) = &self.front {
+            let n = (*count).min(source.len()).min(translated.len());
+            out.push_str(&self.source[..body.start]);
+            let yaml = skeleton.merge(&source[..n], &translated[..n], None);
+            out.push_str(&String::from_utf8_lossy(&yaml));
+            at = body.end;
+        }
         for block in &self.blocks {
             out.push_str(&self.source[at..block.range.start]);
             let original = source.get(block.segment).map_or("", String::as_str);

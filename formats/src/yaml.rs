@@ -47,9 +47,10 @@ enum Style {
 
 /// What the parser is inside.
 enum Container {
-    /// A mapping, and whether the next scalar is a key.
+    /// A mapping, whether the next node is a key, and the last key read.
     Mapping {
         key_next: bool,
+        key: Option<String>,
     },
     Sequence,
 }
@@ -67,6 +68,15 @@ fn placeholder_at(text: &str) -> Option<usize> {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+    extract_keys(input, None)
+}
+
+/// [`extract`], translating only the values of the top-level keys `keys`
+/// when given (a Markdown page's front matter: `title`, `description`…).
+pub(crate) fn extract_keys(
+    input: &[u8],
+    keys: Option<&[&str]>,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
     // Marker indexes count characters: byte offsets of each character.
     let offsets: Vec<usize> = source
@@ -85,20 +95,27 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             event.map_err(|e| FormatError::corrupt(format!("The file is not valid YAML: {e}")))?;
         let range = byte(span.start.index())..byte(span.end.index());
         // Whether this node is a key, and whether it sits in the top mapping.
-        let (is_key, top) = match stack.last_mut() {
-            Some(Container::Mapping { key_next }) => {
+        let depth = stack.len();
+        let (is_key, top, key) = match stack.last_mut() {
+            Some(Container::Mapping { key_next, key }) => {
                 let k = *key_next;
                 *key_next = !k;
-                (k, stack.len() == 1)
+                (k, depth == 1, if k { None } else { key.clone() })
             }
-            _ => (false, false),
+            _ => (false, false, None),
         };
+        // With `keys`, only the values of those top-level keys.
+        let wanted =
+            keys.is_none_or(|keys| top && key.as_deref().is_some_and(|k| keys.contains(&k)));
         match event {
             Event::MappingStart(..) => {
                 if top && !is_key {
                     top_values += 1;
                 }
-                stack.push(Container::Mapping { key_next: true });
+                stack.push(Container::Mapping {
+                    key_next: true,
+                    key: None,
+                });
             }
             Event::SequenceStart(..) => {
                 if top && !is_key {
@@ -109,15 +126,19 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             Event::MappingEnd | Event::SequenceEnd => {
                 stack.pop();
             }
-            Event::Scalar(value, ScalarStyle::Plain, _, _) if is_key && top => {
-                top_keys.push((value.into_owned(), range));
+            Event::Scalar(value, style, _, _) if is_key => {
+                if let Some(Container::Mapping { key, .. }) = stack.last_mut() {
+                    *key = Some(value.to_string());
+                }
+                if top && style == ScalarStyle::Plain {
+                    top_keys.push((value.into_owned(), range));
+                }
             }
-            Event::Scalar(..) if is_key => {}
             Event::Scalar(value, style, _, tag) => {
                 if top {
                     top_values += 1;
                 }
-                if tag.is_some() || stack.is_empty() {
+                if tag.is_some() || stack.is_empty() || !wanted {
                     continue;
                 }
                 if let Some(style) = style_of(&source, &range, style, &value) {
@@ -132,7 +153,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         }
     }
     let locale_key = match top_keys.as_slice() {
-        [(key, range)] if top_values == 1 && is_language_code(key) => Some(range.clone()),
+        [(key, range)] if keys.is_none() && top_values == 1 && is_language_code(key) => {
+            Some(range.clone())
+        }
         _ => None,
     };
     let Values { segments, values } = found;

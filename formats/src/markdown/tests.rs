@@ -1,6 +1,6 @@
 use crate::{DocumentFormat, extract};
 
-const DOC: &str = "---\ntitle: Keep me\n---\n\n# The *big* house\n\nThe dog sleeps in the [garden](https://example.com/g \"Garden\").\nIt is **very** quiet, run `make test` now.\n\n- The first item\n- The second item\n\n> The quoted text.\n\n```rust\nlet x = \"not text\";\n```\n\n<div>Raw HTML</div>\n\n| Name | Value |\n|------|-------|\n| The cat | The dog |\n\n![A red house](house.png)\n";
+const DOC: &str = "---\ntitle: The garden\nlayout: post\ntags: [home, garden]\n---\n\n# The *big* house\n\nThe dog sleeps in the [garden](https://example.com/g \"Garden\").\nIt is **very** quiet, run `make test` now.\n\n- The first item\n- The second item\n\n> The quoted text.\n\n```rust\nlet x = \"not text\";\n```\n\n<div>Raw HTML</div>\n\n| Name | Value |\n|------|-------|\n| The cat | The dog |\n\n![A red house](house.png)\n";
 
 /// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
@@ -13,6 +13,7 @@ fn blocks_are_segments_with_inline_markup_as_tags() {
     assert_eq!(
         d.segments(),
         [
+            "The garden",
             r#"The <g id="1">big</g> house"#,
             r#"The dog sleeps in the <g id="1">garden</g>. It is <g id="2">very</g> quiet, run <x id="3"/> now."#,
             "The first item",
@@ -28,11 +29,13 @@ fn blocks_are_segments_with_inline_markup_as_tags() {
 }
 
 #[test]
-fn translations_keep_markup_code_front_matter_and_html() {
+fn translations_keep_markup_code_front_matter_keys_and_html() {
     let d = extract(DocumentFormat::Markdown, DOC.as_bytes()).unwrap();
     let out = upper(&d);
     assert!(
-        out.starts_with("---\ntitle: Keep me\n---\n\n# THE *BIG* HOUSE\n"),
+        out.starts_with(
+            "---\ntitle: THE GARDEN\nlayout: post\ntags: [home, garden]\n---\n\n# THE *BIG* HOUSE\n"
+        ),
         "{out}"
     );
     assert!(
@@ -104,4 +107,12 @@ fn python_markdown_reads_the_same_structure_with_the_text_translated() {
         .map(|t| t.to_uppercase().replace("MAKE TEST", "make test"))
         .collect();
     assert_eq!(texts(&after), expected);
+}
+
+#[test]
+fn front_matter_that_is_not_yaml_stays_as_it_is() {
+    let doc = "---\ntitle: [broken\n---\n\nThe text.\n";
+    let d = extract(DocumentFormat::Markdown, doc.as_bytes()).unwrap();
+    assert_eq!(d.segments(), ["The text."]);
+    assert_eq!(upper(&d), "---\ntitle: [broken\n---\n\nTHE TEXT.\n");
 }
