@@ -1052,3 +1052,44 @@ async fn rails_yaml_becomes_a_spanish_locale_file() -> Result<()> {
     assert!(String::from_utf8(bytes)?.contains("# the page title"));
     Ok(())
 }
+
+/// A DITA topic (with its DOCTYPE) translated EN→ES over HTTP: lxml reads
+/// the title and paragraph in Spanish, the code phrase and the
+/// `translate="no"` paragraph as they were.
+#[tokio::test]
+async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
+    let mut world = World::new("dita_doc").await?;
+    let key = world.create_key("dita", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topic PUBLIC "-//OASIS//DTD DITA Topic//EN" "topic.dtd">
+<topic id="t"><title>The big house</title><body>
+<p>The dog sleeps, run <codeph>make dog</codeph> now.</p>
+<p translate="no">The cat</p></body></topic>
+"#;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "house.dita",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/dita+xml");
+    let path = world.path("house.es.dita");
+    std::fs::write(&path, &bytes)?;
+    let read = python(
+        "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
+         print(json.dumps([etree.tostring(e, encoding='unicode', with_tail=False) for e in root.iter('title', 'p', 'codeph')]))",
+        &[&path],
+    )
+    .await?;
+    let read: Value = serde_json::from_str(&read)?;
+    let all = read.to_string().to_lowercase();
+    assert!(all.contains("casa") && all.contains("perro"), "{read}");
+    assert!(all.contains("<codeph>make dog</codeph>"), "{read}");
+    assert!(all.contains(r#"<p translate=\"no\">the cat</p>"#), "{read}");
+    assert!(String::from_utf8(bytes)?.contains("<!DOCTYPE topic PUBLIC"));
+    Ok(())
+}

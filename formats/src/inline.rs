@@ -297,6 +297,11 @@ impl SegmentBuilder {
         self.has_text
     }
 
+    /// The segment so far.
+    pub fn peek(&self) -> &str {
+        &self.out
+    }
+
     /// The segment.
     pub fn finish(self) -> String {
         self.out

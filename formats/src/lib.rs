@@ -34,7 +34,10 @@
 //! * **resx** — the text values of a .NET resource file, typed, binary and
 //!   designer entries untouched, placeholders as tags;
 //! * **yml, yaml** — the scalar values of a YAML file in their own styles,
-//!   keys, comments and anchors untouched, a Rails locale key renamed.
+//!   keys, comments and anchors untouched, a Rails locale key renamed;
+//! * **xml, dita, ditamap** — elements holding text as segments, ITS 2.0
+//!   `translate` (local and `//name` global rules) and DITA's
+//!   `translate="no"` and code elements honoured (`xmldoc`).
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -71,6 +74,7 @@ mod txt;
 mod xliff;
 mod xlsx;
 mod xml;
+mod xmldoc;
 mod yaml;
 
 pub use error::FormatError;
@@ -115,6 +119,10 @@ pub enum DocumentFormat {
     Resx,
     /// YAML (`.yml`, `.yaml`).
     Yaml,
+    /// Generic XML with ITS 2.0 (`.xml`).
+    Xml,
+    /// DITA topics and maps (`.dita`, `.ditamap`).
+    Dita,
 }
 
 /// The file extensions of the formats.
@@ -142,6 +150,9 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("resx", DocumentFormat::Resx),
     ("yml", DocumentFormat::Yaml),
     ("yaml", DocumentFormat::Yaml),
+    ("xml", DocumentFormat::Xml),
+    ("dita", DocumentFormat::Dita),
+    ("ditamap", DocumentFormat::Dita),
 ];
 
 impl DocumentFormat {
@@ -188,6 +199,8 @@ impl DocumentFormat {
             Self::Xliff => "xlf",
             Self::Resx => "resx",
             Self::Yaml => "yml",
+            Self::Xml => "xml",
+            Self::Dita => "dita",
         }
     }
 
@@ -216,6 +229,8 @@ impl DocumentFormat {
             Self::Xliff => "application/x-xliff+xml",
             Self::Resx => "application/xml",
             Self::Yaml => "application/yaml",
+            Self::Xml => "application/xml",
+            Self::Dita => "application/dita+xml",
         }
     }
 }
@@ -291,6 +306,10 @@ pub fn extract_with(
             let (segments, skeleton) = yaml::extract(input)?;
             (segments, Skeleton::Yaml(skeleton))
         }
+        DocumentFormat::Xml | DocumentFormat::Dita => {
+            let (segments, skeleton) = xmldoc::extract(input)?;
+            (segments, Skeleton::XmlDoc(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -320,7 +339,9 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Strings
         | DocumentFormat::Xliff
         | DocumentFormat::Resx
-        | DocumentFormat::Yaml => None,
+        | DocumentFormat::Yaml
+        | DocumentFormat::Xml
+        | DocumentFormat::Dita => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -351,6 +372,7 @@ enum Skeleton {
     Xliff(xliff::Skeleton),
     Resx(resx::Skeleton),
     Yaml(yaml::Skeleton),
+    XmlDoc(xmldoc::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
@@ -403,6 +425,7 @@ impl Extracted {
             Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Yaml(skeleton) => {
                 Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))
             }

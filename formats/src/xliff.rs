@@ -321,7 +321,12 @@ impl Walk<'_> {
     fn slot(&mut self, elem: &Elem<'_>) -> Piece {
         let mut builder = SegmentBuilder::new();
         let mut tags = Vec::new();
-        self.inline(&elem.children, &mut builder, &mut tags);
+        let version = self.version;
+        let paired = move |e: &Elem<'_>| match version {
+            Version::V1 => matches!(local(e.name), "g" | "mrk"),
+            Version::V2 => matches!(local(e.name), "pc" | "mrk"),
+        };
+        xml::inline_segment(self.src, &elem.children, &paired, &mut builder, &mut tags);
         if !builder.has_text() {
             let inner = match &elem.end {
                 Some(end) => self.src.get(elem.start.end..end.start).unwrap_or(""),
@@ -332,50 +337,6 @@ impl Walk<'_> {
         let segment = self.segments.len();
         self.segments.push(builder.finish());
         Piece::Slot { segment, tags }
-    }
-
-    fn inline(
-        &self,
-        children: &[XNode<'_>],
-        builder: &mut SegmentBuilder,
-        tags: &mut Vec<(String, Option<String>)>,
-    ) {
-        for child in children {
-            match child {
-                XNode::Text(range, kind) => {
-                    if *kind == TextKind::Other {
-                        // A comment or processing instruction inside the text.
-                        builder.placeholder();
-                        tags.push((self.text(range).to_owned(), None));
-                    } else {
-                        let mut text = String::new();
-                        xml::decode_into(self.src, range, *kind, &mut text);
-                        builder.text(&text);
-                    }
-                }
-                XNode::Elem(e) => {
-                    let paired = match self.version {
-                        Version::V1 => matches!(local(e.name), "g" | "mrk"),
-                        Version::V2 => matches!(local(e.name), "pc" | "mrk"),
-                    };
-                    match (&e.end, paired) {
-                        (Some(end), true) => {
-                            builder.open();
-                            tags.push((
-                                self.text(&e.start).to_owned(),
-                                Some(self.text(end).to_owned()),
-                            ));
-                            self.inline(&e.children, builder, tags);
-                            builder.close();
-                        }
-                        _ => {
-                            builder.placeholder();
-                            tags.push((self.text(&e.span()).to_owned(), None));
-                        }
-                    }
-                }
-            }
-        }
     }
 }
 

@@ -118,6 +118,49 @@ pub(crate) fn decode_into(src: &str, range: &Range<usize>, kind: TextKind, out: 
     }
 }
 
+/// Tag `id` of a segment built by [`inline_segment`] is `tags[id - 1]`: its
+/// open markup and, for a span, its close markup.
+pub(crate) type Tags = Vec<(String, Option<String>)>;
+
+/// Appends mixed content (`children`) to a segment: text decoded, elements
+/// `paired` says are spans (with an end tag) as `<g>` spans around their own
+/// content, every other element — and comments or processing instructions —
+/// a placeholder written back exactly.
+pub(crate) fn inline_segment(
+    src: &str,
+    children: &[XNode<'_>],
+    paired: &dyn Fn(&Elem<'_>) -> bool,
+    builder: &mut crate::inline::SegmentBuilder,
+    tags: &mut Tags,
+) {
+    let raw = |range: &Range<usize>| src.get(range.clone()).unwrap_or("").to_owned();
+    for child in children {
+        match child {
+            XNode::Text(range, TextKind::Other) => {
+                builder.placeholder();
+                tags.push((raw(range), None));
+            }
+            XNode::Text(range, kind) => {
+                let mut text = String::new();
+                decode_into(src, range, *kind, &mut text);
+                builder.text(&text);
+            }
+            XNode::Elem(e) => match &e.end {
+                Some(end) if paired(e) => {
+                    builder.open();
+                    tags.push((raw(&e.start), Some(raw(end))));
+                    inline_segment(src, &e.children, paired, builder, tags);
+                    builder.close();
+                }
+                _ => {
+                    builder.placeholder();
+                    tags.push((raw(&e.span()), None));
+                }
+            },
+        }
+    }
+}
+
 /// Whether a text node is only formatting whitespace.
 pub(crate) fn is_blank(src: &str, range: &Range<usize>, kind: TextKind) -> bool {
     kind == TextKind::Chars && src.get(range.clone()).is_some_and(|t| t.trim().is_empty())
@@ -128,6 +171,14 @@ pub(crate) const DOCTYPE: &str = "declares a DOCTYPE";
 
 /// Parses a whole part. `src` must not start with a byte-order mark.
 pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
+    parse_with(src, false)
+}
+
+/// [`parse`]; with `external_doctype`, a DOCTYPE that only names an external
+/// DTD (`<!DOCTYPE topic PUBLIC "…" "topic.dtd">`, as DITA files carry) is
+/// kept as markup — it is never fetched — while one with an internal subset
+/// (entity declarations) is still refused.
+pub(crate) fn parse_with(src: &str, external_doctype: bool) -> Result<Vec<XNode<'_>>, String> {
     let mut reader = Reader::from_str(src);
     let mut top: Vec<XNode<'_>> = Vec::new();
     let mut stack: Vec<Elem<'_>> = Vec::new();
@@ -171,6 +222,11 @@ pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
             // Office Open XML and OpenDocument parts never have one; a
             // declared entity would only serve an expansion bomb or an
             // external read, neither of which this parser performs.
+            Event::DocType(_)
+                if external_doctype && !src.get(start..end).is_some_and(|d| d.contains('[')) =>
+            {
+                XNode::Text(start..end, TextKind::Other)
+            }
             Event::DocType(_) => {
                 return Err(DOCTYPE.to_owned());
             }
