@@ -1093,3 +1093,52 @@ async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
     assert!(String::from_utf8(bytes)?.contains("<!DOCTYPE topic PUBLIC"));
     Ok(())
 }
+
+/// A SCORM package made by Python's zipfile, translated EN→ES over HTTP:
+/// zipfile reads it back with the same entries, the lesson page and the
+/// manifest title Spanish, the script byte for byte.
+#[tokio::test]
+async fn scorm_packages_translate_their_pages_and_keep_the_rest() -> Result<()> {
+    let mut world = World::new("scorm_doc").await?;
+    let key = world.create_key("scorm", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = world.path("course.zip");
+    python(
+        "import sys, zipfile\n\
+         z = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\n\
+         z.writestr('imsmanifest.xml', '<manifest><organizations><organization><title>The big house</title></organization></organizations></manifest>')\n\
+         z.writestr('lesson.html', '<html><body><p>The dog sleeps in the house.</p><script>var t = \"The dog\";</script></body></html>')\n\
+         z.writestr('api.js', 'function f() { return \"The dog\"; }')\n\
+         z.close()",
+        &[&source],
+    )
+    .await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "course.zip",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/zip");
+    let out = world.path("course.es.zip");
+    std::fs::write(&out, bytes)?;
+    let read = python(
+        "import json, sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\n\
+         print(json.dumps({n: z.read(n).decode() for n in z.namelist()}))",
+        &[&out],
+    )
+    .await?;
+    let read: Value = serde_json::from_str(&read)?;
+    let text = |n: &str| read[n].as_str().unwrap_or_default().to_lowercase();
+    assert!(text("imsmanifest.xml").contains("casa"), "{read}");
+    assert!(
+        text("lesson.html").contains("perro")
+            && text("lesson.html").contains("var t = \"the dog\""),
+        "{read}"
+    );
+    assert_eq!(read["api.js"], "function f() { return \"The dog\"; }");
+    Ok(())
+}

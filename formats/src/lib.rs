@@ -37,7 +37,9 @@
 //!   keys, comments and anchors untouched, a Rails locale key renamed;
 //! * **xml, dita, ditamap** — elements holding text as segments, ITS 2.0
 //!   `translate` (local and `//name` global rules) and DITA's
-//!   `translate="no"` and code elements honoured (`xmldoc`).
+//!   `translate="no"` and code elements honoured (`xmldoc`);
+//! * **zip** — SCORM packages: HTML pages and XML files by their filters, the
+//!   manifest's titles; every other entry byte for byte (`scorm`).
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -66,6 +68,7 @@ pub mod placeholders;
 mod pptx;
 mod properties;
 mod resx;
+mod scorm;
 mod slots;
 mod strings;
 mod subtitles;
@@ -123,6 +126,8 @@ pub enum DocumentFormat {
     Xml,
     /// DITA topics and maps (`.dita`, `.ditamap`).
     Dita,
+    /// SCORM packages (`.zip` with an `imsmanifest.xml`).
+    Scorm,
 }
 
 /// The file extensions of the formats.
@@ -153,6 +158,7 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("xml", DocumentFormat::Xml),
     ("dita", DocumentFormat::Dita),
     ("ditamap", DocumentFormat::Dita),
+    ("zip", DocumentFormat::Scorm),
 ];
 
 impl DocumentFormat {
@@ -201,6 +207,7 @@ impl DocumentFormat {
             Self::Yaml => "yml",
             Self::Xml => "xml",
             Self::Dita => "dita",
+            Self::Scorm => "zip",
         }
     }
 
@@ -231,6 +238,7 @@ impl DocumentFormat {
             Self::Yaml => "application/yaml",
             Self::Xml => "application/xml",
             Self::Dita => "application/dita+xml",
+            Self::Scorm => "application/zip",
         }
     }
 }
@@ -310,6 +318,10 @@ pub fn extract_with(
             let (segments, skeleton) = xmldoc::extract(input)?;
             (segments, Skeleton::XmlDoc(skeleton))
         }
+        DocumentFormat::Scorm => {
+            let (segments, skeleton) = scorm::extract(input)?;
+            (segments, Skeleton::Scorm(skeleton))
+        }
         office => match package(office) {
             Some(package) => {
                 let (segments, skeleton) = ooxml::extract(package, input)?;
@@ -341,7 +353,8 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Resx
         | DocumentFormat::Yaml
         | DocumentFormat::Xml
-        | DocumentFormat::Dita => None,
+        | DocumentFormat::Dita
+        | DocumentFormat::Scorm => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
         DocumentFormat::Xlsx => Some(&xlsx::XLSX),
@@ -373,10 +386,21 @@ enum Skeleton {
     Resx(resx::Skeleton),
     Yaml(yaml::Skeleton),
     XmlDoc(xmldoc::Skeleton),
+    Scorm(scorm::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
 
 impl Extracted {
+    /// An extracted document of `format` (filters made of other filters).
+    pub(crate) fn of(format: DocumentFormat, segments: Vec<String>, skeleton: Skeleton) -> Self {
+        Self {
+            format,
+            segments,
+            skeleton,
+            language: None,
+        }
+    }
+
     /// The format of the document.
     pub fn format(&self) -> DocumentFormat {
         self.format
@@ -426,6 +450,7 @@ impl Extracted {
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Scorm(skeleton) => skeleton.merge(translated),
             Skeleton::Yaml(skeleton) => {
                 Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))
             }

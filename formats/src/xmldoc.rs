@@ -63,6 +63,9 @@ struct Block {
 
 struct Walk<'s> {
     src: &'s str,
+    /// Only elements of these local names are blocks (a SCORM manifest's
+    /// titles); `None`: every element holding text.
+    only: Option<&'s [&'s str]>,
     /// Prefixes bound to the ITS namespace (`its`).
     its_prefixes: Vec<String>,
     /// Element names global rules keep untranslated.
@@ -76,6 +79,15 @@ fn local(name: &str) -> &str {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+    extract_only(input, &[])
+}
+
+/// [`extract`], with only the elements of the local names `only` as blocks
+/// (all elements when `only` is empty).
+pub(crate) fn extract_only(
+    input: &[u8],
+    only: &[&str],
+) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
     let tree = xml::parse_with(&source, true)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid XML: it {e}")))?;
@@ -88,6 +100,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         .ok_or_else(|| FormatError::corrupt("The XML file has no root element"))?;
     let mut walk = Walk {
         src: &source,
+        only: (!only.is_empty()).then_some(only),
         its_prefixes: Vec::new(),
         rule_no: Vec::new(),
         segments: Vec::new(),
@@ -179,7 +192,10 @@ impl Walk<'_> {
 
     fn element(&mut self, elem: &Elem<'_>, inherited: bool) {
         let translate = self.translatable(elem, inherited);
-        if translate && self.has_text(elem) {
+        let wanted = self
+            .only
+            .is_none_or(|names| names.contains(&local(elem.name)));
+        if translate && wanted && self.has_text(elem) {
             self.block(elem);
             return;
         }

@@ -422,7 +422,7 @@ pub(crate) fn extract(
     ))
 }
 
-fn open_archive<'i>(
+pub(crate) fn open_archive<'i>(
     package: &Package,
     input: &'i [u8],
 ) -> Result<ZipArchive<Cursor<&'i [u8]>>, FormatError> {
@@ -457,7 +457,7 @@ fn open_archive<'i>(
     }
 }
 
-fn zip_error(kind: &str, error: ZipError) -> FormatError {
+pub(crate) fn zip_error(kind: &str, error: ZipError) -> FormatError {
     match error {
         ZipError::InvalidPassword => {
             FormatError::unsupported(format!("The {kind} document is password-protected"))
@@ -479,6 +479,29 @@ fn read_part(
     index: usize,
     name: &str,
 ) -> Result<String, FormatError> {
+    let bytes = read_entry(kind, archive, index, name)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+            FormatError::unsupported(format!(
+                "The {kind} document stores {name} as UTF-16, which is not supported"
+            ))
+        } else {
+            FormatError::corrupt(format!(
+                "The file is not a valid {kind} document: {name} is not valid UTF-8"
+            ))
+        }
+    })
+}
+
+/// The bytes of entry `index` (`name`), refused when encrypted or larger
+/// than [`MAX_PART_SIZE`] (whatever its header claims).
+pub(crate) fn read_entry(
+    kind: &str,
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    index: usize,
+    name: &str,
+) -> Result<Vec<u8>, FormatError> {
     let file = archive.by_index(index).map_err(|e| zip_error(kind, e))?;
     if file.encrypted() {
         return Err(FormatError::unsupported(format!(
@@ -502,18 +525,7 @@ fn read_part(
     if bytes.len() as u64 > MAX_PART_SIZE {
         return Err(too_large());
     }
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-            FormatError::unsupported(format!(
-                "The {kind} document stores {name} as UTF-16, which is not supported"
-            ))
-        } else {
-            FormatError::corrupt(format!(
-                "The file is not a valid {kind} document: {name} is not valid UTF-8"
-            ))
-        }
-    })
+    Ok(bytes)
 }
 
 impl Skeleton {
