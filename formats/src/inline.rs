@@ -229,6 +229,36 @@ pub(crate) fn write_tags(
     }
 }
 
+/// Copies `text[from..]` to `out` with the content of each block replaced
+/// by its translation, written by `render` — unless the block is
+/// translated as itself, which keeps its bytes. `blocks` are in document
+/// order; `range` and `segment` say where a block's content is and which
+/// segment it is.
+pub(crate) fn splice_blocks<B>(
+    out: &mut String,
+    text: &str,
+    from: usize,
+    blocks: &[B],
+    at: impl Fn(&B) -> (std::ops::Range<usize>, usize),
+    (source, translated): (&[String], &[String]),
+    mut render: impl FnMut(&mut String, &str, &B),
+) {
+    let mut done = from;
+    for block in blocks {
+        let (range, segment) = at(block);
+        out.push_str(&text[done..range.start]);
+        let original = source.get(segment).map_or("", String::as_str);
+        let translation = translated.get(segment).map_or("", String::as_str);
+        if translation == original {
+            out.push_str(&text[range.clone()]);
+        } else {
+            render(out, translation, block);
+        }
+        done = range.end;
+    }
+    out.push_str(&text[done..]);
+}
+
 /// Escapes text for a segment: `&`, `<` and `>`.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

@@ -256,18 +256,15 @@ impl Skeleton {
             out.push_str(&String::from_utf8_lossy(&yaml));
             at = body.end;
         }
-        for block in &self.blocks {
-            out.push_str(&self.source[at..block.range.start]);
-            let original = source.get(block.segment).map_or("", String::as_str);
-            let translation = translated.get(block.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&self.source[block.range.clone()]);
-            } else {
-                render(&mut out, translation, block);
-            }
-            at = block.range.end;
-        }
-        out.push_str(&self.source[at..]);
+        inline::splice_blocks(
+            &mut out,
+            &self.source,
+            at,
+            &self.blocks,
+            |b| (b.range.clone(), b.segment),
+            (source, translated),
+            render,
+        );
         self.form.encode(&out, false)
     }
 }

@@ -230,19 +230,17 @@ impl Walk<'_> {
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
-        let mut at = 0;
-        for block in &self.blocks {
-            out.push_str(&self.source[at..block.range.start]);
-            let original = source.get(block.segment).map_or("", String::as_str);
-            let translation = translated.get(block.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&self.source[block.range.clone()]);
-            } else {
-                inline::write_tags(&mut out, translation, &block.tags, inline::escape_into);
-            }
-            at = block.range.end;
-        }
-        out.push_str(&self.source[at..]);
+        inline::splice_blocks(
+            &mut out,
+            &self.source,
+            0,
+            &self.blocks,
+            |b| (b.range.clone(), b.segment),
+            (source, translated),
+            |out, translation, block| {
+                inline::write_tags(out, translation, &block.tags, inline::escape_into);
+            },
+        );
         self.form.encode(&out, true)
     }
 }
