@@ -5,7 +5,7 @@
 
 use std::future::Future;
 
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use tolk_storage::auth::authorities::Authority;
 use tolk_storage::auth::oauth_strategies::{self, OauthStrategy};
@@ -14,8 +14,8 @@ use tolk_storage::auth::users::User;
 use tolk_storage::{PgPool, StorageError};
 use uuid::Uuid;
 
-use super::Params;
 use super::signin::{complete_login, see_other, with_cookies};
+use super::{Params, request_params};
 use crate::federation::FederationError;
 use crate::federation::flow::Flow;
 use crate::{AuthState, context, redirect};
@@ -24,6 +24,8 @@ use crate::{AuthState, context, redirect};
 pub trait Strategy: Sized + Send {
     /// The flow kind (`oauth2`, `saml`).
     const KIND: &'static str;
+    /// The parameter the provider sends our flow's `state` back in.
+    const ECHO: &'static str;
     /// The strategy `id` of `authority`.
     fn load(
         db: &PgPool,
@@ -36,6 +38,7 @@ pub trait Strategy: Sized + Send {
 
 impl Strategy for OauthStrategy {
     const KIND: &'static str = "oauth2";
+    const ECHO: &'static str = "state";
     fn load(
         db: &PgPool,
         authority: Uuid,
@@ -50,6 +53,7 @@ impl Strategy for OauthStrategy {
 
 impl Strategy for SamlStrategy {
     const KIND: &'static str = "saml";
+    const ECHO: &'static str = "RelayState";
     fn load(
         db: &PgPool,
         authority: Uuid,
@@ -122,16 +126,21 @@ pub fn to_provider(
     }
 }
 
-/// A callback's flow (the one of this browser whose state is `echoed`, at
-/// the strategy `named` in the path if any), authority and strategy; or the
-/// failure page.
+/// What a callback request brings: its parameters (the query of a GET,
+/// the form of a POST) and the flow of this browser whose state the provider
+/// echoed ([`Strategy::ECHO`]), at the strategy `named` in the path if any,
+/// with its authority and strategy; or the failure page.
 pub async fn callback<S: Strategy>(
     state: &AuthState,
-    headers: &HeaderMap,
-    echoed: Option<&str>,
     named: Option<&str>,
-) -> Result<(Flow, Authority, S), Response> {
-    let Some(flow) = echoed.and_then(|s| Flow::find(state.sessions(), headers, S::KIND, s)) else {
+    request: (&Method, &HeaderMap, Option<&str>, &[u8]),
+) -> Result<(Params, Flow, Authority, S), Response> {
+    let (method, headers, query, body) = request;
+    let params = request_params(method, headers, query, body).unwrap_or_default();
+    let Some(flow) = params
+        .get(S::ECHO)
+        .and_then(|s| Flow::find(state.sessions(), headers, S::KIND, s))
+    else {
         tracing::info!(strategy = ?named, kind = S::KIND, "callback without a matching flow");
         return Err(failure(
             state,
@@ -149,7 +158,7 @@ pub async fn callback<S: Strategy>(
     }
     let (authority, strategy) =
         strategy_of::<S>(state, headers, &flow.strategy.clone(), Some(&flow.strategy)).await?;
-    Ok((flow, authority, strategy))
+    Ok((params, flow, authority, strategy))
 }
 
 /// 303 to the failure page with `message`, ending any flow.

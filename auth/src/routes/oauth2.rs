@@ -14,8 +14,8 @@ use serde_json::Value;
 use tolk_storage::auth::oauth_strategies::OauthStrategy;
 use tolk_storage::auth::users;
 
+use super::Params;
 use super::federated::{self, Strategy, failure};
-use super::{Params, request_params};
 use crate::federation::flow::Flow;
 use crate::federation::{FederationError, identity, oauth2};
 use crate::{AuthState, context};
@@ -56,18 +56,12 @@ pub async fn callback(
     body: Bytes,
 ) -> Response {
     let named = named.map(|Path(n)| n);
-    let params = request_params(&method, &headers, query.as_deref(), &body).unwrap_or_default();
-    let (flow, authority, strategy) = match federated::callback::<OauthStrategy>(
-        &state,
-        &headers,
-        params.get("state"),
-        named.as_deref(),
-    )
-    .await
-    {
-        Ok(found) => found,
-        Err(res) => return res,
-    };
+    let request = (&method, &headers, query.as_deref(), &body[..]);
+    let (params, flow, authority, strategy) =
+        match federated::callback::<OauthStrategy>(&state, named.as_deref(), request).await {
+            Ok(found) => found,
+            Err(res) => return res,
+        };
     if let Some(error) = params.get("error") {
         let error: String = error.chars().take(64).collect();
         tracing::info!(strategy = %strategy.id, error, "identity provider refused the sign-in");

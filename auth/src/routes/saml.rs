@@ -13,8 +13,8 @@ use axum::response::Response;
 use tolk_storage::auth::saml_strategies::{self, SamlStrategy};
 use tolk_storage::auth::users::User;
 
+use super::Params;
 use super::federated::{self, Strategy, failure};
-use super::{Params, request_params};
 use crate::federation::flow::Flow;
 use crate::federation::{FederationError, identity, saml};
 use crate::{AuthState, context};
@@ -59,18 +59,12 @@ pub async fn callback(
     body: Bytes,
 ) -> Response {
     let named = named.map(|Path(n)| n);
-    let params = request_params(&method, &headers, query.as_deref(), &body).unwrap_or_default();
-    let (flow, authority, strategy) = match federated::callback::<SamlStrategy>(
-        &state,
-        &headers,
-        params.get("RelayState"),
-        named.as_deref(),
-    )
-    .await
-    {
-        Ok(found) => found,
-        Err(res) => return res,
-    };
+    let request = (&method, &headers, query.as_deref(), &body[..]);
+    let (params, flow, authority, strategy) =
+        match federated::callback::<SamlStrategy>(&state, named.as_deref(), request).await {
+            Ok(found) => found,
+            Err(res) => return res,
+        };
     let Some(response) = params.get("SAMLResponse").map(str::to_owned) else {
         return failure(
             &state,

@@ -106,15 +106,25 @@ pub(crate) fn testdata_script(script: &str, args: &[&std::path::Path]) -> String
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata")
         .join(script);
+    run_python(&[path.as_os_str()], args, &path.display().to_string())
+}
+
+/// Runs the Python program `code` (`python -c`) with `args`; its stdout.
+pub(crate) fn python_snippet(code: &str, args: &[&std::path::Path]) -> String {
+    run_python(&["-c".as_ref(), code.as_ref()], args, "a Python snippet")
+}
+
+/// Runs [`python`] with `program` then `args`, failing the test (with its
+/// stderr) when it fails; its stdout.
+fn run_python(program: &[&std::ffi::OsStr], args: &[&std::path::Path], what: &str) -> String {
     let out = std::process::Command::new(python())
-        .arg(&path)
+        .args(program)
         .args(args)
         .output()
         .expect("python3 runs (scripts/setup.sh installs it with the modules the tests import)");
     assert!(
         out.status.success(),
-        "{} failed: {}",
-        path.display(),
+        "{what} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap_or_default()

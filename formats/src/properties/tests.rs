@@ -51,25 +51,17 @@ fn utf8_files_keep_their_characters_and_latin1_files_their_encoding() {
 /// they were.
 #[test]
 fn jproperties_reads_the_translated_values() {
-    use crate::ooxml::testdoc::{python, test_folder};
+    use crate::ooxml::testdoc::{python_snippet, test_folder};
     let dir = test_folder("properties");
     let d = extract(DocumentFormat::Properties, FILE.as_bytes()).unwrap();
     let path = dir.join("upper.properties");
     std::fs::write(&path, upper(&d)).unwrap();
-    let out = std::process::Command::new(python())
-        .args([
-            "-c",
+    let read: serde_json::Value =
+        serde_json::from_str(&python_snippet(
             "import json, sys\nfrom jproperties import Properties\np = Properties()\np.load(open(sys.argv[1], 'rb'), 'iso-8859-1')\nprint(json.dumps({k: v.data for k, v in p.items()}))",
-        ])
-        .arg(&path)
-        .output()
+            &[&path],
+        ))
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         read,
         serde_json::json!({

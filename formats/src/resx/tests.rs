@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python, test_folder, uppercase_merge};
+use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const RESX: &str = r#"<?xml version="1.0" encoding="utf-8"?>
@@ -41,21 +41,13 @@ fn lxml_reads_the_translated_values() {
     let out = uppercase_merge(&d);
     let path = test_folder("resx").join("upper.resx");
     std::fs::write(&path, &out).unwrap();
-    let read = std::process::Command::new(python())
-        .args([
-            "-c",
+    let read: serde_json::Value =
+        serde_json::from_str(&python_snippet(
             "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
              print(json.dumps({d.get('name'): [d.findtext('value'), d.get('type'), d.findtext('comment')] for d in root.iter('data')}))",
-        ])
-        .arg(&path)
-        .output()
+            &[&path],
+        ))
         .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
     assert_eq!(
         read,
         serde_json::json!({

@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python, test_folder, uppercase_merge};
+use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const V12: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -199,19 +199,7 @@ for i, text in enumerate(["Open the file", "Save & close", "Quit <now>"]):
     unit.addnote(f"note {i}", origin="developer")
 open(sys.argv[1], "wb").write(bytes(store))
 "#;
-    let run = |script: &str, args: &[&std::path::Path]| {
-        let out = std::process::Command::new(python())
-            .args(["-c", script])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = python_snippet;
     run(write, &[&source]);
     let d = extract(DocumentFormat::Xliff, &std::fs::read(&source).unwrap())
         .unwrap()

@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python, test_folder, uppercase_merge};
+use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const DITA: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -92,21 +92,12 @@ fn lxml_reads_the_translated_topic_with_the_same_elements() {
     let path = test_folder("xmldoc").join("topic.dita");
     let d = extract(DocumentFormat::Dita, DITA.as_bytes()).unwrap();
     std::fs::write(&path, uppercase_merge(&d)).unwrap();
-    let out = std::process::Command::new(python())
-        .args([
-            "-c",
-            "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
+    let read: serde_json::Value = serde_json::from_str(&python_snippet(
+        "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
              print(json.dumps([[e.tag, (e.text or '').strip()] for e in root.iter()]))",
-        ])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        &[&path],
+    ))
+    .unwrap();
     assert_eq!(
         read,
         serde_json::json!([

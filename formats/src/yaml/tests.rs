@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python, test_folder, uppercase_merge};
+use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const RAILS: &str = "# Spanish comes from English\nen:\n  app:\n    title: The house   # shown in the bar\n    greeting: 'Hello %{name}, it''s late'\n    farewell: \"Good night\\tsee you\"\n    count: 42\n    enabled: true\n    url: https://example.com/path\n    defaults: &defaults\n      color: Bright red\n    copy: *defaults\n    intro: |\n      The first line.\n      The second line.\n    summary: >-\n      Folded text\n      on two lines.\n    items:\n      - The cat\n      - The dog\n    tagged: !custom Keep me\n";
@@ -62,19 +62,7 @@ fn pyyaml_reads_the_translated_file_with_the_same_structure() {
     let dir = test_folder("yaml");
     let source = dir.join("source.yml");
     let translated = dir.join("translated.yml");
-    let run = |script: &str, path: &std::path::Path| {
-        let out = std::process::Command::new(python())
-            .args(["-c", script])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |script: &str, path: &std::path::Path| python_snippet(script, &[path]);
     run(
         "import sys, yaml\ndata = {'en': {'menu': {'open': 'Open the file', 'quit': 'Quit now: bye', 'n': 3,\n  'long': 'A sentence that PyYAML may well wrap over more than one line because it is long enough to do so'},\n  'list': ['First item', 'Second: item'], 'multi': 'Line one\\nLine two\\n'}}\nyaml.safe_dump(data, open(sys.argv[1], 'w'), allow_unicode=True)",
         &source,
