@@ -82,6 +82,9 @@ pub struct NewVoiceJob {
     pub source_language: Option<String>,
     /// Targets in request order.
     pub targets: Vec<Target>,
+    /// Terms recognition listens for (the spoken terms' list for the source
+    /// language).
+    pub spoken_terms: Vec<String>,
     /// Where the upload goes.
     pub source_object: String,
     /// Trace id of the create request.
@@ -113,6 +116,8 @@ pub struct VoiceJob {
     pub source_language: Option<String>,
     /// Targets in request order.
     pub targets: Vec<Target>,
+    /// Terms recognition listens for.
+    pub spoken_terms: Vec<String>,
     /// Results in target order (empty until complete).
     pub results: Vec<TargetResult>,
     /// Object key of the upload.
@@ -143,8 +148,8 @@ pub async fn insert(conn: &mut PgConnection, job: &NewVoiceJob) -> Result<(), St
     sqlx::query!(
         r#"INSERT INTO voice_jobs (id, organization_id, api_key_id, secret, source_name,
                source_content_type, source_content_length, source_language, targets,
-               source_object, trace_id, upload_expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"#,
+               spoken_terms, source_object, trace_id, upload_expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"#,
         job.id,
         job.organization_id,
         job.api_key_id,
@@ -154,6 +159,7 @@ pub async fn insert(conn: &mut PgConnection, job: &NewVoiceJob) -> Result<(), St
         job.source_content_length,
         job.source_language,
         targets,
+        &job.spoken_terms,
         job.source_object,
         job.trace_id,
         job.upload_expires_at
@@ -168,7 +174,7 @@ pub async fn get(pool: &PgPool, id: Uuid) -> Result<Option<VoiceJob>, StorageErr
     let Some(r) = sqlx::query!(
         r#"SELECT id, organization_id, api_key_id, status, secret, source_name,
                   source_content_type, source_content_length, source_language, targets,
-                  results, source_object, transcript, speech_milliseconds, storage_used,
+                  spoken_terms, results, source_object, transcript, speech_milliseconds, storage_used,
                   error_message, attempts, trace_id, upload_expires_at, created_at, updated_at
            FROM voice_jobs WHERE id = $1"#,
         id
@@ -189,6 +195,7 @@ pub async fn get(pool: &PgPool, id: Uuid) -> Result<Option<VoiceJob>, StorageErr
         source_content_length: r.source_content_length,
         source_language: r.source_language,
         targets: serde_json::from_value(r.targets)?,
+        spoken_terms: r.spoken_terms,
         results: serde_json::from_value(r.results)?,
         source_object: r.source_object,
         transcript: r.transcript,

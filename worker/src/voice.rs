@@ -94,7 +94,10 @@ async fn run(job: &VoiceTranslate, state: &WorkerState) -> Result<(), JobError> 
     })
     .await
     .map_err(|e| JobError::Transient(format!("decoding task failed: {e}")))??;
-    let transcript = state.recognizer.recognize(&speech).await?;
+    let transcript = state
+        .recognizer
+        .recognize_with_terms(&speech, &row.spoken_terms)
+        .await?;
     tracing::info!(
         duration_ms,
         words = transcript.split_whitespace().count(),
@@ -171,7 +174,6 @@ async fn produce(
             let rate = match kind {
                 "audio/pcm;encoding=s16le;rate=16000" => 16_000,
                 "audio/pcm;encoding=s16le;rate=24000" => 24_000,
-                "audio/wav" => tts::SAMPLE_RATE,
                 other => {
                     return Err(JobError::Permanent(format!(
                         "Unsupported output type {other}."
@@ -187,20 +189,12 @@ async fn produce(
                 JobError::Permanent(format!("No voice speaks {}.", target.language))
             })?;
             let pcm = state.espeak.synthesize(voice, &text).await?;
-            let pcm = if rate == tts::SAMPLE_RATE {
-                pcm
-            } else {
-                wav::to_i16(&resample::resample(
-                    &wav::to_f32(&pcm),
-                    tts::SAMPLE_RATE,
-                    rate,
-                ))
-            };
-            if kind == "audio/wav" {
-                (wav::encode(&pcm, rate)?, "audio/wav".to_owned(), "wav")
-            } else {
-                (wav::pcm_bytes(&pcm), kind.to_owned(), "pcm")
-            }
+            let pcm = wav::to_i16(&resample::resample(
+                &wav::to_f32(&pcm),
+                tts::SAMPLE_RATE,
+                rate,
+            ));
+            (wav::pcm_bytes(&pcm), kind.to_owned(), "pcm")
         }
     };
     let object = format!("voice/{}/result-{index}.{ext}", row.id);

@@ -2,6 +2,9 @@
 //!
 //! * `POST /v1/jobs/voice/translate` (DeepL-Auth-Key) → 201 `{job_id,
 //!   upload_url, signature}`; the job is `pending` until its audio arrives.
+//!   Beside `parameters.source_language`, Tolk reads
+//!   `parameters.spoken_terms_id` (as the realtime interface names it): the
+//!   collection's terms for the source language bias recognition.
 //! * `PUT {upload_url}` with `Authorization: DeepL-Signature {signature}` (or
 //!   `?signature=`) and the audio as the body: stored in the object store
 //!   (local folder or S3), then one transaction marks the job `uploaded` and
@@ -24,6 +27,7 @@ use chrono::{Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
 use tolk_storage::objects::Presign;
 use tolk_storage::queue;
+use tolk_storage::spoken_terms;
 use tolk_storage::voice_jobs::{self, NewVoiceJob, Target, VoiceJob, status};
 use tolk_voice::voices;
 use uuid::Uuid;
@@ -33,11 +37,10 @@ use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
 
 /// Output types this server produces.
-pub const OUTPUT_TYPES: [&str; 4] = [
+pub const OUTPUT_TYPES: [&str; 3] = [
     "text/plain",
     "audio/pcm;encoding=s16le;rate=16000",
     "audio/pcm;encoding=s16le;rate=24000",
-    "audio/wav",
 ];
 
 /// Output types of the interface description this server does not produce.
@@ -115,6 +118,7 @@ struct CreateRequest {
     content_type: String,
     length: i64,
     source_language: Option<String>,
+    spoken_terms_id: Option<Uuid>,
     targets: Vec<Target>,
 }
 
@@ -153,15 +157,29 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
             )
         })?;
     if length as u64 > state.voice.max_upload_bytes as u64 {
-        return Err(ApiError::TooLarge(format!(
-            "/source_file/content_length: this server accepts at most {} bytes",
-            state.voice.max_upload_bytes
-        )));
+        // 400, the one client error the description documents here.
+        return Err(bad(
+            "/source_file/content_length",
+            &format!(
+                "this server accepts at most {} bytes",
+                state.voice.max_upload_bytes
+            ),
+        ));
     }
     let source_language = match obj.get("parameters").and_then(|p| p.get("source_language")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.to_ascii_uppercase()),
         Some(_) => return Err(bad("/parameters/source_language", "Value must be a string")),
+    };
+    let spoken_terms_id = match obj.get("parameters").and_then(|p| p.get("spoken_terms_id")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(Uuid::parse_str(s).map_err(|_| {
+            bad(
+                "/parameters/spoken_terms_id",
+                "Value must be the id of spoken terms",
+            )
+        })?),
+        Some(_) => return Err(bad("/parameters/spoken_terms_id", "Value must be a string")),
     };
     let recognised = source_language.as_deref().unwrap_or("EN");
     if !state.voice.recognizer.supports(recognised) {
@@ -227,8 +245,34 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         content_type: content_type.to_owned(),
         length,
         source_language,
+        spoken_terms_id,
         targets: out,
     })
+}
+
+/// The terms of the spoken terms `id` (of this organization) for the
+/// recognised language `language`; none when the collection has no list for it.
+async fn spoken_terms_for(
+    state: &AppState,
+    organization_id: Uuid,
+    id: Uuid,
+    language: &str,
+) -> Result<Vec<String>, ApiError> {
+    let found = spoken_terms::get(&state.db, organization_id, id)
+        .await?
+        .ok_or_else(|| {
+            bad(
+                "/parameters/spoken_terms_id",
+                "no spoken terms with this id",
+            )
+        })?;
+    let lang = base(language).to_ascii_lowercase();
+    Ok(found
+        .lists
+        .into_iter()
+        .find(|l| l.lang == lang)
+        .map(|l| l.terms)
+        .unwrap_or_default())
 }
 
 fn base(code: &str) -> String {
@@ -254,8 +298,16 @@ async fn create(
         content_type,
         length,
         source_language,
+        spoken_terms_id,
         targets,
     } = parse_create(&state, &body)?;
+    let spoken_terms = match spoken_terms_id {
+        Some(id) => {
+            let language = source_language.as_deref().unwrap_or("EN");
+            spoken_terms_for(&state, key.organization_id, id, language).await?
+        }
+        None => Vec::new(),
+    };
     let id = Uuid::new_v4();
     let secret = voice_jobs::new_secret();
     let expires = Utc::now() + Duration::minutes(SIGNATURE_TTL_MINUTES);
@@ -269,6 +321,7 @@ async fn create(
         source_content_length: length,
         source_language,
         targets,
+        spoken_terms,
         source_object: format!("voice/{id}/source"),
         trace_id,
         upload_expires_at: expires,
