@@ -75,6 +75,7 @@ TEST_NODE="${TOLK_TEST_NODE:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-node}"
 # npm packages the tests run (name@exact-version):
 TEST_NODE_PACKAGES=(
     oidc-provider@8.8.1   # node-oidc-provider: upstream OpenID provider of the OAuth sign-in tests
+    deepl-node@1.28.0     # DeepL's official Node.js client, run against the API
 )
 
 # Debian packages named exactly (checked with dpkg-query). PostgreSQL is
@@ -134,6 +135,7 @@ TEST_PYTHON_MODULES=(
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
     "jproperties                          -                    jproperties"   # reads .properties in the filter's tests
     "saml2.server                         python3-pysaml2      pysaml2"       # the SAML sign-in tests' identity provider
+    "deepl                                -                    deepl==1.32.0" # DeepL's official Python client, run against the API
 )
 
 # The packages this mode installs.

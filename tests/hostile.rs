@@ -309,7 +309,7 @@ async fn an_oversized_upload_gets_its_413_after_the_whole_body_is_sent() -> Resu
     let filler = vec![b'a'; 64 * 1024];
     let chunks = 24 * 16;
     let length = head.len() + chunks * filler.len() + tail.len();
-    let addr = api.base.trim_start_matches("http://").to_owned();
+    let addr = api.direct.trim_start_matches("http://").to_owned();
     let mut conn = tokio::net::TcpStream::connect(&addr).await?;
     let request = format!(
         "POST /v2/document HTTP/1.1\r\nHost: {addr}\r\nAuthorization: DeepL-Auth-Key {key}\r\n\

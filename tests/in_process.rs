@@ -44,11 +44,24 @@ impl InProcess {
         })
     }
 
-    /// Answers `req`: (status, body as JSON or Null).
+    /// Answers `req`: (status, body as JSON or Null). An answer that breaks
+    /// the DeepL OpenAPI description is an error ([`crate::openapi`]).
     pub async fn send(&self, req: Request<Body>) -> Result<(u16, Value)> {
+        let method = req.method().to_string();
+        let path = req.uri().path().to_owned();
         let res = self.router.clone().oneshot(req).await?;
         let code = res.status().as_u16();
+        let content_type = res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await?;
+        if let Err(violation) =
+            crate::openapi::SPEC.check(&method, &path, code, content_type.as_deref(), &bytes)
+        {
+            anyhow::bail!("OpenAPI violation: {violation}");
+        }
         Ok((code, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
     }
 

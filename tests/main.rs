@@ -3,6 +3,7 @@
 //! server, spoken to over HTTP. One test binary (see Cargo.toml `[[test]] e2e`).
 
 mod in_process;
+mod openapi;
 mod support;
 
 mod admin;
@@ -20,6 +21,7 @@ mod hostile_documents;
 mod languages_v3;
 mod metering;
 mod migrations;
+mod official_clients;
 mod outage;
 mod pg_server;
 mod quality;

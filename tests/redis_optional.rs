@@ -45,7 +45,7 @@ async fn the_api_serves_without_redis_and_warns_once_when_it_goes_away() -> Resu
     let key = world.create_key("redis", false).await?;
     // Nothing listens on the Redis port: the API still comes up and serves.
     let api = world.start_api().await?;
-    let log = format!("api-{}", api.base.rsplit(':').next().context("API port")?);
+    let log = format!("api-{}", api.direct.rsplit(':').next().context("API port")?);
     translate_all(&api, &key, 10).await?;
 
     // Redis appears: the limiter connects in the background.

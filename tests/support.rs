@@ -35,6 +35,8 @@ pub struct World {
     pub object_store: String,
     pub extra_env: Vec<(String, String)>,
     children: Vec<Child>,
+    /// The conformance proxies in front of this world's API processes.
+    proxies: Vec<crate::openapi::Proxy>,
 }
 
 impl World {
@@ -63,6 +65,7 @@ impl World {
             dir,
             extra_env: Vec::new(),
             children: Vec::new(),
+            proxies: Vec::new(),
         };
         Ok(world)
     }
@@ -160,27 +163,50 @@ impl World {
         Ok(self.start_api_process().await?.0)
     }
 
-    /// [`World::start_api`], also returning the process id.
+    /// [`World::start_api`], also returning the process id. The [`Api`] goes
+    /// through a conformance proxy ([`crate::openapi::Proxy`]); `Api::direct`
+    /// is the process's own address.
     pub async fn start_api_process(&mut self) -> Result<(Api, u32)> {
-        let port = free_port();
-        let listen = format!("127.0.0.1:{port}");
-        let pid = self.spawn(
-            &["api", "--listen", &listen, "--no-migrate"],
-            &format!("api-{port}"),
-        )?;
-        let api = Api::new(format!("http://{listen}"));
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(r) = api.http.get(api.url("/healthz")).send().await
-                && r.status().is_success()
-            {
-                return Ok((api, pid));
+        // A port picked free can be taken before the process binds it (by
+        // another test's process or proxy): a process that exits before it
+        // answers is started again on another port.
+        for _ in 0..3 {
+            let port = free_port();
+            let listen = format!("127.0.0.1:{port}");
+            let pid = self.spawn(
+                &["api", "--listen", &listen, "--no-migrate"],
+                &format!("api-{port}"),
+            )?;
+            let direct = format!("http://{listen}");
+            let probe = reqwest::Client::new();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if let Ok(r) = probe.get(format!("{direct}/healthz")).send().await
+                    && r.status().is_success()
+                {
+                    let proxy = crate::openapi::Proxy::start(listen.parse()?).await?;
+                    let mut api = Api::new(proxy.base.clone());
+                    api.direct = direct;
+                    self.proxies.push(proxy);
+                    return Ok((api, pid));
+                }
+                if !self.is_running(pid) {
+                    eprintln!(
+                        "API on {listen} exited before answering: {}",
+                        self.log(&format!("api-{port}"))
+                    );
+                    break;
+                }
+                if Instant::now() > deadline {
+                    bail!("API did not come up; see {}", self.dir.display());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            if Instant::now() > deadline {
-                bail!("API did not come up; see {}", self.dir.display());
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        bail!(
+            "API exited three times before answering; see {}",
+            self.dir.display()
+        )
     }
 
     /// Starts a worker process; returns its pid.
@@ -262,7 +288,11 @@ impl Drop for World {
 
 /// An HTTP client for one API process.
 pub struct Api {
+    /// Where requests go: the conformance proxy when the world started the
+    /// process.
     pub base: String,
+    /// The process's own address (for WebSockets, raw TCP and log names).
+    pub direct: String,
     pub http: reqwest::Client,
 }
 
@@ -276,6 +306,7 @@ pub struct DocStatus {
 impl Api {
     pub fn new(base: String) -> Self {
         Self {
+            direct: base.clone(),
             base,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(60))
@@ -409,6 +440,29 @@ pub async fn python(script: &str, args: &[&Path]) -> Result<String> {
         bail!("python failed: {}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(String::from_utf8(out.stdout)?)
+}
+
+/// The folder of the tests' npm packages (`TOLK_TEST_NODE`, by default
+/// `~/.cache/tolk-test-node`), checked to hold `package`.
+pub fn node_packages(package: &str) -> Result<PathBuf> {
+    let dir = std::env::var("TOLK_TEST_NODE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            let cache = std::env::var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| {
+                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
+                });
+            cache.join("tolk-test-node")
+        });
+    let marker = dir.join("node_modules").join(package).join("package.json");
+    if !marker.is_file() {
+        bail!(
+            "{} is missing: scripts/setup.sh test installs {package} (or set TOLK_TEST_NODE)",
+            marker.display()
+        );
+    }
+    Ok(dir)
 }
 
 /// An answer of the API: its status, headers, body text and the body as JSON

@@ -64,8 +64,8 @@ async fn check_reports(
     assert_eq!(code, 200, "{label}: {body}");
     let report = &body["usage_report"];
     assert_figures(&report["total_usage"], &total);
-    assert_eq!(report["start_date"], format!("{start}T00:00:00"));
-    assert_eq!(report["end_date"], format!("{today}T00:00:00"));
+    assert_eq!(report["start_date"], format!("{start}T00:00:00Z"));
+    assert_eq!(report["end_date"], format!("{today}T00:00:00Z"));
     assert!(report.get("group_by").is_none(), "{body}");
     assert!(report.get("key_usages").is_none(), "{body}");
 

@@ -205,7 +205,12 @@ async fn rate_limits_are_shared_through_redis_or_kept_per_process() -> Result<()
     // Without Redis: a warning at start, and each process limits on its own.
     world.extra_env[2].1 = String::new();
     let lone = world.start_api().await?;
-    let port = lone.base.rsplit(':').next().unwrap_or_default().to_owned();
+    let port = lone
+        .direct
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let log = world.log(&format!("api-{port}"));
     assert!(log.contains("REDIS_URL is not set"), "{log}");
     let fresh = world.create_key("fresh", false).await?;

@@ -6,41 +6,18 @@
 //! failure page. Without a browser: a callback whose `state` this browser
 //! did not start is refused, and an unknown strategy is refused.
 
-use std::path::PathBuf;
-
 use fantoccini::Locator;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use super::*;
 use crate::auth_browser::Driver;
+use crate::support::node_packages;
 
 /// node-oidc-provider, running until dropped.
 pub struct Upstream {
     pub base: String,
     _child: Child,
-}
-
-/// The folder of the tests' npm packages.
-fn node_packages() -> Result<PathBuf> {
-    let dir = std::env::var("TOLK_TEST_NODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let cache = std::env::var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| {
-                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
-                });
-            cache.join("tolk-test-node")
-        });
-    let marker = dir.join("node_modules/oidc-provider/package.json");
-    if !marker.is_file() {
-        bail!(
-            "{} is missing: scripts/setup.sh test installs node-oidc-provider (or set TOLK_TEST_NODE)",
-            marker.display()
-        );
-    }
-    Ok(dir)
 }
 
 /// Starts node-oidc-provider on `port` with one confidential client.
@@ -61,7 +38,7 @@ pub async fn start_upstream(
     });
     let mut child = Command::new("node")
         .arg(&script)
-        .env("TOLK_TEST_NODE", node_packages()?)
+        .env("TOLK_TEST_NODE", node_packages("oidc-provider")?)
         .env("OIDC_PORT", port.to_string())
         .env("OIDC_CLIENT", client.to_string())
         .env("NODE_ENV", "test")

@@ -20,7 +20,7 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         {"language": "en", "type": "text/plain"},
         {"language": "es", "type": "text/plain"},
         {"language": "es", "type": "audio/pcm;encoding=s16le;rate=16000"},
-        {"language": "ES", "type": "audio/wav"},
+        {"language": "ES", "type": "audio/pcm;encoding=s16le;rate=24000"},
     ]);
     let request = json!({
         "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
@@ -50,7 +50,10 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         json!([{"status": "pending"}, {"status": "pending"}, {"status": "pending"}, {"status": "pending"}])
     );
     assert_eq!(body["product"], "voice");
-    assert_eq!(body["targets"][3]["type"], "audio/wav");
+    assert_eq!(
+        body["targets"][3]["type"],
+        "audio/pcm;encoding=s16le;rate=24000"
+    );
     assert_eq!(
         api.get(&other, &format!("/v1/jobs/voice/translate/{}", &id))
             .await?
@@ -117,13 +120,13 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         "{spanish}"
     );
     assert!(spanish.contains("taza"), "{spanish}");
-    // Spanish speech: raw 16 kHz PCM, and a WAV file.
+    // Spanish speech: raw PCM at 16 and 24 kHz, of the same length.
     assert_eq!(outputs[2].0, "audio/pcm;encoding=s16le;rate=16000");
     let pcm_secs = outputs[2].1.len() as f64 / 2.0 / 16000.0;
     assert!((1.0..10.0).contains(&pcm_secs), "{pcm_secs} s");
-    let (es, es_rate) = read_wav(&outputs[3].1)?;
-    assert_eq!(outputs[3].0, "audio/wav");
-    assert!((es.len() as f64 / f64::from(es_rate) / pcm_secs - 1.0).abs() < 0.02);
+    assert_eq!(outputs[3].0, "audio/pcm;encoding=s16le;rate=24000");
+    let pcm24_secs = outputs[3].1.len() as f64 / 2.0 / 24000.0;
+    assert!((pcm24_secs / pcm_secs - 1.0).abs() < 0.02);
     // Downloaded results say so.
     let (_, after) = api
         .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
@@ -188,6 +191,11 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
             400,
             "/targets/0/type",
         ),
+        (
+            json!({"source_file": file, "targets": [{"language": "es", "type": "audio/wav"}]}),
+            400,
+            "/targets/0/type",
+        ),
         (json!({"source_file": file, "targets": []}), 400, "/targets"),
         (
             json!({"source_file": file, "targets": [{"language": "xx", "type": "text/plain"}]}),
@@ -206,7 +214,7 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         ),
         (
             json!({"source_file": {"name": "a.wav", "content_type": "audio/wav", "content_length": 900_000_000}, "targets": [{"language": "es", "type": "text/plain"}]}),
-            413,
+            400,
             "content_length",
         ),
     ] {
@@ -281,5 +289,105 @@ async fn voice_jobs_upload_straight_to_an_s3_bucket() -> Result<()> {
     assert!(url.starts_with(&server.endpoint), "{url}");
     let text = fresh_client().get(url).send().await?.text().await?;
     assert!(text.contains("coffee"), "{text}");
+    Ok(())
+}
+
+/// The English transcript of a voice job over `speech` (its one text/plain
+/// English target), with `parameters` as given.
+async fn transcript_of(api: &Api, key: &str, speech: &[u8], parameters: Value) -> Result<String> {
+    let request = json!({
+        "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
+        "parameters": parameters,
+        "targets": [{"language": "en", "type": "text/plain"}],
+    });
+    let (code, created) = create_job(api, key, &request).await?;
+    assert_eq!(code, 201, "{created}");
+    let id = created["job_id"].as_str().context("job_id")?;
+    let url = created["upload_url"].as_str().context("upload_url")?;
+    let signature = created["signature"].as_str().context("signature")?;
+    assert_eq!(upload_to(url, Some(signature), speech.to_vec()).await?, 200);
+    let done = wait_job(api, key, id).await?;
+    let result = &done["results"][0];
+    assert_eq!(result["status"], "complete", "{done}");
+    let res = fresh_client()
+        .get(result["download_url"].as_str().context("download_url")?)
+        .header(
+            "Authorization",
+            format!(
+                "DeepL-Signature {}",
+                result["signature"].as_str().context("signature")?
+            ),
+        )
+        .send()
+        .await?;
+    Ok(res.text().await?)
+}
+
+#[tokio::test]
+async fn spoken_terms_bias_a_voice_jobs_recognition() -> Result<()> {
+    let mut world = World::new("voiceterms").await?;
+    let key = world.create_key("voice", false).await?;
+    let other = world.create_key_in("other").await?;
+    let api = world.start_api().await?;
+    world.start_worker("voice")?;
+    let speech = tts(
+        &api,
+        &key,
+        101,
+        "We met the engineers from Tolkien yesterday.",
+    )
+    .await?;
+    let (code, terms) = api
+        .post(
+            &key,
+            "/v3/spoken-terms",
+            &json!({"name": "Names", "term_lists": [
+                {"lang": "en", "entries": "Tolkien\nKubernetes"},
+                {"lang": "fr", "entries": "Tolkien"},
+            ]}),
+        )
+        .await?;
+    assert_eq!(code, 201, "{terms}");
+    let terms_id = terms["spoken_terms_id"].as_str().context("id")?;
+
+    // The same audio: without the terms the name is misheard, with them it
+    // is recognised.
+    let plain = transcript_of(&api, &key, &speech, json!({"source_language": "en"})).await?;
+    assert!(!plain.contains("tolkien"), "{plain}");
+    let biased = transcript_of(
+        &api,
+        &key,
+        &speech,
+        json!({"source_language": "en", "spoken_terms_id": terms_id}),
+    )
+    .await?;
+    assert!(biased.contains("tolkien"), "{biased}");
+    assert!(biased.contains("yesterday"), "{biased}");
+
+    // Another organization's terms, an unknown id and a malformed one are
+    // refused when the job is created.
+    let file =
+        json!({"name": "s.wav", "content_type": "audio/wav", "content_length": speech.len()});
+    for (k, id) in [
+        (&other, terms_id),
+        (&key, "a74d88fb-ed2a-4943-a664-a4512398b994"),
+        (&key, "nope"),
+    ] {
+        let (code, body) = create_job(
+            &api,
+            k,
+            &json!({"source_file": file, "parameters": {"spoken_terms_id": id},
+                    "targets": [{"language": "en", "type": "text/plain"}]}),
+        )
+        .await?;
+        assert_eq!(code, 400, "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("spoken_terms_id"),
+            "{body}"
+        );
+    }
     Ok(())
 }

@@ -27,7 +27,7 @@ impl Received {
 async fn connect(api: &Api, kind: &str, query: &str) -> Result<Ws> {
     let url = format!(
         "{}/v1/tts/stream/{kind}/ws?{query}",
-        api.base.replacen("http", "ws", 1)
+        api.direct.replacen("http", "ws", 1)
     );
     let (ws, _) = tokio_tungstenite::connect_async(url).await?;
     Ok(ws)
@@ -263,7 +263,7 @@ async fn duplex_sessions_at_once_each_get_their_own_speech_in_order() -> Result<
     let (a, b, c) = SENTENCES;
     let duplex = |texts: Vec<&'static str>| {
         let key = key.clone();
-        let api = Api::new(api.base.clone());
+        let api = Api::new(api.direct.clone());
         async move {
             let mut ws = connect(&api, "duplex", "voiceId=101").await?;
             send(&mut ws, auth_msg(&key)).await?;
@@ -536,7 +536,7 @@ async fn an_oversized_stream_message_is_closed_with_1009() -> Result<()> {
     let (_world, api, key) = stream_world("tts_too_big", &[]).await?;
     // A bare client, so the test reads the server's close even while its own
     // oversized message is cut off.
-    let addr = api.base.trim_start_matches("http://").to_owned();
+    let addr = api.direct.trim_start_matches("http://").to_owned();
     let mut conn = tokio::net::TcpStream::connect(&addr).await?;
     conn.write_all(
         format!(

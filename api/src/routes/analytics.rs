@@ -122,8 +122,10 @@ fn minutes(ms: i64) -> f64 {
     (ms as f64 / 600.0).round() / 100.0
 }
 
-/// "2025-09-29T00:00:00" (`Z` appended when `utc`).
-struct Midnight(NaiveDate, bool);
+/// "2025-09-29T00:00:00Z": the start of a UTC day as the description's
+/// `date-time` format (RFC 3339) wants it. (The reference's own example of
+/// `start_date` lacks the `Z`; its schema does not allow that.)
+struct Midnight(NaiveDate);
 
 impl Serialize for Midnight {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -133,12 +135,7 @@ impl Serialize for Midnight {
 
 impl fmt::Display for Midnight {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}T00:00:00{}",
-            self.0.format("%Y-%m-%d"),
-            if self.1 { "Z" } else { "" }
-        )
+        write!(f, "{}T00:00:00Z", self.0.format("%Y-%m-%d"))
     }
 }
 
@@ -394,8 +391,8 @@ async fn usage_report(
         let _ = write!(
             out,
             ",\"start_date\":\"{}\",\"end_date\":\"{}\"}}}}",
-            Midnight(start, false),
-            Midnight(end, false)
+            Midnight(start),
+            Midnight(end)
         );
         let _ = chunks.send(Ok(Bytes::from(out))).await;
         let _ = done_tx.send(Ok(()));
@@ -478,7 +475,7 @@ async fn custom_tags(
         .into_iter()
         .map(|t| TagItem {
             custom_tag: t.custom_tag,
-            usage_date: t.day.map(|d| Midnight(d, true)),
+            usage_date: t.day.map(Midnight),
             breakdown: TagBreakdown {
                 total_characters: t.figures.text_translation_characters
                     + t.figures.text_improvement_characters,
@@ -492,8 +489,8 @@ async fn custom_tags(
     Ok(Json(TagReportBody {
         custom_tag_usage_report: TagReportData {
             aggregate_by: if by_day { "day" } else { "period" },
-            start_date: Midnight(start, false),
-            end_date: Midnight(end, false),
+            start_date: Midnight(start),
+            end_date: Midnight(end),
             next_page: more.then_some(page + 1),
             usage,
         },
@@ -578,7 +575,7 @@ mod tests {
             let day = NaiveDate::from_ymd_opt(y, m, d).unwrap_or_default();
             let mut ours = Vec::new();
             write_usage_date(&mut ours, day);
-            let theirs = format!("\"usage_date\":\"{}\",", Midnight(day, true));
+            let theirs = format!("\"usage_date\":\"{}\",", Midnight(day));
             assert_eq!(String::from_utf8_lossy(&ours), theirs);
         }
     }
@@ -626,7 +623,6 @@ mod tests {
         assert_eq!(mask("short"), "****");
         assert_eq!(minutes(6_447_600), 107.46);
         let d = NaiveDate::from_ymd_opt(2025, 9, 29).unwrap_or_default();
-        assert_eq!(Midnight(d, true).to_string(), "2025-09-29T00:00:00Z");
-        assert_eq!(Midnight(d, false).to_string(), "2025-09-29T00:00:00");
+        assert_eq!(Midnight(d).to_string(), "2025-09-29T00:00:00Z");
     }
 }

@@ -67,26 +67,27 @@ pub(crate) async fn body_object(
 pub(crate) async fn list_as(
     state: &AppState,
     organization_id: Uuid,
-    view: fn(&Glossary) -> Value,
+    view: fn(&Glossary) -> Option<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let all = glossaries::list(&state.db, organization_id).await?;
     Ok(Json(
-        serde_json::json!({ "glossaries": all.iter().map(view).collect::<Vec<_>>() }),
+        serde_json::json!({ "glossaries": all.iter().filter_map(view).collect::<Vec<_>>() }),
     ))
 }
 
-/// Glossary `id` (from the path) as `view` shows it; 404 when unknown.
+/// Glossary `id` (from the path) as `view` shows it; 404 when unknown or
+/// when `view` cannot show it.
 pub(crate) async fn show_as(
     state: &AppState,
     organization_id: Uuid,
     id: &str,
-    view: fn(&Glossary) -> Value,
+    view: fn(&Glossary) -> Option<Value>,
 ) -> Result<Json<Value>, ApiError> {
     let id = glossary_id(id)?;
     let g = glossaries::get(&state.db, organization_id, id)
         .await?
         .ok_or_else(not_found)?;
-    Ok(Json(view(&g)))
+    view(&g).map(Json).ok_or_else(not_found)
 }
 
 pub(crate) use crate::params::{object_required as required, object_string as string};

@@ -46,18 +46,19 @@ async fn language_pairs(State(state): State<AppState>, AuthKey(_key): AuthKey) -
 }
 
 /// The v2 view: the glossary's single dictionary (the first, for a
-/// multilingual one).
-fn view(g: &Glossary) -> Value {
-    let d = g.dictionaries.first();
-    json!({
+/// multilingual one). A glossary without dictionaries (made through v3) has
+/// no v2 form: v2 lists leave it out and answer 404 for it.
+fn view(g: &Glossary) -> Option<Value> {
+    let d = g.dictionaries.first()?;
+    Some(json!({
         "glossary_id": g.id,
         "name": g.name,
         "ready": true,
-        "source_lang": d.map(|d| d.source_lang.as_str()),
-        "target_lang": d.map(|d| d.target_lang.as_str()),
+        "source_lang": d.source_lang,
+        "target_lang": d.target_lang,
         "creation_time": super::time(g.created_at),
-        "entry_count": d.map_or(0, |d| d.entry_count),
-    })
+        "entry_count": d.entry_count,
+    }))
 }
 
 async fn create(

@@ -140,7 +140,7 @@ async fn list(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
 ) -> Result<Json<Value>, ApiError> {
-    super::list_as(&state, key.organization_id, view).await
+    super::list_as(&state, key.organization_id, |g| Some(view(g))).await
 }
 
 async fn show(
@@ -148,7 +148,7 @@ async fn show(
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    super::show_as(&state, key.organization_id, &id, view).await
+    super::show_as(&state, key.organization_id, &id, |g| Some(view(g))).await
 }
 
 async fn patch(
