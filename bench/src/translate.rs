@@ -1,5 +1,8 @@
 //! `tolk-bench translate`: the same load against Tolk's `POST /v2/translate`
-//! and against Apertium-APY (Debian's `apertium-apy`, started here), EN→ES:
+//! and against Apertium-APY (Debian's `apertium-apy`, started here), EN→ES
+//! by default or any pair Tolk routes (`--pair ES:SL` goes through two
+//! pivots: spa-eng, eng-hbs, hbs-slv; APY runs the same chain with
+//! `/translateChain`):
 //! N concurrent clients, each sending one 15–25 word sentence per request
 //! in a loop for a fixed time. Prints requests/s, words/s, p50 and p99
 //! latency for both and the ratios, plus the raw `apertium` command's batch
@@ -18,7 +21,7 @@ use clap::Args;
 use tolk_engine::{ApertiumConfig, Translator};
 use tolk_storage::objects::Objects;
 
-use crate::documents::{Text, raw_apertium};
+use crate::documents::{Text, apertium_run, raw_apertium_chain};
 use tolk_storage::throwaway::ThrowawayDb;
 
 /// Options of the translate benchmark.
@@ -45,6 +48,35 @@ pub struct TranslateArgs {
     /// Only run against Tolk (skip APY).
     #[arg(long)]
     tolk_only: bool,
+    /// Source and target, `SRC:TGT` (DeepL codes). A source other than
+    /// English gets the English sentences translated into it first (by a
+    /// direct pair from English).
+    #[arg(long, default_value = "EN:ES")]
+    pair: String,
+}
+
+/// The pair under test and the route both servers run.
+#[derive(Clone)]
+struct Pair {
+    source: String,
+    target: String,
+    /// Apertium modes of the route, in order (`spa-eng`, `eng-hbs`, …).
+    modes: Vec<String>,
+}
+
+impl Pair {
+    /// The languages along the route as APY names them (`spa|eng|hbs|slv`).
+    fn apy_chain(&self) -> String {
+        let mut langs: Vec<&str> = Vec::new();
+        for m in &self.modes {
+            let (a, b) = m.split_once('-').unwrap_or((m, m));
+            if langs.is_empty() {
+                langs.push(a);
+            }
+            langs.push(b.split('_').next().unwrap_or(b));
+        }
+        langs.join("|")
+    }
 }
 
 /// One 15–25 word sentence: two clauses of the documents benchmark's grammar.
@@ -91,32 +123,52 @@ impl Figures {
 /// Which server a client talks to.
 #[derive(Clone)]
 enum Target {
-    Tolk { url: String, key: String },
-    Apy { url: String },
+    Tolk {
+        url: String,
+        key: String,
+        pair: Pair,
+    },
+    Apy {
+        url: String,
+        pair: Pair,
+    },
 }
 
 impl Target {
     async fn send(&self, http: &reqwest::Client, sentence: &str) -> Result<bool> {
         let res = match self {
-            Self::Tolk { url, key } => {
+            Self::Tolk { url, key, pair } => {
                 http.post(format!("{url}/v2/translate"))
                     .header("Authorization", format!("DeepL-Auth-Key {key}"))
                     .json(&serde_json::json!({
-                        "text": [sentence], "source_lang": "EN", "target_lang": "ES"
+                        "text": [sentence], "source_lang": pair.source, "target_lang": pair.target
                     }))
                     .send()
                     .await?
             }
-            Self::Apy { url } => {
+            Self::Apy { url, pair } if pair.modes.len() == 1 => {
                 http.post(format!("{url}/translate"))
                     .form(&[
-                        ("langpair", "eng|spa"),
+                        ("langpair", pair.apy_chain().as_str()),
                         ("q", sentence),
                         ("markUnknown", "no"),
                         ("format", "txt"),
                     ])
                     .send()
                     .await?
+            }
+            Self::Apy { url, pair } => {
+                // APY answers chains on GET only.
+                let chain = pair.apy_chain();
+                let url = reqwest::Url::parse_with_params(
+                    &format!("{url}/translateChain"),
+                    &[
+                        ("langpairs", chain.as_str()),
+                        ("q", sentence),
+                        ("markUnknown", "no"),
+                    ],
+                )?;
+                http.get(url).send().await?
             }
         };
         let ok = res.status().is_success();
@@ -244,6 +296,56 @@ impl Tolk {
     }
 }
 
+/// The pair of `--pair` and the route Tolk takes for it.
+fn pair_of(modes_dir: &std::path::Path, pair: &str) -> Result<Pair> {
+    let (source, target) = pair
+        .split_once(':')
+        .context("--pair is SRC:TGT, e.g. ES:SL")?;
+    let translator = Translator::apertium(ApertiumConfig {
+        modes_dir: modes_dir.to_owned(),
+        pipelines_per_pair: 1,
+        ..ApertiumConfig::default()
+    })?;
+    let modes = translator.route(source, target)?;
+    Ok(Pair {
+        source: source.to_ascii_uppercase(),
+        target: target.to_ascii_uppercase(),
+        modes,
+    })
+}
+
+/// The English sentences, or their translation into the pair's source
+/// language by a direct pair from English.
+async fn in_source_language(
+    args: &TranslateArgs,
+    pair: &Pair,
+    english: Vec<String>,
+) -> Result<Vec<String>> {
+    if pair.source.eq_ignore_ascii_case("EN") {
+        return Ok(english);
+    }
+    let from_english = pair_of(&args.modes, &format!("EN:{}", pair.source))?;
+    let [mode] = from_english.modes.as_slice() else {
+        bail!(
+            "no direct pair from English into {}: the benchmark cannot make its source text",
+            pair.source
+        );
+    };
+    let out = apertium_run(&format!("apertium -u {mode}"), english.join("\n") + "\n").await?;
+    let lines: Vec<String> = String::from_utf8_lossy(&out)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    if lines.len() != english.len() {
+        bail!(
+            "apertium {mode} gave {} lines for {}",
+            lines.len(),
+            english.len()
+        );
+    }
+    Ok(lines)
+}
+
 /// `apertium-apy` on a free loopback port (killed on drop).
 struct Apy {
     child: tokio::process::Child,
@@ -324,12 +426,17 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     let mut gen_ = Text {
         state: 0x2545_F491_4F6C_DD1D,
     };
-    let sentences: Vec<String> = (0..args.sentences.max(1))
+    let english: Vec<String> = (0..args.sentences.max(1))
         .map(|_| long_sentence(&mut gen_))
         .collect();
+    let pair = pair_of(&args.modes, &args.pair)?;
+    let sentences = in_source_language(&args, &pair, english).await?;
     let words: usize = sentences.iter().map(|s| s.split_whitespace().count()).sum();
     println!(
-        "translate benchmark: EN→ES, one sentence of 15–25 words per request ({} distinct, {:.1} words on average), {}s per run, {pipelines} pipelines per pair",
+        "translate benchmark: {}→{} (route {}), one sentence of 15–25 English words per request ({} distinct, {:.1} words on average), {}s per run, {pipelines} pipelines per pair",
+        pair.source,
+        pair.target,
+        pair.modes.join(" → "),
         sentences.len(),
         words as f64 / sentences.len() as f64,
         args.seconds
@@ -347,8 +454,8 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
             batch_words += s.split_whitespace().count();
         }
     }
-    let raw1 = raw_apertium(&batch, 1).await?;
-    let raw_n = raw_apertium(&batch, pipelines).await?;
+    let raw1 = raw_apertium_chain(&batch, 1, &pair.modes).await?;
+    let raw_n = raw_apertium_chain(&batch, pipelines, &pair.modes).await?;
     let raw1_wps = batch_words as f64 / raw1.as_secs_f64();
     let raw_n_wps = batch_words as f64 / raw_n.as_secs_f64();
 
@@ -356,6 +463,7 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     let tolk_target = Target::Tolk {
         url: tolk.url.clone(),
         key: tolk.key.clone(),
+        pair: pair.clone(),
     };
     let apy = if args.tolk_only {
         None
@@ -375,6 +483,7 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
             Some(apy) => {
                 let target = Target::Apy {
                     url: apy.url.clone(),
+                    pair: pair.clone(),
                 };
                 load(&target, &sentences, clients, Duration::from_secs(2)).await?;
                 Some(load(&target, &sentences, clients, duration).await?)
@@ -392,12 +501,21 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     for (clients, t, a) in &results {
         row("Tolk /v2/translate", *clients, t);
         if let Some(a) = a {
-            row("apertium-apy /translate", *clients, a);
+            row(
+                if pair.modes.len() == 1 {
+                    "apertium-apy /translate"
+                } else {
+                    "apertium-apy /translateChain"
+                },
+                *clients,
+                a,
+            );
         }
     }
     println!();
     println!(
-        "raw `apertium -u eng-spa` batch ({batch_words} words, one sentence per line): 1 process {raw1_wps:.0} words/s, {pipelines} processes {raw_n_wps:.0} words/s"
+        "raw `apertium -u {}` batch ({batch_words} words, one sentence per line): 1 process {raw1_wps:.0} words/s, {pipelines} processes {raw_n_wps:.0} words/s",
+        pair.modes.join(" | apertium -u ")
     );
     println!();
     println!(

@@ -145,40 +145,65 @@ impl Text {
 /// Runs `apertium -u eng-spa` over `text` in `parallel` processes (the text split in
 /// equal parts); returns the wall time.
 pub(crate) async fn raw_apertium(text: &str, parallel: usize) -> Result<Duration> {
+    raw_apertium_chain(text, parallel, &["eng-spa".to_owned()]).await
+}
+
+/// [`raw_apertium`] through a chain of modes (`apertium -u a | apertium -u b
+/// | …`, one shell pipeline per process), the way a pivot route runs.
+pub(crate) async fn raw_apertium_chain(
+    text: &str,
+    parallel: usize,
+    modes: &[String],
+) -> Result<Duration> {
     let lines: Vec<&str> = text.lines().collect();
     let per = lines.len().div_ceil(parallel.max(1));
     let parts: Vec<String> = lines
         .chunks(per.max(1))
         .map(|c| c.join("\n") + "\n")
         .collect();
+    let pipeline = modes
+        .iter()
+        .map(|m| format!("apertium -u {m}"))
+        .collect::<Vec<_>>()
+        .join(" | ");
     let start = Instant::now();
     let mut tasks = Vec::new();
     for part in parts {
+        let pipeline = pipeline.clone();
         tasks.push(tokio::spawn(async move {
-            let mut child = tokio::process::Command::new("apertium")
-                .args(["-u", "eng-spa"])
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .context("the apertium command must be installed (scripts/setup.sh)")?;
-            let mut stdin = child.stdin.take().context("stdin")?;
-            let writer = tokio::spawn(async move {
-                let r = stdin.write_all(part.as_bytes()).await;
-                drop(stdin);
-                r
-            });
-            let out = child.wait_with_output().await?;
-            writer.await??;
-            if !out.status.success() || out.stdout.is_empty() {
+            let out = apertium_run(&pipeline, part).await?;
+            if out.is_empty() {
                 bail!("apertium failed");
             }
-            Ok::<usize, anyhow::Error>(out.stdout.len())
+            Ok::<usize, anyhow::Error>(out.len())
         }));
     }
     for t in tasks {
         t.await??;
     }
     Ok(start.elapsed())
+}
+
+/// Runs the shell `pipeline` of apertium commands over `input`; its stdout.
+pub(crate) async fn apertium_run(pipeline: &str, input: String) -> Result<Vec<u8>> {
+    let mut child = tokio::process::Command::new("sh")
+        .args(["-c", pipeline])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("the apertium command must be installed (scripts/setup.sh)")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let writer = tokio::spawn(async move {
+        let r = stdin.write_all(input.as_bytes()).await;
+        drop(stdin);
+        r
+    });
+    let out = child.wait_with_output().await?;
+    writer.await??;
+    if !out.status.success() {
+        bail!("{pipeline} failed ({})", out.status);
+    }
+    Ok(out.stdout)
 }
 
 /// The platform in this process: API on a loopback port, one worker, a scheduler.
