@@ -294,8 +294,8 @@ async fn connect(upstream: SocketAddr) -> Result<SendRequest<Body>> {
 }
 
 /// Forwards one request and checks its answer. An error closes the client's
-/// connection without an answer (the API went away mid-request). Requests
-/// outside the description stream through both ways unchecked.
+/// connection without an answer (the API went away mid-request). Answers
+/// outside the description stream through unchecked.
 async fn forward(
     req: Request<Incoming>,
     sender: &tokio::sync::Mutex<SendRequest<Body>>,
@@ -305,11 +305,9 @@ async fn forward(
     let method = parts.method.to_string();
     let path = parts.uri.path().to_owned();
     let described = SPEC.operation(&method, &path).is_some();
-    let body = if described {
-        whole(body.collect().await?.to_bytes())
-    } else {
-        body.boxed()
-    };
+    // The request is read whole before it goes on: a client still sending a
+    // body the API refused early would otherwise meet a reset connection.
+    let body = whole(body.collect().await?.to_bytes());
     // The Host header stays the proxy's, so URLs the API builds from it
     // (upload and download links) lead back through the proxy.
     let out = Request::from_parts(parts, body);

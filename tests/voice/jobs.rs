@@ -380,14 +380,7 @@ async fn spoken_terms_bias_a_voice_jobs_recognition() -> Result<()> {
                     "targets": [{"language": "en", "type": "text/plain"}]}),
         )
         .await?;
-        assert_eq!(code, 400, "{body}");
-        assert!(
-            body["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("spoken_terms_id"),
-            "{body}"
-        );
+        crate::support::error(code, &body, 400, "spoken_terms_id");
     }
     Ok(())
 }
