@@ -70,9 +70,22 @@ impl Spec {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Result<(), String> {
-        let Some((template, operation)) = self.operation(method, path) else {
-            return Ok(());
-        };
+        match self.operation(method, path) {
+            Some(found) => self.check_answer(method, found, status, content_type, body),
+            None => Ok(()),
+        }
+    }
+
+    /// Checks one answer of the described operation `(template, operation)`
+    /// ([`Spec::operation`]).
+    fn check_answer(
+        &self,
+        method: &str,
+        (template, operation): (&str, &Value),
+        status: u16,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Result<(), String> {
         let what = format!("{} {template} → {status}", method.to_ascii_uppercase());
         let responses = &operation["responses"];
         let code = status.to_string();
@@ -304,7 +317,7 @@ async fn forward(
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
     let path = parts.uri.path().to_owned();
-    let described = SPEC.operation(&method, &path).is_some();
+    let described = SPEC.operation(&method, &path);
     // The request is read whole before it goes on: a client still sending a
     // body the API refused early would otherwise meet a reset connection.
     let body = whole(body.collect().await?.to_bytes());
@@ -318,15 +331,21 @@ async fn forward(
     let res = sender.send_request(out).await?;
     drop(sender);
     let (parts, body) = res.into_parts();
-    if !described {
+    let Some(operation) = described else {
         return Ok(Response::from_parts(parts, body.boxed()));
-    }
+    };
     let body = body.collect().await?.to_bytes();
     let content_type = parts
         .headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    match SPEC.check(&method, &path, parts.status.as_u16(), content_type, &body) {
+    match SPEC.check_answer(
+        &method,
+        operation,
+        parts.status.as_u16(),
+        content_type,
+        &body,
+    ) {
         Ok(()) => Ok(Response::from_parts(parts, whole(body))),
         Err(violation) => {
             eprintln!("OpenAPI violation: {violation}");

@@ -24,6 +24,8 @@ pub const SAMPLE_RATE: u32 = 16_000;
 pub const DEFAULT_PROGRAM: &str = "pocketsphinx_continuous";
 /// Default folder of the en-us model (Debian's pocketsphinx-en-us).
 pub const DEFAULT_MODEL_DIR: &str = "/usr/share/pocketsphinx/model/en-us";
+/// The language of speech whose language is not given (a DeepL code).
+pub const DEFAULT_LANGUAGE: &str = "EN";
 
 /// Keyword-spotting threshold of a spoken term: low enough to catch a term
 /// spoken clearly, high enough that ordinary speech does not trigger it
@@ -69,7 +71,7 @@ impl Recognizer {
 
     /// Languages it recognises, as DeepL base codes.
     pub fn languages(&self) -> &'static [&'static str] {
-        &["EN"]
+        &[DEFAULT_LANGUAGE]
     }
 
     /// True when `language` (a DeepL code, any case, variants allowed) can be recognised.
@@ -107,7 +109,7 @@ impl Recognizer {
         terms: &[String],
     ) -> Result<String, VoiceError> {
         self.check()?;
-        let terms = self.spottable(terms)?;
+        let terms = self.spottable(terms).await?;
         let path = temp_path("wav");
         let wav = crate::wav::encode(&crate::wav::to_i16(&dither(samples_16k)), SAMPLE_RATE)?;
         write(&path, &wav).await?;
@@ -138,11 +140,11 @@ impl Recognizer {
     }
 
     /// The terms that can be spotted, normalised (lower case, single spaces).
-    fn spottable(&self, terms: &[String]) -> Result<Vec<String>, VoiceError> {
+    async fn spottable(&self, terms: &[String]) -> Result<Vec<String>, VoiceError> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
-        let words = self.dictionary()?;
+        let words = self.dictionary().await?;
         let mut out = Vec::new();
         for term in terms {
             let t = term
@@ -163,12 +165,13 @@ impl Recognizer {
     }
 
     /// The dictionary's words (alternates such as `to(2)` folded).
-    fn dictionary(&self) -> Result<&HashSet<String>, VoiceError> {
+    async fn dictionary(&self) -> Result<&HashSet<String>, VoiceError> {
         if let Some(w) = self.words.0.get() {
             return Ok(w);
         }
         let path = self.model_dir.join("cmudict-en-us.dict");
-        let text = std::fs::read_to_string(&path)
+        let text = tokio::fs::read_to_string(&path)
+            .await
             .map_err(|e| VoiceError::Engine(format!("reading {}: {e}", path.display())))?;
         let words = text
             .lines()

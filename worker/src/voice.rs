@@ -74,7 +74,7 @@ async fn run(job: &VoiceTranslate, state: &WorkerState) -> Result<(), JobError> 
     let source_lang = row
         .source_language
         .clone()
-        .unwrap_or_else(|| "EN".to_owned());
+        .unwrap_or_else(|| asr::DEFAULT_LANGUAGE.to_owned());
     if !state.recognizer.supports(&source_lang) {
         return Err(JobError::Permanent(format!(
             "Speech recognition of {source_lang} is not available (supported: {}).",

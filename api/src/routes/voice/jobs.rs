@@ -118,7 +118,8 @@ struct CreateRequest {
     content_type: String,
     length: i64,
     source_language: Option<String>,
-    spoken_terms_id: Option<Uuid>,
+    /// `parameters.spoken_terms_id`, with the language recognised.
+    spoken_terms: Option<(Uuid, String)>,
     targets: Vec<Target>,
 }
 
@@ -181,7 +182,9 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         })?),
         Some(_) => return Err(bad("/parameters/spoken_terms_id", "Value must be a string")),
     };
-    let recognised = source_language.as_deref().unwrap_or("EN");
+    let recognised = source_language
+        .as_deref()
+        .unwrap_or(tolk_voice::asr::DEFAULT_LANGUAGE);
     if !state.voice.recognizer.supports(recognised) {
         return Err(bad(
             "/parameters/source_language",
@@ -244,8 +247,8 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         name: name.trim().to_owned(),
         content_type: content_type.to_owned(),
         length,
+        spoken_terms: spoken_terms_id.map(|id| (id, recognised.to_owned())),
         source_language,
-        spoken_terms_id,
         targets: out,
     })
 }
@@ -298,13 +301,12 @@ async fn create(
         content_type,
         length,
         source_language,
-        spoken_terms_id,
+        spoken_terms,
         targets,
     } = parse_create(&state, &body)?;
-    let spoken_terms = match spoken_terms_id {
-        Some(id) => {
-            let language = source_language.as_deref().unwrap_or("EN");
-            spoken_terms_for(&state, key.organization_id, id, language).await?
+    let spoken_terms = match spoken_terms {
+        Some((id, language)) => {
+            spoken_terms_for(&state, key.organization_id, id, &language).await?
         }
         None => Vec::new(),
     };
