@@ -14,8 +14,10 @@
 //! and never when it is named in `non_splitting_tags`. Every element that
 //! contains a splitting element is kept verbatim as well, so each segment is
 //! balanced markup. Elements named in `ignore_tags` (and, with `html`,
-//! `script` and `style`), HTML void elements (`<br>`, `<img …>`) and stray
-//! end tags become placeholders `<tolk-keep n="N"/>` inside their segment:
+//! `script` and `style`), elements marked (`lang`, `xml:lang`) as written in
+//! another language than the request's `source_lang`, HTML void elements
+//! (`<br>`, `<img …>`) and stray end tags become placeholders
+//! `<tolk-keep n="N"/>` inside their segment:
 //! engines keep standalone tags where they are, and the original markup is
 //! put back afterwards.
 
@@ -236,6 +238,9 @@ pub(crate) struct Segmenter<'a> {
     splitting: HashSet<String>,
     non_splitting: HashSet<String>,
     ignore: HashSet<String>,
+    /// Lower-case base of the source language, when the request gives it:
+    /// elements marked with another language are kept as they are.
+    source: Option<String>,
     /// Segments of all texts so far, in order.
     pub segments: Vec<String>,
 }
@@ -265,9 +270,18 @@ impl<'a> Segmenter<'a> {
             splitting: set(&opts.splitting_tags),
             non_splitting: set(&opts.non_splitting_tags),
             ignore: set(&opts.ignore_tags),
+            source: None,
             opts,
             segments: Vec::new(),
         }
+    }
+
+    /// Keeps elements marked (`lang`, `xml:lang`) with a language other than
+    /// `source` (a language code; its base counts) as they are.
+    pub fn keep_other_languages(mut self, source: &str) -> Self {
+        let base = base_language(source);
+        self.source = (!base.is_empty()).then_some(base);
+        self
     }
 
     /// Cuts `text`; its segments are appended to [`Segmenter::segments`].
@@ -291,6 +305,17 @@ impl<'a> Segmenter<'a> {
 
     fn is_ignored(&self, name: &str) -> bool {
         self.ignore.contains(name) || (self.opts.html && HTML_IGNORED.contains(&name))
+    }
+
+    /// Whether the element `name` with start tag `open` keeps its content
+    /// untranslated: an ignored name, or marked with another language.
+    fn keeps(&self, name: &str, open: &str) -> bool {
+        self.is_ignored(name)
+            || self.source.as_ref().is_some_and(|source| {
+                lang_attribute(open)
+                    .map(base_language)
+                    .is_some_and(|lang| !lang.is_empty() && lang != *source)
+            })
     }
 
     /// Whether an element splits by itself (its parent being `outline`).
@@ -326,10 +351,16 @@ impl<'a> Segmenter<'a> {
     /// Whether `node` is kept verbatim around its content (it or a
     /// descendant splits).
     fn is_boundary(&self, text: &str, node: &Node, parent_outline: bool) -> bool {
-        let Node::Elem { name, children, .. } = node else {
+        let Node::Elem {
+            name,
+            open,
+            children,
+            ..
+        } = node
+        else {
             return false;
         };
-        if self.is_ignored(name) {
+        if self.keeps(name, &text[open.clone()]) {
             return false;
         }
         if self.splits(name, parent_outline) {
@@ -357,7 +388,7 @@ impl<'a> Segmenter<'a> {
                     let end = close
                         .as_ref()
                         .map_or_else(|| format!("</{name}>"), |c| b.text[c.clone()].to_owned());
-                    if self.is_ignored(name) {
+                    if self.keeps(name, &b.text[open.clone()]) {
                         let last = close
                             .as_ref()
                             .map_or_else(|| last_end(children).unwrap_or(open.end), |c| c.end);
@@ -399,6 +430,42 @@ impl<'a> Segmenter<'a> {
             b.parts.push(Part::Keep(restored));
         }
     }
+}
+
+/// Lower-case base of a language code (`en-GB` → `en`).
+fn base_language(code: &str) -> String {
+    code.trim()
+        .split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
+/// The value of the `xml:lang` or `lang` attribute of a start tag.
+fn lang_attribute(open: &str) -> Option<&str> {
+    let mut rest = open;
+    while let Some(at) = rest.find("lang") {
+        let before = rest[..at].chars().next_back();
+        let key_ok = match before {
+            Some(':') => rest[..at]
+                .strip_suffix("xml:")
+                .and_then(|b| b.chars().next_back())
+                .is_some_and(char::is_whitespace),
+            Some(c) => c.is_whitespace(),
+            None => false,
+        };
+        let after = rest[at + 4..].trim_start();
+        if key_ok && let Some(value) = after.strip_prefix('=') {
+            let value = value.trim_start();
+            let quote = value.chars().next()?;
+            if quote == '"' || quote == '\'' {
+                let inner = &value[1..];
+                return inner.find(quote).map(|end| &inner[..end]);
+            }
+        }
+        rest = &rest[at + 4..];
+    }
+    None
 }
 
 /// Cuts `text` as a request with `opts` is cut, has every segment "translated"
@@ -565,6 +632,27 @@ mod tests {
         };
         let (segs, _) = cut(text, &opts);
         assert_eq!(segs.len(), 1, "{segs:?}");
+    }
+
+    #[test]
+    fn text_marked_with_another_language_stays_as_it_is() {
+        let text = "<p>The <q lang=\"fr\">joie de vivre</q> and <i xml:lang='en-GB'>colour</i> \
+                    of <span lang=\"\">life</span>, <b title=\"slang='x'\">bold</b>.</p>";
+        let opts = xml();
+        let mut s = Segmenter::new(&opts).keep_other_languages("EN");
+        let layout = s.add(text).expect("nesting within the limit");
+        let upper: Vec<String> = s.segments.iter().map(|t| shout(t)).collect();
+        let out = layout.join(&upper).unwrap_or_default();
+        assert_eq!(
+            out,
+            "<p>THE <q lang=\"fr\">joie de vivre</q> AND <i xml:lang='en-GB'>COLOUR</i> \
+             OF <span lang=\"\">LIFE</span>, <b title=\"slang='x'\">BOLD</b>.</p>"
+        );
+        // Without a given source language, everything is translated.
+        let (_, out) = cut(text, &opts);
+        assert!(out.contains("JOIE DE VIVRE"), "{out}");
+        assert_eq!(lang_attribute("<x a='1' xml:lang = \"de\">"), Some("de"));
+        assert_eq!(lang_attribute("<x slang=\"de\">"), None);
     }
 
     #[test]

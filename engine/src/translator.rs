@@ -44,6 +44,17 @@ pub struct TranslateResponse {
     pub route: Vec<String>,
 }
 
+impl TranslateResponse {
+    /// Whether the last step of the route ran Apertium (in process, or
+    /// through APY: pair ids `apy:…`; other upstreams' ids are `engine:…`),
+    /// whose output has Apertium's known artefacts.
+    pub fn by_apertium(&self) -> bool {
+        self.route
+            .last()
+            .is_some_and(|id| !id.contains(':') || id.starts_with("apy:"))
+    }
+}
+
 /// A language offered by the router.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LanguageInfo {
@@ -252,6 +263,9 @@ impl Translator {
         // sentences, translate the segments, put the texts together again.
         let markup_options = req.markup.clone();
         let mut segmenter = Segmenter::new(&markup_options);
+        if let Some(source) = req.source_lang.as_deref() {
+            segmenter = segmenter.keep_other_languages(source);
+        }
         let layouts = req
             .texts
             .iter()

@@ -11,7 +11,9 @@
 //!    e-mail addresses, file paths, placeholders: [`protect`]), are wrapped
 //!    so the engines pass them through ([`tolk_engine::glossary`]);
 //! 4. the engines translate them, in chunks, a few in flight, reporting
-//!    progress ([`chunks`]);
+//!    progress ([`chunks`]); what the engines introduced that the source
+//!    shows to be an artefact (doubled spaces, stray capitals) is repaired
+//!    ([`repair`]);
 //! 5. terms are released, memory matches put back in place, lines joined;
 //! 6. the style rule list's deterministic rules run last.
 //!
@@ -29,6 +31,7 @@ mod error;
 pub mod glossary_cache;
 pub mod lines;
 pub mod protect;
+pub mod repair;
 mod translate;
 
 use sqlx::PgPool;

@@ -1,5 +1,7 @@
-//! Spans no engine may change: URLs, e-mail addresses, file paths and
-//! placeholders (`{0}`, `{name}`, `{{name}}`, `${name}`, `%s`, `%1$d`, `%@`).
+//! Spans no engine may change: URLs, e-mail addresses, file paths, code
+//! spans (`` `cargo build` ``), numbers with a unit of measure (`5 kg`,
+//! `2.4 GHz`, `16 GB`; percentages are text) and placeholders (`{0}`,
+//! `{name}`, `{{name}}`, `${name}`, `%s`, `%1$d`, `%@`).
 //! They travel through the engines wrapped like glossary terms (an ignored
 //! `<tolk-term>` element, released after), so they come back verbatim
 //! whatever the engine would have done with them (lower-casing a URL,
@@ -23,6 +25,10 @@ const SPANS: &str = concat!(
     r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+",
     "|",
     r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?",
+    "|",
+    r"`[^`\n]+`",
+    "|",
+    r"\b\d+(?:[.,]\d+)*[ \u{a0}]?(?:km/h|mph|kWh|Wh|mAh|kHz|MHz|GHz|Hz|KiB|MiB|GiB|TiB|KB|kB|MB|GB|TB|kbps|Mbps|Gbps|kbit|Mbit|Gbit|dpi|px|mm|cm|km|µm|nm|mg|kg|ml|min|ms|mV|kV|mA|kW|MW|°C|°F|m|g|l|s|h|V|W)\b",
 );
 
 /// What is protected: those spans and placeholders.
@@ -104,7 +110,7 @@ pub fn spans(xml: &str, placeholders: bool) -> String {
 
 /// The pieces of `xml`: `(text, true)` for character data outside wrappers,
 /// `(markup, false)` for tags and wrapped content, in order.
-fn pieces(xml: &str) -> impl Iterator<Item = (&str, bool)> {
+pub(crate) fn pieces(xml: &str) -> impl Iterator<Item = (&str, bool)> {
     let wrapper_open = format!("<{TERM_TAG}>");
     let wrapper_close = format!("</{TERM_TAG}>");
     let mut rest = xml;
@@ -166,6 +172,25 @@ mod tests {
                 "%1$d",
             ]
         );
+    }
+
+    #[test]
+    fn code_spans_and_numbers_with_units_are_found() {
+        assert_eq!(
+            wrapped("Run `cargo build --release` on 2.4 GHz, 16 GB, 5 kg at 120 km/h for 30 min."),
+            [
+                "`cargo build --release`",
+                "2.4 GHz",
+                "16 GB",
+                "5 kg",
+                "120 km/h",
+                "30 min"
+            ]
+        );
+        // A number before a word that only starts like a unit is text.
+        for text in ["3 liters", "2 minutes", "5 great ideas", "in 10 mins"] {
+            assert_eq!(spans(text, true), text, "{text}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use tolk_storage::StorageError;
 use tolk_style::language;
 
 use crate::chunks::{self, CHUNKS_IN_FLIGHT};
+use crate::repair::repair;
 use crate::{Customizations, Pipeline, PipelineError, lines, protect};
 
 /// One translation.
@@ -293,12 +294,13 @@ impl Pipeline<'_> {
         } else {
             vec![texts]
         };
+        let target = req.target_lang.as_str();
         let done = AtomicUsize::new(0);
         let results: Vec<(Vec<String>, String)> = futures::stream::iter(chunks)
-            .map(|texts| {
-                let n = texts.len();
+            .map(|sources| {
+                let n = sources.len();
                 let texts = if wrapped {
-                    texts
+                    sources
                         .iter()
                         .map(|t| {
                             protect::spans(
@@ -308,7 +310,7 @@ impl Pipeline<'_> {
                         })
                         .collect()
                 } else {
-                    texts
+                    sources.clone()
                 };
                 let request = TranslateRequest {
                     source_lang: req.source_lang.clone(),
@@ -329,14 +331,25 @@ impl Pipeline<'_> {
                     }
                     let finished = done.fetch_add(n, Ordering::Relaxed) + n;
                     progress.advance(finished, total).await?;
-                    let texts = if wrapped {
-                        res.texts
-                            .iter()
-                            .map(|t| glossary::release(t, markup_in))
-                            .collect()
-                    } else {
-                        res.texts
-                    };
+                    // Apertium's artefacts repaired while terms and
+                    // protected spans are still wrapped, then released.
+                    let apertium = res.by_apertium();
+                    let texts = sources
+                        .iter()
+                        .zip(res.texts)
+                        .map(|(source, t)| {
+                            let t = if apertium {
+                                repair(source, markup_in, t, markup_in || wrapped, target)
+                            } else {
+                                t
+                            };
+                            if wrapped {
+                                glossary::release(&t, markup_in)
+                            } else {
+                                t
+                            }
+                        })
+                        .collect();
                     Ok((texts, res.detected_source_lang))
                 }
             })
