@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::Value;
 
 use crate::support::{World, python};
@@ -377,6 +377,42 @@ async fn testdata_script(script: &str, args: &[&std::path::Path]) -> Result<Stri
         &all,
     )
     .await
+}
+
+/// Runs python-docx marked with another language than the document's
+/// `source_lang` (a French phrase, a German paragraph) come back as written;
+/// text marked with a variant of the source language is translated.
+#[tokio::test]
+async fn docx_runs_in_another_language_are_kept() -> Result<()> {
+    let mut world = World::new("docx_lang").await?;
+    let key = world.create_key("docx", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let dir = world.path("fixtures");
+    testdata_script("make_docx.py", &[&dir]).await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "languages.docx",
+        std::fs::read(dir.join("languages.docx"))?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    let read = read_docx(&world, &bytes).await?;
+    let paragraphs: Vec<&str> = read["paragraphs"]
+        .as_array()
+        .context("paragraphs")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(paragraphs.len(), 3, "{paragraphs:?}");
+    assert!(
+        paragraphs[0].contains("joie de vivre") && paragraphs[0].contains("casa"),
+        "{paragraphs:?}"
+    );
+    assert_eq!(paragraphs[1], "Das Haus ist groß.");
+    assert!(paragraphs[2].contains("rojo"), "{paragraphs:?}");
+    Ok(())
 }
 
 /// A deck written by python-pptx comes back with its slides, table, group,

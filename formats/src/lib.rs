@@ -254,12 +254,17 @@ pub fn extract(format: DocumentFormat, input: &[u8]) -> Result<Extracted, Format
 
 /// How a document is read, where the format has a choice (an upload's
 /// `input_conversion_options`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExtractOptions {
     /// JSON: identifier-shaped placeholders (`{name}`, `%s`) are translated
     /// with the text instead of kept verbatim (`json-placeholders:translate`).
     /// ICU skeletons are kept either way.
     pub translate_json_placeholders: bool,
+    /// The document's source language, when it is given (a DeepL code):
+    /// Office Open XML runs marked (`w:lang`, DrawingML `lang`) and HTML
+    /// elements marked (`lang`, below `<html>`) with another language keep
+    /// their text as written.
+    pub source_language: Option<String>,
 }
 
 /// [`extract`] with options.
@@ -274,7 +279,7 @@ pub fn extract_with(
             (segments, Skeleton::Txt(skeleton))
         }
         DocumentFormat::Html => {
-            let (segments, skeleton) = html::extract(input)?;
+            let (segments, skeleton) = html::extract(input, options.source_language.as_deref())?;
             (segments, Skeleton::Html(skeleton))
         }
         DocumentFormat::Srt | DocumentFormat::Vtt => {
@@ -324,7 +329,8 @@ pub fn extract_with(
         }
         office => match package(office) {
             Some(package) => {
-                let (segments, skeleton) = ooxml::extract(package, input)?;
+                let source = options.source_language.as_deref();
+                let (segments, skeleton) = ooxml::extract(package, input, source)?;
                 (segments, Skeleton::Ooxml(skeleton))
             }
             None => return Err(FormatError::unsupported("The format has no filter")),
@@ -459,6 +465,15 @@ impl Extracted {
             }
         }
     }
+}
+
+/// Lower-case base of a language code (`fr-FR` → `fr`, `EN` → `en`).
+pub(crate) fn base_language(code: &str) -> String {
+    code.trim()
+        .split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
 }
 
 /// Whether a translated document of `from` can be delivered as `to` (an

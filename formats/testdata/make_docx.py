@@ -111,6 +111,29 @@ def breaks(out):
     doc.save(out / "breaks.docx")
 
 
+def languages(out):
+    """Runs marked with another language than the text around them (w:lang):
+    a French phrase in an English sentence, a whole German paragraph, and a
+    run marked British English."""
+    doc = Document()
+
+    def marked(run, lang):
+        rpr = run._r.get_or_add_rPr()
+        el = OxmlElement("w:lang")
+        el.set(qn("w:val"), lang)
+        rpr.append(el)
+        return run
+
+    p = doc.add_paragraph("The house has a certain ")
+    marked(p.add_run("joie de vivre"), "fr-FR")
+    p.add_run(" and a garden.")
+    marked(doc.add_paragraph().add_run("Das Haus ist groß."), "de-DE")
+    p = doc.add_paragraph("The ")
+    marked(p.add_run("colour"), "en-GB")
+    p.add_run(" is red.")
+    doc.save(out / "languages.docx")
+
+
 def textbox(out):
     """A paragraph anchoring a text frame, converted to Word by LibreOffice."""
     from odf.draw import Frame, TextBox
@@ -269,7 +292,7 @@ def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     makers = (hyperlinks, font_props, header_footer, odd_even_headers, tables, numbering, images,
-              breaks, textbox)
+              breaks, textbox, languages)
     for make in makers:
         make(out)
 

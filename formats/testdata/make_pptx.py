@@ -68,6 +68,28 @@ def write(path):
     prs.save(path)
 
 
+def languages(path):
+    """Every run marked with an editing language, as PowerPoint writes it:
+    English throughout, one French phrase."""
+    from pptx.enum.lang import MSO_LANGUAGE_ID
+
+    prs = Presentation()
+    slide = prs.slides.add_slide(prs.slide_layouts[1])
+    slide.shapes.title.text = "The quarterly report"
+    p = slide.placeholders[1].text_frame.paragraphs[0]
+    for text, lang in [
+        ("The office has a certain ", MSO_LANGUAGE_ID.ENGLISH_US),
+        ("joie de vivre", MSO_LANGUAGE_ID.FRENCH),
+        (" and a garden.", MSO_LANGUAGE_ID.ENGLISH_US),
+    ]:
+        run = p.add_run()
+        run.text = text
+        run.font.language_id = lang
+    for run in slide.shapes.title.text_frame.paragraphs[0].runs:
+        run.font.language_id = MSO_LANGUAGE_ID.ENGLISH_US
+    prs.save(path)
+
+
 def shape_texts(shapes, out):
     for shape in shapes:
         if shape.shape_type == 6:  # group
@@ -99,4 +121,4 @@ def read(path):
 
 
 if __name__ == "__main__":
-    {"write": write, "read": read}[sys.argv[1]](sys.argv[2])
+    {"write": write, "read": read, "languages": languages}[sys.argv[1]](sys.argv[2])

@@ -96,8 +96,10 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         .ok_or_else(|| JobError::Permanent(format!("Unsupported format {}", doc.input_format)))?;
     let source = state.objects.get(&doc.source_object).await?;
 
+    let translate_json_placeholders = doc.json_placeholders.as_deref() == Some("translate");
     let options = tolk_formats::ExtractOptions {
-        translate_json_placeholders: doc.json_placeholders.as_deref() == Some("translate"),
+        translate_json_placeholders,
+        source_language: doc.source_lang.clone(),
     };
     let extracted =
         tokio::task::spawn_blocking(move || tolk_formats::extract_with(format, &source, options))
@@ -123,7 +125,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
                 split_lines: false,
                 options: TranslateOptions::default(),
                 custom: &custom,
-                protect_placeholders: !options.translate_json_placeholders,
+                protect_placeholders: !translate_json_placeholders,
             },
             &DocumentProgress {
                 state,

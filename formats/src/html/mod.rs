@@ -16,7 +16,9 @@
 //! * **Never translated:** the content of `script`, `style`, `pre`, `code`,
 //!   `kbd`, `samp`, `var`, `textarea`, `template`, `noscript`, `svg`, `math`,
 //!   `iframe`, `object`, `video`, `audio`, `canvas`, `map`, and of any element
-//!   with `translate="no"` or class `notranslate`. Inside a text run such an
+//!   with `translate="no"` or class `notranslate`, or (when the source
+//!   language is given) with a `lang` of another language — except `<html>`
+//!   itself, whose `lang` is often a template's default. Inside a text run such an
 //!   element is one placeholder (so `Run <code>ls</code> now` keeps the
 //!   code in place); at block level it is skipped.
 //! * **Attributes** `alt`, `title`, `placeholder`, `aria-label`,
@@ -123,7 +125,10 @@ enum Item {
     },
 }
 
-pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
+pub(crate) fn extract(
+    input: &[u8],
+    source_language: Option<&str>,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, encoding::html_declared(input));
     let from = 0;
     let tokens = tokenizer::tokenize(&source, from);
@@ -134,6 +139,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         slots: Slots::default(),
         out: NodeList::default(),
         pending: Vec::new(),
+        source: source_language
+            .map(crate::base_language)
+            .filter(|b| !b.is_empty()),
     };
     extractor.out.raw(0..from);
     extractor.run();
@@ -205,9 +213,25 @@ struct Extractor<'a> {
     slots: Slots,
     out: NodeList,
     pending: Vec<Item>,
+    /// Lower-case base of the source language, when given.
+    source: Option<String>,
 }
 
 impl Extractor<'_> {
+    /// Whether `tag` (not `<html>`) marks its content with a `lang` other
+    /// than the source language.
+    fn in_other_language(&self, tag: &StartTag) -> bool {
+        let Some(source) = &self.source else {
+            return false;
+        };
+        tag.name != "html"
+            && tag
+                .attr("lang")
+                .and_then(|a| a.value.as_ref())
+                .map(|v| crate::base_language(&self.src[v.inner.clone()]))
+                .is_some_and(|l| !l.is_empty() && l != *source)
+    }
+
     fn run(&mut self) {
         let mut index = 0;
         let mut in_title = false;
@@ -243,6 +267,7 @@ impl Extractor<'_> {
                     let name = tag.name.as_str();
                     let inline = INLINE.contains(&name) || INLINE_VOID.contains(&name);
                     let skip = no_translate(self.src, tag)
+                        || self.in_other_language(tag)
                         || OPAQUE.contains(&name)
                         || OPAQUE_BLOCK.contains(&name);
                     if skip {

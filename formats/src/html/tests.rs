@@ -232,3 +232,38 @@ fn deeply_nested_markup_is_handled_without_recursion() {
     let out = doc.merge(&segments).expect("merges");
     assert_eq!(out.len(), html.len());
 }
+
+#[test]
+fn elements_marked_with_another_language_than_the_source_are_kept() {
+    let html = "<html lang=\"de\"><body><p>The house <i lang=\"fr\">joie de vivre</i> is big.</p>\
+                <p lang=\"de-AT\">Das Haus ist groß.</p><p lang=\"en-GB\">The colour.</p></body></html>";
+    let options = crate::ExtractOptions {
+        source_language: Some("EN".to_owned()),
+        ..Default::default()
+    };
+    let d = crate::extract_with(DocumentFormat::Html, html.as_bytes(), options).unwrap();
+    let texts: Vec<String> = d
+        .segments()
+        .iter()
+        .map(|s| crate::inline::plain_text(s))
+        .collect();
+    assert_eq!(
+        texts,
+        ["The house  is big.", "The colour."],
+        "{:?}",
+        d.segments()
+    );
+    let translated: Vec<String> = d.segments().iter().map(|s| upper(s)).collect();
+    let out = merged(&d, &translated);
+    assert!(
+        out.contains("THE HOUSE <i lang=\"fr\">joie de vivre</i> IS BIG."),
+        "{out}"
+    );
+    assert!(
+        out.contains("<p lang=\"de-AT\">Das Haus ist groß.</p>"),
+        "{out}"
+    );
+    assert!(out.contains("THE COLOUR."), "{out}");
+    // Without a given source language everything is translated.
+    assert_eq!(doc(html).segments().len(), 3);
+}

@@ -92,6 +92,7 @@ fn a_lost_placeholder_is_kept() {
 fn placeholders_are_text_when_asked_and_icu_skeletons_stay_tags() {
     let options = crate::ExtractOptions {
         translate_json_placeholders: true,
+        ..Default::default()
     };
     let d = crate::extract_with(DocumentFormat::Json, FILE.as_bytes(), options).unwrap();
     assert_eq!(d.segments()[1], "Hello {name}, you have %d new messages");

@@ -346,10 +346,12 @@ struct PartSkeleton {
     nodes: Vec<Node>,
 }
 
-/// Reads the translatable parts of a `package` into segments and skeletons.
+/// Reads the translatable parts of a `package` into segments and skeletons;
+/// runs marked with another language than `source` (when given) are kept.
 pub(crate) fn extract(
     package: &Package,
     input: &[u8],
+    source: Option<&str>,
 ) -> Result<(Vec<String>, Skeleton), FormatError> {
     let kind = package.kind;
     let mut archive = open_archive(package, input)?;
@@ -399,7 +401,9 @@ pub(crate) fn extract(
                 })
             })?;
             let mut out = NodeList::default();
-            paragraph::PartExtractor::new(dialect, &src, &mut slots).copy_nodes(&tree, &mut out);
+            let mut extractor = paragraph::PartExtractor::new(dialect, &src, &mut slots, source);
+            extractor.trust_language_marks(&tree);
+            extractor.copy_nodes(&tree, &mut out);
             out.0
         };
         parts.push(PartSkeleton {

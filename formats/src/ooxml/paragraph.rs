@@ -31,6 +31,7 @@ use super::atoms::{
     Atom, FieldChar, Part, Run, base_run, has_text, normalize, resolve_fields, trim,
 };
 use super::skeleton::{Node, NodeList, Para, RunStyle, Segment, Tag};
+use crate::base_language;
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
 use crate::xml::{Elem, TextKind, XNode, decode_into, is_blank};
@@ -42,16 +43,69 @@ pub(crate) struct PartExtractor<'s, 'x> {
     slots: &'x mut Slots,
     /// Canonical run properties → style key (0 = no properties).
     keys: HashMap<String, usize>,
+    /// Lower-case base of the document's source language, when given and the
+    /// part's marks are trusted ([`PartExtractor::trust_language_marks`]):
+    /// runs marked with another language are kept as placeholders.
+    source: Option<String>,
 }
 
 impl<'s, 'x> PartExtractor<'s, 'x> {
-    pub(crate) fn new(dialect: &'static Dialect, src: &'s str, slots: &'x mut Slots) -> Self {
+    pub(crate) fn new(
+        dialect: &'static Dialect,
+        src: &'s str,
+        slots: &'x mut Slots,
+        source: Option<&str>,
+    ) -> Self {
         PartExtractor {
             dialect,
             src,
             slots,
             keys: HashMap::new(),
+            source: source.map(base_language).filter(|b| !b.is_empty()),
         }
+    }
+
+    /// Trusts the language marks of the part `nodes` only when one of its
+    /// runs is marked with the source language: Office writes the editing
+    /// language on runs (PowerPoint on every run), so a Spanish deck made
+    /// in an English PowerPoint is marked `en-US` throughout; such marks say
+    /// nothing, and the part is translated as a whole.
+    pub(crate) fn trust_language_marks(&mut self, nodes: &[XNode<'_>]) {
+        fn marks<'t>(x: &PartExtractor<'_, '_>, nodes: &'t [XNode<'t>], source: &str) -> bool {
+            nodes.iter().any(|n| match n {
+                XNode::Elem(e) if e.name == x.dialect.run => {
+                    x.run_language(e).as_deref() == Some(source)
+                }
+                XNode::Elem(e) => marks(x, &e.children, source),
+                XNode::Text(..) => false,
+            })
+        }
+        if let Some(source) = &self.source
+            && !marks(self, nodes, source)
+        {
+            self.source = None;
+        }
+    }
+
+    /// The base language a run is marked with (Word's `w:lang w:val`,
+    /// DrawingML's `lang` on its properties), if any.
+    fn run_language(&self, run: &Elem<'_>) -> Option<String> {
+        let props = run.elems().find(|e| e.name == self.dialect.run_props)?;
+        props
+            .elems()
+            .find(|e| e.name == "w:lang")
+            .and_then(|l| l.attr(self.src, "w:val"))
+            .or_else(|| props.attr(self.src, "lang"))
+            .map(|l| base_language(&l))
+            .filter(|l| !l.is_empty())
+    }
+
+    /// Whether the run `elem` is marked with another language than the
+    /// source (when the part's marks are trusted).
+    fn in_other_language(&self, run: &Elem<'_>) -> bool {
+        self.source
+            .as_ref()
+            .is_some_and(|source| self.run_language(run).is_some_and(|l| l != *source))
     }
 
     /// Copies nodes to `out`, turning translatable paragraphs into units.
@@ -433,7 +487,14 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     name if (!name.is_empty() && name == self.dialect.paragraph_props)
                         || self.dialect.dropped.contains(&name) => {}
                     name if !name.is_empty() && name == self.dialect.run => {
-                        self.collect_run(elem, out)
+                        if self.in_other_language(elem) {
+                            out.push(Atom::Placeholder {
+                                parts: vec![Part::Elem(elem)],
+                                keep: true,
+                            });
+                        } else {
+                            self.collect_run(elem, out)
+                        }
                     }
                     name if self.dialect.bare_text
                         && !name.is_empty()

@@ -227,3 +227,49 @@ fn smartart_data_and_its_cached_drawing_are_translated_alike() {
         assert!(!xml.contains("the work"), "{xml}");
     }
 }
+
+#[test]
+fn a_run_in_another_language_is_kept_when_the_marks_are_meaningful() {
+    let dir = folder("languages");
+    let path = dir.join("languages.pptx");
+    make_pptx(&[Path::new("languages"), &path]);
+    let bytes = std::fs::read(&path).unwrap();
+    let with_source = |code: &str| {
+        let options = crate::ExtractOptions {
+            source_language: Some(code.to_owned()),
+            ..Default::default()
+        };
+        crate::extract_with(DocumentFormat::Pptx, &bytes, options).unwrap()
+    };
+    // English source: the runs marked en-US are text, the French one stays.
+    let english = with_source("EN-GB");
+    let body: Vec<String> = english
+        .segments()
+        .iter()
+        .filter(|s| s.contains("office"))
+        .map(|s| crate::inline::plain_text(s))
+        .collect();
+    assert_eq!(body, ["The office has a certain  and a garden."]);
+    let translated: Vec<String> = english
+        .segments()
+        .iter()
+        .map(|s| crate::ooxml::testdoc::map_text(s, str::to_uppercase))
+        .collect();
+    let out = english.merge(&translated).unwrap();
+    let seen = texts(&read(&dir, &out));
+    assert!(
+        seen.contains(&"THE OFFICE HAS A CERTAIN joie de vivre AND A GARDEN.".to_owned()),
+        "{seen:?}"
+    );
+    // A Spanish source no run is marked with: the en-US marks are only the
+    // editing language, and every run is translated.
+    let spanish = with_source("ES");
+    assert!(
+        spanish
+            .segments()
+            .iter()
+            .any(|s| s.contains("joie de vivre")),
+        "{:?}",
+        spanish.segments()
+    );
+}
