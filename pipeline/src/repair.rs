@@ -34,11 +34,7 @@ pub fn repair(
 ) -> String {
     let source_text = character_data(source, source_markup);
     let collapse = !source_text.contains("  ") && output.contains("  ");
-    let target = target
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let target = tolk_style::language::base(target);
     let lower = LOWER_CASE_MID_SENTENCE.contains(&target.as_str())
         && !has_mid_sentence_capital(&source_text);
     if !collapse && !lower {
