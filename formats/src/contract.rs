@@ -70,6 +70,7 @@ fn every_package_filter_keeps_the_contract_and_libreoffice_opens_the_output() {
 
         let translated: Vec<String> = doc.segments().iter().map(|s| map_text(s, pseudo)).collect();
         let out = doc.merge(&translated).unwrap();
+        same_in_chunks(format, &bytes, &doc, &translated, &out);
         let again = extract(format, &out).unwrap();
         assert_eq!(again.segments().len(), doc.segments().len(), "{name}");
         for (before, after) in doc.segments().iter().zip(again.segments()) {
@@ -111,6 +112,61 @@ fn every_package_filter_keeps_the_contract_and_libreoffice_opens_the_output() {
         let text = std::fs::read_to_string(&txt).unwrap_or_default();
         assert!(text.contains("~]"), "{}: {text}", output.display());
     }
+}
+
+/// Translated in the smallest chunks (a cut wherever one may fall), a
+/// package gives the same segments and the same output as whole; and
+/// [`crate::translate`], batch by batch, gives the output of `merge`.
+fn same_in_chunks(
+    format: DocumentFormat,
+    bytes: &[u8],
+    doc: &crate::Extracted,
+    translated: &[String],
+    out: &[u8],
+) {
+    let package = crate::package(format).unwrap();
+    let (segments, skeleton) = crate::ooxml::extract_in_chunks(package, bytes, None, 1).unwrap();
+    assert_eq!(segments, doc.segments(), "{format:?}");
+    let chunked = skeleton.merge(translated, None).unwrap();
+    assert_eq!(entries(&chunked), entries(out), "{format:?}");
+
+    let mut rest = translated;
+    let mut batches = 0;
+    let streamed = crate::translate::<()>(
+        format,
+        bytes,
+        crate::ExtractOptions::default(),
+        "EN",
+        &mut |batch, _| {
+            let (now, later) = rest.split_at(batch.len());
+            rest = later;
+            batches += 1;
+            Ok(now.to_vec())
+        },
+    )
+    .unwrap();
+    assert!(rest.is_empty() && batches > 0);
+    let marked = doc_with_language(format, bytes).merge(translated).unwrap();
+    assert_eq!(streamed, marked, "{format:?}");
+}
+
+/// `bytes` extracted again, its translations to be marked English.
+fn doc_with_language(format: DocumentFormat, bytes: &[u8]) -> crate::Extracted {
+    extract(format, bytes).unwrap().with_target_language("EN")
+}
+
+/// Every entry of a package, uncompressed, in order.
+fn entries(package: &[u8]) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
+    (0..archive.len())
+        .map(|i| {
+            let mut file = archive.by_index(i).unwrap();
+            let mut data = Vec::new();
+            file.read_to_end(&mut data).unwrap();
+            (file.name().unwrap().into_owned(), data)
+        })
+        .collect()
 }
 
 /// Converts `files` with LibreOffice headless into `out` as `to`.

@@ -4,7 +4,11 @@
 //! the [`inline`] markup: XML-escaped text with `<g id="N">…</g>` spans and
 //! `<x id="N"/>` placeholders) and a private **skeleton** holding everything
 //! else. [`Extracted::merge`] puts translated segments back into the skeleton
-//! and returns the translated document. The crate is pure: no I/O, no async.
+//! and returns the translated document. [`translate`] does both batch by
+//! batch, handing each batch of segments to a translator and writing it back
+//! as it returns: Office and OpenDocument packages a chunk of a part at a
+//! time, so memory does not grow with the document. The crate is pure: no
+//! I/O, no async.
 //!
 //! Supported formats:
 //!
@@ -70,6 +74,7 @@ mod properties;
 mod resx;
 mod scorm;
 mod slots;
+mod stream;
 mod strings;
 mod subtitles;
 pub mod tmx;
@@ -81,6 +86,7 @@ mod xmldoc;
 mod yaml;
 
 pub use error::FormatError;
+pub use stream::{TranslateError, Translator, sample, translate};
 
 /// A document format handled by [`extract`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -460,9 +466,7 @@ impl Extracted {
             Skeleton::Yaml(skeleton) => {
                 Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))
             }
-            Skeleton::Ooxml(skeleton) => {
-                skeleton.merge(&self.segments, translated, self.language.as_deref())
-            }
+            Skeleton::Ooxml(skeleton) => skeleton.merge(translated, self.language.as_deref()),
         }
     }
 }

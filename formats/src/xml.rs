@@ -9,7 +9,7 @@ use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
 /// Deeper nesting is rejected (protects the recursive passes from hostile input).
-const MAX_DEPTH: usize = 512;
+pub(crate) const MAX_DEPTH: usize = 512;
 
 /// A node of the tree.
 #[derive(Debug)]

@@ -1,10 +1,11 @@
-//! Handler of `translate-document` jobs: source object → formats::extract →
-//! the translation pipeline (`tolk_pipeline`) → formats::merge → result object, then one transaction marks the
-//! document done and appends the usage entry.
+//! Handler of `translate-document` jobs: source object → the document's
+//! filter (`tolk_formats::translate`), batch by batch through the
+//! translation pipeline (`tolk_pipeline`) → result object, then one
+//! transaction marks the document done and appends the usage entry.
 
 use apalis::prelude::*;
 use tolk_engine::{MarkupOptions, TranslateOptions};
-use tolk_formats::{DocumentFormat, inline};
+use tolk_formats::{DocumentFormat, TranslateError, inline};
 use tolk_pipeline::{Customizations, MemoryUse, Progress, Request};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
@@ -101,54 +102,85 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         translate_json_placeholders,
         source_language: doc.source_lang.clone(),
     };
-    let extracted =
-        tokio::task::spawn_blocking(move || tolk_formats::extract_with(format, &source, options))
-            .await
-            .map_err(|e| JobError::Transient(format!("extraction task failed: {e}")))??;
-    let segments = extracted.segments().to_vec();
-    let billed: i64 = segments
-        .iter()
-        .map(|s| inline::plain_text(s).chars().count() as i64)
-        .sum();
-
-    let source_lang = source_language(state, &doc, &segments).await?;
+    let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let custom = customizations(state, &doc, &source_lang).await?;
-    let sources = segments.clone();
-    let translated = state
-        .pipeline()
-        .translate(
-            Request {
-                source_lang: Some(source_lang.clone()),
-                target_lang: doc.target_lang.clone(),
-                texts: segments,
-                markup: Some(MarkupOptions::default()),
-                split_lines: false,
-                options: TranslateOptions::default(),
-                custom: &custom,
-                protect_placeholders: !translate_json_placeholders,
-            },
-            &DocumentProgress {
-                state,
-                document_id: &doc.id,
-            },
-        )
-        .await?
-        .texts;
+    let evaluation = quality::for_document(&state.db, &doc.id).await?;
 
-    let evaluation = match quality::for_document(&state.db, &doc.id).await? {
-        Some(eid) => Some(write_evaluation_input(state, eid, &sources, &translated).await?),
-        None => None,
-    };
-    let extracted = extracted.with_target_language(&doc.target_lang);
+    // The filter runs on a blocking thread and hands its batches over; each
+    // is translated here and its translations handed back, so the document
+    // is read, translated and written a batch at a time.
+    let (batches, mut incoming) = tokio::sync::mpsc::channel::<Batch>(1);
+    let target_lang = doc.target_lang.clone();
     // The requested output format, when it differs (SubRip ↔ WebVTT).
     let output_format = DocumentFormat::from_extension(&doc.output_format).unwrap_or(format);
-    let output = tokio::task::spawn_blocking(move || {
-        extracted
-            .merge(&translated)
-            .and_then(|bytes| tolk_formats::convert(bytes, format, output_format))
-    })
-    .await
-    .map_err(|e| JobError::Transient(format!("merge task failed: {e}")))??;
+    let filter = tokio::task::spawn_blocking(move || {
+        let mut hand_over = |segments: &[String], read: f32| {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let batch = Batch {
+                segments: segments.to_vec(),
+                read,
+                reply,
+            };
+            batches.blocking_send(batch).map_err(|_| Abandoned)?;
+            answer.blocking_recv().map_err(|_| Abandoned)
+        };
+        tolk_formats::translate(format, &source, options, &target_lang, &mut hand_over).and_then(
+            |bytes| tolk_formats::convert(bytes, format, output_format).map_err(Into::into),
+        )
+    });
+    let mut billed: i64 = 0;
+    let mut pairs = Vec::new();
+    let mut read_before = 0.0;
+    while let Some(batch) = incoming.recv().await {
+        billed += batch
+            .segments
+            .iter()
+            .map(|s| inline::plain_text(s).chars().count() as i64)
+            .sum::<i64>();
+        let sources = evaluation.is_some().then(|| batch.segments.clone());
+        let translated = state
+            .pipeline()
+            .translate(
+                Request {
+                    source_lang: Some(source_lang.clone()),
+                    target_lang: doc.target_lang.clone(),
+                    texts: batch.segments,
+                    markup: Some(MarkupOptions::default()),
+                    split_lines: false,
+                    options: TranslateOptions::default(),
+                    custom: &custom,
+                    protect_placeholders: !translate_json_placeholders,
+                },
+                &DocumentProgress {
+                    state,
+                    document_id: &doc.id,
+                    from: read_before,
+                    to: batch.read,
+                },
+            )
+            .await?
+            .texts;
+        read_before = batch.read;
+        if let Some(sources) = sources {
+            pairs.extend(sources.into_iter().zip(translated.iter().cloned()));
+        }
+        // The filter stops on its own if it is gone.
+        let _ = batch.reply.send(translated);
+    }
+    let output = match filter.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(TranslateError::Format(e))) => return Err(e.into()),
+        Ok(Err(TranslateError::Translator(Abandoned))) => {
+            return Err(JobError::Transient(
+                "the document's translation stopped before its end".to_owned(),
+            ));
+        }
+        Err(e) => return Err(JobError::Transient(format!("filter task failed: {e}"))),
+    };
+    let evaluation = match evaluation {
+        Some(eid) => Some(write_evaluation_input(state, eid, pairs).await?),
+        None => None,
+    };
     let result_object = format!("results/{}/translated.{}", doc.id, doc.output_format);
     state.objects.put(&result_object, output.into()).await?;
 
@@ -193,21 +225,17 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     Ok(())
 }
 
-/// Writes the segment pairs of a document evaluation to the object store.
+/// Writes the `(source, translation)` segment pairs of a document
+/// evaluation to the object store.
 async fn write_evaluation_input(
     state: &WorkerState,
     eid: uuid::Uuid,
-    sources: &[String],
-    translated: &[String],
+    pairs: Vec<(String, String)>,
 ) -> Result<uuid::Uuid, JobError> {
     let input = crate::quality::EvaluationInput {
-        segments: sources
-            .iter()
-            .zip(translated)
-            .map(|(s, t)| crate::quality::Pair {
-                source: s.clone(),
-                target: t.clone(),
-            })
+        segments: pairs
+            .into_iter()
+            .map(|(source, target)| crate::quality::Pair { source, target })
             .collect(),
         ..Default::default()
     };
@@ -220,23 +248,24 @@ async fn write_evaluation_input(
     Ok(eid)
 }
 
-/// The given source language, or the detected one; refuses source == target.
+/// The given source language, or the one detected on a sample of the
+/// document's text; refuses source == target.
 async fn source_language(
     state: &WorkerState,
     doc: &Document,
-    segments: &[String],
+    format: DocumentFormat,
+    source: &bytes::Bytes,
+    options: &tolk_formats::ExtractOptions,
 ) -> Result<String, JobError> {
     let lang = match &doc.source_lang {
         Some(l) => l.clone(),
         None => {
-            let mut sample = String::new();
-            for s in segments {
-                if sample.len() >= DETECT_SAMPLE_CHARS {
-                    break;
-                }
-                sample.push_str(&inline::plain_text(s));
-                sample.push('\n');
-            }
+            let (source, options) = (source.clone(), options.clone());
+            let sample = tokio::task::spawn_blocking(move || {
+                tolk_formats::sample(format, &source, options, DETECT_SAMPLE_CHARS)
+            })
+            .await
+            .map_err(|e| JobError::Transient(format!("sampling task failed: {e}")))??;
             let lang = state.translator.detect(&sample).ok_or_else(|| {
                 JobError::Permanent(
                     "The source language of the document could not be detected; set source_lang."
@@ -294,15 +323,33 @@ async fn customizations(
     })
 }
 
-/// A document's progress column, advanced as chunks come back.
+/// A batch of the document's segments on its way to the engines; the
+/// translations go back through `reply`.
+struct Batch {
+    segments: Vec<String>,
+    /// The share of the document read once this batch is written.
+    read: f32,
+    reply: tokio::sync::oneshot::Sender<Vec<String>>,
+}
+
+/// The job stopped taking batches (it failed).
+#[derive(Debug)]
+struct Abandoned;
+
+/// A document's progress column, advanced as chunks come back: a batch
+/// moves it from `from` to `to`.
 struct DocumentProgress<'a> {
     state: &'a WorkerState,
     document_id: &'a str,
+    from: f32,
+    to: f32,
 }
 
 impl Progress for DocumentProgress<'_> {
     async fn advance(&self, done: usize, total: usize) -> Result<(), StorageError> {
-        documents::set_progress(&self.state.db, self.document_id, done as f32 / total as f32).await
+        let share = done as f32 / total.max(1) as f32;
+        let progress = self.from + (self.to - self.from) * share;
+        documents::set_progress(&self.state.db, self.document_id, progress).await
     }
 }
 

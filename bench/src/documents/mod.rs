@@ -56,6 +56,9 @@ pub struct DocumentsArgs {
     /// a slow moment of the machine does not decide it alone.
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// Only measure the filter's peak memory (no platform, no engines).
+    #[arg(long)]
+    memory_only: bool,
 }
 
 const SUBJECTS: [&str; 12] = [
@@ -416,6 +419,9 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
         }
         docs.push(args.format.build(&paras)?);
         all_paragraphs.extend(paras);
+    }
+    if args.memory_only {
+        return memory::report(args.format, &all_paragraphs);
     }
     let pipelines = args.pipelines.unwrap_or_else(|| {
         std::thread::available_parallelism()

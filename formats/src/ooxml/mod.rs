@@ -8,6 +8,7 @@
 //! data included — in the original entry order.
 
 mod atoms;
+mod chunks;
 mod paragraph;
 mod skeleton;
 
@@ -21,9 +22,10 @@ use zip::{ZipArchive, ZipWriter};
 
 use crate::FormatError;
 use crate::archive::EntryProblem;
-use crate::slots::{SlotMap, Slots, Texts};
+use crate::slots::{Slots, Texts};
+use crate::stream::Translator;
 use crate::xml;
-use skeleton::{Node, NodeList};
+use skeleton::NodeList;
 
 /// Larger XML parts are refused (a guard against ZIP bombs).
 const MAX_PART_SIZE: u64 = 256 << 20;
@@ -325,105 +327,344 @@ pub(crate) struct Package {
     pub dialect: fn(&str) -> &'static Dialect,
 }
 
-/// The package and the skeletons of its translatable parts.
-#[derive(Debug)]
+/// Bytes of a part's XML a chunk holds before it is cut ([`chunks`]): what a
+/// translation holds of a part at a time, besides the output.
+pub(crate) const CHUNK_SIZE: usize = 128 << 10;
+
+/// A package read by [`extract`], translated again from its bytes on merge.
 pub(crate) struct Skeleton {
-    kind: &'static str,
+    package: &'static Package,
     input: Vec<u8>,
-    parts: Vec<PartSkeleton>,
-    map: SlotMap,
+    source: Option<String>,
+    chunk_size: usize,
 }
 
+/// Why [`translate`] stopped.
 #[derive(Debug)]
-struct PartSkeleton {
-    /// Index of the entry in the archive.
-    index: usize,
-    /// The part's markup vocabulary.
-    dialect: &'static Dialect,
-    /// Whether the part started with a UTF-8 byte-order mark (not in `src`).
-    bom: bool,
-    src: String,
-    nodes: Vec<Node>,
+pub(crate) enum Stop<E> {
+    /// The package could not be read or written.
+    Format(FormatError),
+    /// The translator failed.
+    Translator(E),
 }
 
-/// Reads the translatable parts of a `package` into segments and skeletons;
-/// runs marked with another language than `source` (when given) are kept.
+impl<E> From<FormatError> for Stop<E> {
+    fn from(e: FormatError) -> Self {
+        Stop::Format(e)
+    }
+}
+
+/// Reads the translatable parts of a `package` into segments; runs marked
+/// with another language than `source` (when given) are kept.
 pub(crate) fn extract(
-    package: &Package,
+    package: &'static Package,
     input: &[u8],
     source: Option<&str>,
 ) -> Result<(Vec<String>, Skeleton), FormatError> {
+    extract_in_chunks(package, input, source, CHUNK_SIZE)
+}
+
+/// [`extract`] cutting parts into chunks of `chunk_size` bytes (the
+/// segments are the same whatever the size).
+pub(crate) fn extract_in_chunks(
+    package: &'static Package,
+    input: &[u8],
+    source: Option<&str>,
+    chunk_size: usize,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let mut segments = Vec::new();
+    let mut collect = |batch: &[String], _: f32| {
+        segments.extend_from_slice(batch);
+        Ok::<_, std::convert::Infallible>(Vec::new())
+    };
+    match translate(
+        package,
+        input,
+        source,
+        None,
+        chunk_size,
+        false,
+        &mut collect,
+    ) {
+        Ok(_) => {}
+        Err(Stop::Format(e)) => return Err(e),
+        Err(Stop::Translator(never)) => match never {},
+    }
+    let skeleton = Skeleton {
+        package,
+        input: input.to_vec(),
+        source: source.map(str::to_owned),
+        chunk_size,
+    };
+    Ok((segments, skeleton))
+}
+
+impl Skeleton {
+    /// Writes the package with the translated parts (one translation per
+    /// segment of [`extract`], in order), translated runs marked with `lang`
+    /// (BCP 47) where given; every other entry is copied raw.
+    pub(crate) fn merge(
+        &self,
+        translated: &[String],
+        lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        let expected = translated.len();
+        let mut rest = translated;
+        let mut seen = 0;
+        let mut take = |batch: &[String], _: f32| {
+            seen += batch.len();
+            if batch.len() > rest.len() {
+                return Err(FormatError::Mismatch {
+                    expected: seen,
+                    got: expected,
+                });
+            }
+            let (now, later) = rest.split_at(batch.len());
+            rest = later;
+            Ok(now.to_vec())
+        };
+        let source = self.source.as_deref();
+        let (input, size) = (&self.input, self.chunk_size);
+        let out = match translate(self.package, input, source, lang, size, true, &mut take) {
+            Ok(out) => out.unwrap_or_default(),
+            Err(Stop::Format(e) | Stop::Translator(e)) => return Err(e),
+        };
+        if !rest.is_empty() {
+            return Err(FormatError::Mismatch {
+                expected: expected - rest.len(),
+                got: expected,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Translates a `package` part by part and, within a part, a chunk at a time
+/// ([`chunks`], of about `chunk_size` bytes): each chunk's segments go to
+/// `translator`, and (when `write`) the chunk is written to the output as its translations come back, so
+/// what is held besides the output is one chunk, whatever the file's size.
+/// Parts are taken in archive order; every other entry is copied raw
+/// (compressed bytes included), as is a part the translation leaves as it
+/// was. Runs marked with another language than `source` (when given) are
+/// kept; translated runs are marked with `lang`.
+pub(crate) fn translate<E>(
+    package: &Package,
+    input: &[u8],
+    source: Option<&str>,
+    lang: Option<&str>,
+    chunk_size: usize,
+    write: bool,
+    translator: &mut Translator<'_, E>,
+) -> Result<Option<Vec<u8>>, Stop<E>> {
     let kind = package.kind;
     let mut archive = open_archive(package, input)?;
     let mut names = Vec::with_capacity(archive.len());
     for index in 0..archive.len() {
         match archive.name_for_index(index) {
-            Some(Ok(name)) => names.push((index, name.into_owned())),
-            Some(Err(e)) => return Err(zip_error(kind, e)),
-            None => return Err(damaged(kind)),
+            Some(Ok(name)) => names.push(name.into_owned()),
+            Some(Err(e)) => return Err(zip_error(kind, e).into()),
+            None => return Err(damaged(kind).into()),
         }
     }
-    let Some(document) = names.iter().position(|(_, n)| n == package.main) else {
+    if !names.iter().any(|n| n == package.main) {
         return Err(FormatError::corrupt(format!(
             "The file is a ZIP archive but not a {kind} document ({} is missing)",
             package.main
-        )));
-    };
-    let others = names
-        .iter()
-        .enumerate()
-        .filter(|&(i, (_, name))| i != document && (package.is_part)(name));
-    let order: Vec<(usize, String)> = std::iter::once(&names[document])
-        .chain(others.map(|(_, entry)| entry))
-        .cloned()
-        .collect();
-
-    let mut slots = Slots::default();
-    let mut parts = Vec::with_capacity(order.len());
-    for (index, name) in order {
-        let text = read_part(kind, &mut archive, index, &name)?;
-        let dialect = (package.dialect)(&name);
-        let (bom, src) = match text.strip_prefix('\u{feff}') {
-            Some(rest) => (true, rest.to_owned()),
-            None => (false, text),
-        };
-        let nodes = {
-            let tree = xml::parse(&src).map_err(|detail| {
-                FormatError::corrupt(if detail == xml::DOCTYPE {
-                    format!(
-                        "The file is not a valid {kind} document: {name} declares a DOCTYPE \
-                         (entity declarations are not allowed in documents)"
-                    )
-                } else {
-                    format!(
-                        "The file is not a valid {kind} document: {name} is not well-formed XML ({detail})"
-                    )
-                })
-            })?;
-            let mut out = NodeList::default();
-            let mut extractor = paragraph::PartExtractor::new(dialect, &src, &mut slots, source);
-            extractor.trust_language_marks(&tree);
-            extractor.copy_nodes(&tree, &mut out);
-            out.0
-        };
-        parts.push(PartSkeleton {
-            index,
-            dialect,
-            bom,
-            src,
-            nodes,
-        });
+        ))
+        .into());
     }
-    let (segments, map) = slots.finish();
-    Ok((
-        segments,
-        Skeleton {
+    let is_part = |name: &str| name == package.main || (package.is_part)(name);
+    let mut total = 0u64;
+    for (index, name) in names.iter().enumerate() {
+        if is_part(name) {
+            let entry = archive
+                .by_index_raw(index)
+                .map_err(|e| zip_error(kind, e))?;
+            total += entry.size();
+        }
+    }
+    let total = total.max(1) as f32;
+
+    let write_error = |e: &dyn std::fmt::Display| FormatError::Write(e.to_string());
+    let mut writer = None;
+    if write {
+        let mut w = ZipWriter::new(Cursor::new(Vec::with_capacity(
+            input.len() + input.len() / 4,
+        )));
+        if !archive.comment().is_empty() {
+            w.set_raw_comment(archive.comment().into())
+                .map_err(|e| write_error(&e))?;
+        }
+        writer = Some(w);
+    }
+    let mut done = 0u64;
+    for (index, name) in names.iter().enumerate() {
+        if !is_part(name) {
+            if let Some(w) = writer.as_mut() {
+                let entry = archive
+                    .by_index_raw(index)
+                    .map_err(|e| zip_error(kind, e))?;
+                w.raw_copy_file(entry).map_err(|e| write_error(&e))?;
+            }
+            continue;
+        }
+        let dialect = (package.dialect)(name);
+        let part_source = match source {
+            Some(source) => {
+                let file = open_entry(kind, &mut archive, index, name)?;
+                paragraph::marks_language(file, dialect, source).then_some(source)
+            }
+            None => None,
+        };
+        if let Some(w) = writer.as_mut() {
+            let entry = archive
+                .by_index_raw(index)
+                .map_err(|e| zip_error(kind, e))?;
+            let options = entry.options();
+            drop(entry);
+            w.start_file(name.as_str(), options)
+                .map_err(|e| write_error(&e))?;
+        }
+        let file = open_entry(kind, &mut archive, index, name)?;
+        let mut chunks = chunks::Chunker::new(file, dialect, chunk_size, MAX_PART_SIZE);
+        let part = Part {
             kind,
-            input: input.to_vec(),
-            parts,
-            map,
-        },
-    ))
+            name,
+            dialect,
+            source: part_source,
+            lang,
+            done,
+            total,
+        };
+        let changed = part.translate(&mut chunks, writer.as_mut(), translator)?;
+        done += chunks.position();
+        drop(chunks);
+        if let Some(w) = writer.as_mut()
+            && !changed
+        {
+            // A part the translation leaves as it was keeps its compressed bytes.
+            w.abort_file().map_err(|e| write_error(&e))?;
+            let entry = archive
+                .by_index_raw(index)
+                .map_err(|e| zip_error(kind, e))?;
+            w.raw_copy_file(entry).map_err(|e| write_error(&e))?;
+        }
+    }
+    match writer {
+        Some(w) => {
+            let cursor = w.finish().map_err(|e| write_error(&e))?;
+            Ok(Some(cursor.into_inner()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// One translatable part being translated.
+struct Part<'a> {
+    kind: &'static str,
+    name: &'a str,
+    dialect: &'static Dialect,
+    /// The source language, when the part's language marks are trusted.
+    source: Option<&'a str>,
+    lang: Option<&'a str>,
+    /// Bytes of the package's translatable parts read before this one, and
+    /// in all (the translator's progress).
+    done: u64,
+    total: f32,
+}
+
+impl Part<'_> {
+    /// Translates the part's chunks, writing each to `writer` (the part's
+    /// entry, started); whether the output differs from the part.
+    fn translate<R: Read, E>(
+        &self,
+        chunks: &mut chunks::Chunker<R>,
+        mut writer: Option<&mut ZipWriter<Cursor<Vec<u8>>>>,
+        translator: &mut Translator<'_, E>,
+    ) -> Result<bool, Stop<E>> {
+        let mut changed = false;
+        let mut first = true;
+        while let Some(chunk) = chunks.next_chunk().map_err(|e| self.chunk_error(e))? {
+            let tree = xml::parse(&chunk.text).map_err(|detail| self.parse_error(&detail))?;
+            let mut slots = Slots::default();
+            let mut nodes = NodeList::default();
+            paragraph::PartExtractor::new(self.dialect, &chunk.text, &mut slots, self.source)
+                .copy_nodes(&tree, &mut nodes);
+            drop(tree);
+            let (segments, map) = slots.finish();
+            let translated = if segments.is_empty() {
+                Vec::new()
+            } else {
+                let read = (self.done + chunks.position()) as f32 / self.total;
+                translator(&segments, read).map_err(Stop::Translator)?
+            };
+            let Some(writer) = writer.as_deref_mut() else {
+                continue;
+            };
+            if translated.len() != segments.len() {
+                return Err(FormatError::Mismatch {
+                    expected: segments.len(),
+                    got: translated.len(),
+                }
+                .into());
+            }
+            let mut xml = String::with_capacity(chunk.text.len() + chunk.text.len() / 4);
+            let prefix_len = chunk.body.start;
+            skeleton::Writer {
+                dialect: self.dialect,
+                src: &chunk.text,
+                texts: Texts::new(&map, &segments, &translated),
+                lang: self.lang,
+            }
+            .render(&mut xml, &nodes.0);
+            let suffix = &chunk.text[chunk.body.end..];
+            // The wrapper's tags are copied as written: only the body is the part's.
+            let body = xml
+                .get(prefix_len..)
+                .and_then(|rest| rest.strip_suffix(suffix))
+                .filter(|_| xml.get(..prefix_len) == chunk.text.get(..prefix_len))
+                .ok_or_else(|| {
+                    FormatError::Write(format!("{} was rewritten outside its text", self.name))
+                })?;
+            changed |= body != &chunk.text[chunk.body.clone()];
+            let head = if first && chunks.bom { "\u{feff}" } else { "" };
+            writer
+                .write_all(head.as_bytes())
+                .and_then(|()| writer.write_all(body.as_bytes()))
+                .map_err(|e| FormatError::Write(e.to_string()))?;
+            first = false;
+        }
+        Ok(changed)
+    }
+
+    fn chunk_error(&self, error: chunks::ChunkError) -> FormatError {
+        let (kind, name) = (self.kind, self.name);
+        match error {
+            chunks::ChunkError::Read => damaged(kind),
+            chunks::ChunkError::TooLarge => too_large(kind, name),
+            chunks::ChunkError::Encoding { utf16: true } => FormatError::unsupported(format!(
+                "The {kind} document stores {name} as UTF-16, which is not supported"
+            )),
+            chunks::ChunkError::Encoding { utf16: false } => FormatError::corrupt(format!(
+                "The file is not a valid {kind} document: {name} is not valid UTF-8"
+            )),
+            chunks::ChunkError::TooDeep => self.parse_error("elements nested too deeply"),
+        }
+    }
+
+    fn parse_error(&self, detail: &str) -> FormatError {
+        let (kind, name) = (self.kind, self.name);
+        FormatError::corrupt(if detail == xml::DOCTYPE {
+            format!(
+                "The file is not a valid {kind} document: {name} declares a DOCTYPE \
+                 (entity declarations are not allowed in documents)"
+            )
+        } else {
+            format!(
+                "The file is not a valid {kind} document: {name} is not well-formed XML ({detail})"
+            )
+        })
+    }
 }
 
 pub(crate) fn open_archive<'i>(
@@ -476,26 +717,33 @@ pub(crate) fn zip_error(kind: &str, error: ZipError) -> FormatError {
     }
 }
 
-/// Reads a part as text.
-fn read_part(
+/// The message of a part larger than [`MAX_PART_SIZE`].
+fn too_large(kind: &str, name: &str) -> FormatError {
+    FormatError::unsupported(format!(
+        "The {kind} document is too large to translate ({name} is over {} MiB)",
+        MAX_PART_SIZE >> 20
+    ))
+}
+
+/// Entry `index` (`name`) opened for reading, refused when encrypted or
+/// when its header claims more than [`MAX_PART_SIZE`] (reading it stops
+/// past that, whatever the header claims).
+fn open_entry<'a>(
     kind: &str,
-    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    archive: &'a mut ZipArchive<Cursor<&[u8]>>,
     index: usize,
     name: &str,
-) -> Result<String, FormatError> {
-    let bytes = read_entry(kind, archive, index, name)?;
-    String::from_utf8(bytes).map_err(|e| {
-        let bytes = e.as_bytes();
-        if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-            FormatError::unsupported(format!(
-                "The {kind} document stores {name} as UTF-16, which is not supported"
-            ))
-        } else {
-            FormatError::corrupt(format!(
-                "The file is not a valid {kind} document: {name} is not valid UTF-8"
-            ))
-        }
-    })
+) -> Result<impl Read + 'a, FormatError> {
+    let file = archive.by_index(index).map_err(|e| zip_error(kind, e))?;
+    if file.encrypted() {
+        return Err(FormatError::unsupported(format!(
+            "The {kind} document is password-protected"
+        )));
+    }
+    if file.size() > MAX_PART_SIZE {
+        return Err(too_large(kind, name));
+    }
+    Ok(file.take(MAX_PART_SIZE + 1))
 }
 
 /// The bytes of entry `index` (`name`), refused when encrypted or larger
@@ -506,90 +754,12 @@ pub(crate) fn read_entry(
     index: usize,
     name: &str,
 ) -> Result<Vec<u8>, FormatError> {
-    let file = archive.by_index(index).map_err(|e| zip_error(kind, e))?;
-    if file.encrypted() {
-        return Err(FormatError::unsupported(format!(
-            "The {kind} document is password-protected"
-        )));
-    }
-    let too_large = || {
-        FormatError::unsupported(format!(
-            "The {kind} document is too large to translate ({name} is over {} MiB)",
-            MAX_PART_SIZE >> 20
-        ))
-    };
-    if file.size() > MAX_PART_SIZE {
-        return Err(too_large());
-    }
-    let capacity = usize::try_from(file.size()).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(capacity);
-    file.take(MAX_PART_SIZE + 1)
+    let mut bytes = Vec::new();
+    open_entry(kind, archive, index, name)?
         .read_to_end(&mut bytes)
         .map_err(|_| damaged(kind))?;
     if bytes.len() as u64 > MAX_PART_SIZE {
-        return Err(too_large());
+        return Err(too_large(kind, name));
     }
     Ok(bytes)
-}
-
-impl Skeleton {
-    /// Writes the package with the translated parts, their translated runs
-    /// marked with `lang` (BCP 47) where given; every other entry is copied
-    /// raw.
-    pub(crate) fn merge(
-        &self,
-        source: &[String],
-        translated: &[String],
-        lang: Option<&str>,
-    ) -> Result<Vec<u8>, FormatError> {
-        let texts = Texts::new(&self.map, source, translated);
-        let kind = self.kind;
-        let mut archive =
-            ZipArchive::new(Cursor::new(self.input.as_slice())).map_err(|e| zip_error(kind, e))?;
-        let mut writer = ZipWriter::new(Cursor::new(Vec::with_capacity(
-            self.input.len() + self.input.len() / 4,
-        )));
-        let write_error = |e: &dyn std::fmt::Display| FormatError::Write(e.to_string());
-        if !archive.comment().is_empty() {
-            writer
-                .set_raw_comment(archive.comment().into())
-                .map_err(|e| write_error(&e))?;
-        }
-        for index in 0..archive.len() {
-            let entry = archive
-                .by_index_raw(index)
-                .map_err(|e| zip_error(kind, e))?;
-            let Some(part) = self.parts.iter().find(|p| p.index == index) else {
-                writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;
-                continue;
-            };
-            let mut xml = String::with_capacity(part.src.len() + part.src.len() / 4 + 3);
-            if part.bom {
-                xml.push('\u{feff}');
-            }
-            let part_writer = skeleton::Writer {
-                dialect: part.dialect,
-                src: &part.src,
-                texts,
-                lang,
-            };
-            part_writer.render(&mut xml, &part.nodes);
-            // A part the translation leaves as it was keeps its compressed bytes.
-            if xml.strip_prefix('\u{feff}').unwrap_or(&xml) == part.src {
-                writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;
-                continue;
-            }
-            let name = entry.name().map_err(|e| zip_error(kind, e))?.into_owned();
-            let options = entry.options();
-            drop(entry);
-            writer
-                .start_file(name, options)
-                .map_err(|e| write_error(&e))?;
-            writer
-                .write_all(xml.as_bytes())
-                .map_err(|e| write_error(&e))?;
-        }
-        let cursor = writer.finish().map_err(|e| write_error(&e))?;
-        Ok(cursor.into_inner())
-    }
 }

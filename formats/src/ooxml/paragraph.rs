@@ -44,8 +44,8 @@ pub(crate) struct PartExtractor<'s, 'x> {
     /// Canonical run properties → style key (0 = no properties).
     keys: HashMap<String, usize>,
     /// Lower-case base of the document's source language, when given and the
-    /// part's marks are trusted ([`PartExtractor::trust_language_marks`]):
-    /// runs marked with another language are kept as placeholders.
+    /// part's marks are trusted ([`marks_language`]): runs marked with
+    /// another language are kept as placeholders.
     source: Option<String>,
 }
 
@@ -62,28 +62,6 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             slots,
             keys: HashMap::new(),
             source: source.map(base_language).filter(|b| !b.is_empty()),
-        }
-    }
-
-    /// Trusts the language marks of the part `nodes` only when one of its
-    /// runs is marked with the source language: Office writes the editing
-    /// language on runs (PowerPoint on every run), so a Spanish deck made
-    /// in an English PowerPoint is marked `en-US` throughout; such marks say
-    /// nothing, and the part is translated as a whole.
-    pub(crate) fn trust_language_marks(&mut self, nodes: &[XNode<'_>]) {
-        fn marks<'t>(x: &PartExtractor<'_, '_>, nodes: &'t [XNode<'t>], source: &str) -> bool {
-            nodes.iter().any(|n| match n {
-                XNode::Elem(e) if e.name == x.dialect.run => {
-                    x.run_language(e).as_deref() == Some(source)
-                }
-                XNode::Elem(e) => marks(x, &e.children, source),
-                XNode::Text(..) => false,
-            })
-        }
-        if let Some(source) = &self.source
-            && !marks(self, nodes, source)
-        {
-            self.source = None;
         }
     }
 
@@ -786,5 +764,64 @@ fn canonical_into(src: &str, elem: &Elem<'_>, out: &mut String) {
     }
     if let Some(end) = &elem.end {
         out.push_str(src.get(end.clone()).unwrap_or(""));
+    }
+}
+
+/// Whether a run of the part read from `reader` is marked with the language
+/// `source` (its base). A part's language marks are trusted only then:
+/// Office writes the editing language on runs (PowerPoint on every run), so
+/// a Spanish deck made in an English PowerPoint is marked `en-US`
+/// throughout; such marks say nothing, and the part is translated whole.
+/// Read as a stream, so the part is not held; unreadable XML says no (its
+/// translation reports it).
+pub(crate) fn marks_language(reader: impl std::io::Read, dialect: &Dialect, source: &str) -> bool {
+    use quick_xml::events::Event;
+    let source = base_language(source);
+    if dialect.run.is_empty() || source.is_empty() {
+        return false;
+    }
+    let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(reader));
+    let mut buf = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    loop {
+        let (tag, empty) = match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(tag)) => (tag, false),
+            Ok(Event::Empty(tag)) => (tag, true),
+            Ok(Event::End(_)) => {
+                open.pop();
+                buf.clear();
+                continue;
+            }
+            Ok(Event::Eof) | Err(_) => return false,
+            Ok(_) => {
+                buf.clear();
+                continue;
+            }
+        };
+        let parent = |up: usize| {
+            open.len()
+                .checked_sub(up)
+                .and_then(|i| open.get(i))
+                .map(String::as_str)
+        };
+        let name = tag.name().0;
+        let (run, props) = (Some(dialect.run), Some(dialect.run_props));
+        let mark = if name == dialect.run_props && parent(1) == run {
+            tag.try_get_attribute("lang").ok().flatten()
+        } else if name == "w:lang" && parent(1) == props && parent(2) == run {
+            tag.try_get_attribute("w:val").ok().flatten()
+        } else {
+            None
+        };
+        if mark.is_some_and(|m| base_language(&m.value) == source) {
+            return true;
+        }
+        if !empty {
+            if open.len() >= crate::xml::MAX_DEPTH {
+                return false;
+            }
+            open.push(name.to_owned());
+        }
+        buf.clear();
     }
 }
