@@ -476,6 +476,69 @@ d.save(sys.argv[1])
     Ok(())
 }
 
+/// An RTF file LibreOffice wrote from a Word file (runs, a hyperlink, a
+/// table, a header, Cyrillic and Greek text) comes back in Spanish, read by
+/// LibreOffice; the text in other scripts is written back in their code
+/// pages or as Unicode escapes and read as it was.
+#[tokio::test]
+async fn rtf_from_libreoffice_is_translated_and_libreoffice_reads_it() -> Result<()> {
+    let mut world = World::new("rtf").await?;
+    let key = world.create_key("rtf", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let docx = world.path("scripts.docx");
+    testdata_script("make_rtf_source.py", &[&docx]).await?;
+    let out = world.path("rtf");
+    soffice(&world, "rtf", &out, &docx).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "scripts.rtf",
+        std::fs::read(out.join("scripts.rtf"))?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/rtf");
+    let result = world.path("result.rtf");
+    std::fs::write(&result, &bytes)?;
+    let txt = world.path("txt");
+    soffice(&world, "txt:Text", &txt, &result).await?;
+    let text = std::fs::read_to_string(txt.join("result.txt"))?;
+    for expected in ["casa", "agua", "Привет, мир", "Καλημέρα", "crème brûlée"]
+    {
+        assert!(text.contains(expected), "{expected:?} in {text}");
+    }
+    assert!(!text.contains("The house is big"), "{text}");
+    Ok(())
+}
+
+/// Converts `file` with LibreOffice headless into the folder `out` as `to`.
+async fn soffice(
+    world: &World,
+    to: &str,
+    out: &std::path::Path,
+    file: &std::path::Path,
+) -> Result<()> {
+    let profile = world.path("lo-profile");
+    let status = tokio::process::Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            profile.display()
+        ))
+        .args(["--headless", "--convert-to", to, "--outdir"])
+        .arg(out)
+        .arg(file)
+        .output()
+        .await
+        .context("LibreOffice (soffice) runs (scripts/setup.sh installs it for the tests)")?;
+    anyhow::ensure!(
+        status.status.success(),
+        "soffice: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    Ok(())
+}
+
 /// A deck written by python-pptx comes back with its slides, table, group,
 /// notes and chart title in Spanish, read back by python-pptx, the bold run
 /// still bold; the conversion options DeepL documents for pptx are accepted.

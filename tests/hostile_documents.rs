@@ -167,6 +167,21 @@ async fn broken_localization_files_end_in_error_and_the_next_succeeds() -> Resul
             b"<html><body>Hi</body></html>".to_vec(),
             "not xliff",
         ),
+        (
+            "text.rtf",
+            b"Hello, plain text".to_vec(),
+            "does not start with",
+        ),
+        (
+            "truncated.rtf",
+            b"{\\rtf1\\ansi {\\b The house".to_vec(),
+            "not all closed",
+        ),
+        (
+            "deep.rtf",
+            [&b"{\\rtf1 "[..], &b"{".repeat(100_000)].concat(),
+            "nested too deeply",
+        ),
     ] {
         let (id, doc_key) = api.upload_ok(&key, name, bytes, &fields).await?;
         uploads.push((name, needle, id, doc_key));

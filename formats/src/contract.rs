@@ -170,7 +170,7 @@ fn entries(package: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Converts `files` with LibreOffice headless into `out` as `to`.
-fn soffice(dir: &Path, to: &str, out: &Path, files: &[PathBuf]) -> std::process::Output {
+pub(crate) fn soffice(dir: &Path, to: &str, out: &Path, files: &[PathBuf]) -> std::process::Output {
     let status = std::process::Command::new("soffice")
         .arg(format!(
             "-env:UserInstallation=file://{}",

@@ -42,6 +42,9 @@
 //! * **xml, dita, ditamap** — elements holding text as segments, ITS 2.0
 //!   `translate` (local and `//name` global rules) and DITA's
 //!   `translate="no"` and code elements honoured (`xmldoc`);
+//! * **rtf** — one segment per paragraph (body, headers, footers,
+//!   footnotes, comments, shape text), formatting groups as tags, text in
+//!   its fonts' code pages (`rtf`);
 //! * **zip** — SCORM packages: HTML pages and XML files by their filters, the
 //!   manifest's titles; every other entry byte for byte (`scorm`).
 //!
@@ -72,6 +75,7 @@ pub mod placeholders;
 mod pptx;
 mod properties;
 mod resx;
+mod rtf;
 mod scorm;
 mod slots;
 mod stream;
@@ -132,6 +136,8 @@ pub enum DocumentFormat {
     Xml,
     /// DITA topics and maps (`.dita`, `.ditamap`).
     Dita,
+    /// Rich Text Format (`.rtf`).
+    Rtf,
     /// SCORM packages (`.zip` with an `imsmanifest.xml`).
     Scorm,
 }
@@ -164,6 +170,7 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("xml", DocumentFormat::Xml),
     ("dita", DocumentFormat::Dita),
     ("ditamap", DocumentFormat::Dita),
+    ("rtf", DocumentFormat::Rtf),
     ("zip", DocumentFormat::Scorm),
 ];
 
@@ -213,6 +220,7 @@ impl DocumentFormat {
             Self::Yaml => "yml",
             Self::Xml => "xml",
             Self::Dita => "dita",
+            Self::Rtf => "rtf",
             Self::Scorm => "zip",
         }
     }
@@ -244,6 +252,7 @@ impl DocumentFormat {
             Self::Yaml => "application/yaml",
             Self::Xml => "application/xml",
             Self::Dita => "application/dita+xml",
+            Self::Rtf => "application/rtf",
             Self::Scorm => "application/zip",
         }
     }
@@ -325,6 +334,10 @@ pub fn extract_with(
             let (segments, skeleton) = yaml::extract(input)?;
             (segments, Skeleton::Yaml(skeleton))
         }
+        DocumentFormat::Rtf => {
+            let (segments, skeleton) = rtf::extract(input)?;
+            (segments, Skeleton::Rtf(skeleton))
+        }
         DocumentFormat::Xml | DocumentFormat::Dita => {
             let (segments, skeleton) = xmldoc::extract(input)?;
             (segments, Skeleton::XmlDoc(skeleton))
@@ -366,6 +379,7 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Yaml
         | DocumentFormat::Xml
         | DocumentFormat::Dita
+        | DocumentFormat::Rtf
         | DocumentFormat::Scorm => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
@@ -398,6 +412,7 @@ enum Skeleton {
     Resx(resx::Skeleton),
     Yaml(yaml::Skeleton),
     XmlDoc(xmldoc::Skeleton),
+    Rtf(rtf::Skeleton),
     Scorm(scorm::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
@@ -462,6 +477,7 @@ impl Extracted {
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Rtf(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Scorm(skeleton) => skeleton.merge(translated),
             Skeleton::Yaml(skeleton) => {
                 Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))

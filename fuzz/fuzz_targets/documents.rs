@@ -10,14 +10,10 @@ fuzz_target!(|data: &[u8]| {
     let Some((&pick, input)) = data.split_first() else {
         return;
     };
-    let format = match pick % 6 {
-        0 => DocumentFormat::Txt,
-        1 => DocumentFormat::Html,
-        2 => DocumentFormat::Docx,
-        3 => DocumentFormat::Pptx,
-        4 => DocumentFormat::Xlsx,
-        _ => DocumentFormat::Odt,
-    };
+    let formats: Vec<DocumentFormat> = DocumentFormat::extensions()
+        .filter_map(DocumentFormat::from_extension)
+        .collect();
+    let format = formats[usize::from(pick) % formats.len()];
     let Ok(doc) = extract(format, input) else {
         return;
     };
