@@ -512,6 +512,58 @@ async fn rtf_from_libreoffice_is_translated_and_libreoffice_reads_it() -> Result
     Ok(())
 }
 
+/// An InDesign package (written from the IDML specification: no free tool
+/// writes one) comes back with its stories in Spanish, read by Python's
+/// zipfile and xml.dom: the same paragraphs, breaks, table cells and
+/// footnote, `mimetype` still first and stored, every other entry as it was.
+#[tokio::test]
+async fn idml_stories_are_translated_and_the_package_kept() -> Result<()> {
+    let mut world = World::new("idml").await?;
+    let key = world.create_key("idml", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source = world.path("book.idml");
+    testdata_script("make_idml.py", &[std::path::Path::new("write"), &source]).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "book.idml",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/vnd.adobe.indesign-idml-package");
+    let result = world.path("result.idml");
+    std::fs::write(&result, &bytes)?;
+    let read = |path: &std::path::Path| {
+        let path = path.to_owned();
+        async move {
+            let out =
+                testdata_script("make_idml.py", &[std::path::Path::new("read"), &path]).await?;
+            anyhow::Ok(serde_json::from_str::<Value>(&out)?)
+        }
+    };
+    let (before, after) = (read(&source).await?, read(&result).await?);
+    assert_eq!(after["first"], serde_json::json!(["mimetype", true]));
+    assert_eq!(after["entries"], before["entries"]);
+    let story = &after["stories"]["Stories/Story_u1.xml"];
+    let paragraphs = joined(&story["paragraphs"]);
+    assert!(paragraphs.contains("informe anual"), "{paragraphs}");
+    assert!(paragraphs.contains("perro"), "{paragraphs}");
+    assert!(joined(&story["cells"]).contains("agua"), "{story}");
+    assert!(joined(&story["footnotes"]).contains("nota"), "{story}");
+    assert_eq!(
+        story["counts"]["Br"],
+        before["stories"]["Stories/Story_u1.xml"]["counts"]["Br"]
+    );
+    assert_eq!(story["special"], 2);
+    assert!(
+        joined(&after["stories"]["Stories/Story_u2.xml"]["paragraphs"]).contains("casa"),
+        "{after}"
+    );
+    Ok(())
+}
+
 /// Converts `file` with LibreOffice headless into the folder `out` as `to`.
 async fn soffice(
     world: &World,

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ooxml::testdoc::{map_text, raw_entries, test_folder, testdata_script};
+use crate::ooxml::testdoc::{entries, map_text, raw_entries, test_folder, testdata_script};
 use crate::{DocumentFormat, extract, inline};
 
 /// Every format's sample, written by its real tool into `dir`.
@@ -153,20 +153,6 @@ fn same_in_chunks(
 /// `bytes` extracted again, its translations to be marked English.
 fn doc_with_language(format: DocumentFormat, bytes: &[u8]) -> crate::Extracted {
     extract(format, bytes).unwrap().with_target_language("EN")
-}
-
-/// Every entry of a package, uncompressed, in order.
-fn entries(package: &[u8]) -> Vec<(String, Vec<u8>)> {
-    use std::io::Read;
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(package)).unwrap();
-    (0..archive.len())
-        .map(|i| {
-            let mut file = archive.by_index(i).unwrap();
-            let mut data = Vec::new();
-            file.read_to_end(&mut data).unwrap();
-            (file.name().unwrap().into_owned(), data)
-        })
-        .collect()
 }
 
 /// Converts `files` with LibreOffice headless into `out` as `to`.

@@ -42,6 +42,9 @@
 //! * **xml, dita, ditamap** — elements holding text as segments, ITS 2.0
 //!   `translate` (local and `//name` global rules) and DITA's
 //!   `translate="no"` and code elements honoured (`xmldoc`);
+//! * **idml** — InDesign stories: one segment per paragraph
+//!   (`ParagraphStyleRange` up to a `Br`), runs as tags; `mimetype` first
+//!   and stored (`idml`);
 //! * **rtf** — one segment per paragraph (body, headers, footers,
 //!   footnotes, comments, shape text), formatting groups as tags, text in
 //!   its fonts' code pages (`rtf`);
@@ -66,6 +69,7 @@ mod docx;
 mod encoding;
 mod error;
 mod html;
+mod idml;
 pub mod inline;
 mod json;
 mod markdown;
@@ -87,6 +91,7 @@ mod xliff;
 mod xlsx;
 mod xml;
 mod xmldoc;
+mod xpath;
 mod yaml;
 
 pub use error::FormatError;
@@ -138,6 +143,8 @@ pub enum DocumentFormat {
     Dita,
     /// Rich Text Format (`.rtf`).
     Rtf,
+    /// Adobe InDesign Markup (`.idml`).
+    Idml,
     /// SCORM packages (`.zip` with an `imsmanifest.xml`).
     Scorm,
 }
@@ -171,6 +178,7 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("dita", DocumentFormat::Dita),
     ("ditamap", DocumentFormat::Dita),
     ("rtf", DocumentFormat::Rtf),
+    ("idml", DocumentFormat::Idml),
     ("zip", DocumentFormat::Scorm),
 ];
 
@@ -221,6 +229,7 @@ impl DocumentFormat {
             Self::Xml => "xml",
             Self::Dita => "dita",
             Self::Rtf => "rtf",
+            Self::Idml => "idml",
             Self::Scorm => "zip",
         }
     }
@@ -253,6 +262,7 @@ impl DocumentFormat {
             Self::Xml => "application/xml",
             Self::Dita => "application/dita+xml",
             Self::Rtf => "application/rtf",
+            Self::Idml => "application/vnd.adobe.indesign-idml-package",
             Self::Scorm => "application/zip",
         }
     }
@@ -388,6 +398,7 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         DocumentFormat::Odt => Some(&odf::ODT),
         DocumentFormat::Odp => Some(&odf::ODP),
         DocumentFormat::Ods => Some(&odf::ODS),
+        DocumentFormat::Idml => Some(&idml::PACKAGE),
     }
 }
 

@@ -322,7 +322,7 @@ impl Walk<'_> {
         let mut builder = SegmentBuilder::new();
         let mut tags = Vec::new();
         let version = self.version;
-        let paired = move |e: &Elem<'_>| match version {
+        let paired = move |e: &Elem<'_>, _: &[&Elem<'_>]| match version {
             Version::V1 => matches!(local(e.name), "g" | "mrk"),
             Version::V2 => matches!(local(e.name), "pc" | "mrk"),
         };

@@ -125,13 +125,25 @@ pub(crate) type Tags = Vec<(String, Option<String>)>;
 /// Appends mixed content (`children`) to a segment: text decoded, elements
 /// `paired` says are spans (with an end tag) as `<g>` spans around their own
 /// content, every other element — and comments or processing instructions —
-/// a placeholder written back exactly.
-pub(crate) fn inline_segment(
+/// a placeholder written back exactly. `paired` gets each element and the
+/// elements it stands in below the segment's own (its parent first).
+pub(crate) fn inline_segment<'t>(
     src: &str,
-    children: &[XNode<'_>],
-    paired: &dyn Fn(&Elem<'_>) -> bool,
+    children: &'t [XNode<'t>],
+    paired: &dyn Fn(&Elem<'t>, &[&'t Elem<'t>]) -> bool,
     builder: &mut crate::inline::SegmentBuilder,
     tags: &mut Tags,
+) {
+    inline_below(src, children, paired, builder, tags, &mut Vec::new());
+}
+
+fn inline_below<'t>(
+    src: &str,
+    children: &'t [XNode<'t>],
+    paired: &dyn Fn(&Elem<'t>, &[&'t Elem<'t>]) -> bool,
+    builder: &mut crate::inline::SegmentBuilder,
+    tags: &mut Tags,
+    parents: &mut Vec<&'t Elem<'t>>,
 ) {
     let raw = |range: &Range<usize>| src.get(range.clone()).unwrap_or("").to_owned();
     for child in children {
@@ -146,10 +158,12 @@ pub(crate) fn inline_segment(
                 builder.text(&text);
             }
             XNode::Elem(e) => match &e.end {
-                Some(end) if paired(e) => {
+                Some(end) if paired(e, parents) => {
                     builder.open();
                     tags.push((raw(&e.start), Some(raw(end))));
-                    inline_segment(src, &e.children, paired, builder, tags);
+                    parents.insert(0, e);
+                    inline_below(src, &e.children, paired, builder, tags, parents);
+                    parents.remove(0);
                     builder.close();
                 }
                 _ => {
@@ -157,6 +171,67 @@ pub(crate) fn inline_segment(
                     tags.push((raw(&e.span()), None));
                 }
             },
+        }
+    }
+}
+
+/// The attributes of an element's start tag: each value's range (between
+/// its quotes), its quote and its name.
+pub(crate) fn attribute_values(src: &str, elem: &Elem<'_>) -> Vec<(Range<usize>, char, String)> {
+    let mut out = Vec::new();
+    let Some(tag) = src.get(elem.start.clone()) else {
+        return out;
+    };
+    let bytes = tag.as_bytes();
+    let mut i = 1 + elem.name.len();
+    loop {
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let name_start = i;
+        while bytes
+            .get(i)
+            .is_some_and(|b| !b.is_ascii_whitespace() && !matches!(b, b'=' | b'>' | b'/'))
+        {
+            i += 1;
+        }
+        if i == name_start {
+            return out;
+        }
+        let name = tag[name_start..i].to_owned();
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'=') {
+            return out;
+        }
+        i += 1;
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let Some(&quote) = bytes.get(i).filter(|q| matches!(q, b'"' | b'\'')) else {
+            return out;
+        };
+        let start = i + 1;
+        let Some(len) = bytes[start..].iter().position(|&b| b == quote) else {
+            return out;
+        };
+        let at = elem.start.start;
+        out.push((at + start..at + start + len, char::from(quote), name));
+        i = start + len + 1;
+    }
+}
+
+/// Appends `text` escaped for an attribute value between `quote`s.
+pub(crate) fn escape_attribute_into(out: &mut String, text: &str, quote: char) {
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' if quote == '"' => out.push_str("&quot;"),
+            '\'' if quote == '\'' => out.push_str("&apos;"),
+            c => out.push(c),
         }
     }
 }

@@ -88,6 +88,9 @@ pub(crate) struct Dialect {
     pub revisions: &'static [&'static str],
     /// How a translated run is marked with the target language.
     pub lang: Option<LangMark>,
+    /// Whether a run's own attributes are part of its style, not only its
+    /// properties element (IDML's `CharacterStyleRange`).
+    pub run_attributes: bool,
 }
 
 /// How a dialect marks the language of a run.
@@ -175,6 +178,7 @@ pub(crate) static WORD: Dialect = Dialect {
         attr: "w:val",
         before: &["w:eastAsianLayout", "w:specVanish", "w:oMath"],
     }),
+    run_attributes: false,
 };
 
 /// DrawingML text (`a:p` in slides, notes, shapes, charts, diagrams).
@@ -207,6 +211,7 @@ pub(crate) static DRAWING: Dialect = Dialect {
     hard_breaks: &["a:br"],
     revisions: &[],
     lang: Some(LangMark::Attribute("lang")),
+    run_attributes: false,
 };
 
 /// SpreadsheetML strings: shared strings (`si`), inline strings (`is`) and
@@ -234,6 +239,7 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     hard_breaks: &[],
     revisions: &[],
     lang: None,
+    run_attributes: false,
 };
 
 /// Markup whose paragraphs hold character data directly (no runs, no text
@@ -261,6 +267,7 @@ const MIXED_CONTENT: Dialect = Dialect {
     hard_breaks: &[],
     revisions: &[],
     lang: None,
+    run_attributes: false,
 };
 
 /// OpenDocument text (`text:p`, `text:h` in `content.xml` and `styles.xml`
@@ -282,6 +289,36 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
     ],
     hard_breaks: &["text:line-break"],
     ..MIXED_CONTENT
+};
+
+/// Adobe InDesign stories (`Stories/Story_*.xml` of IDML): paragraphs
+/// (`ParagraphStyleRange`) of runs (`CharacterStyleRange`, their style in
+/// their attributes and `Properties`) holding `Content`; a `Br` ends a
+/// paragraph within a range, so it ends a segment.
+pub(crate) static IDML: Dialect = Dialect {
+    paragraphs: &["ParagraphStyleRange"],
+    paragraph_props: "Properties",
+    run: "CharacterStyleRange",
+    run_props: "Properties",
+    text: "Content",
+    run_open: "<CharacterStyleRange>",
+    run_close: "</CharacterStyleRange>",
+    text_open: "<Content>",
+    text_close: "</Content>",
+    breaks: Breaks::InText,
+    bare_text: false,
+    mixed: false,
+    spaces: &[],
+    containers: &["XMLElement", "HyperlinkTextSource", "Change"],
+    droppable: &[],
+    ignored_props: &["AppliedLanguage"],
+    dropped: &[],
+    attributes: &[],
+    markers: &["HyperlinkTextDestination"],
+    hard_breaks: &["Br"],
+    revisions: &[],
+    lang: None,
+    run_attributes: true,
 };
 
 /// Document properties and plain-text comments: elements holding only

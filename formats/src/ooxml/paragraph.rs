@@ -511,7 +511,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
     fn collect_run<'t>(&mut self, r: &'t Elem<'t>, out: &mut Vec<Atom<'t>>) {
         let rpr = r.elems().find(|e| e.name == self.dialect.run_props);
         let run = Run { elem: Some(r), rpr };
-        let key = self.key(rpr);
+        let key = self.key(self.dialect.run_attributes.then_some(r), rpr);
         for child in &r.children {
             let elem = match child {
                 XNode::Elem(elem) => elem,
@@ -529,6 +529,12 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                 name if name == self.dialect.run_props || self.dialect.dropped.contains(&name) => {
                     continue;
                 }
+                // Text holding markup (IDML's `<?ACE 7?>` special
+                // characters) is kept whole.
+                name if name == self.dialect.text && has_markup(elem) => Atom::Placeholder {
+                    parts: vec![Part::InRun(run, elem)],
+                    keep: true,
+                },
                 name if name == self.dialect.text => {
                     let text = elem.text(self.src);
                     if text.is_empty() {
@@ -556,10 +562,18 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         }
     }
 
-    /// The style key of run properties.
-    fn key(&mut self, rpr: Option<&Elem<'_>>) -> usize {
-        let Some(rpr) = rpr else { return 0 };
+    /// The style key of a run: its properties, and its own attributes
+    /// when `run` is given.
+    fn key(&mut self, run: Option<&Elem<'_>>, rpr: Option<&Elem<'_>>) -> usize {
         let mut canonical = String::new();
+        for (name, value) in run.map(|r| r.attrs(self.src)).unwrap_or_default() {
+            if !self.dialect.ignored_props.contains(&name.as_str()) {
+                canonical.push_str(&format!(" {name}={value:?}"));
+            }
+        }
+        let Some(rpr) = rpr else {
+            return self.key_of(canonical);
+        };
         for (name, value) in rpr.attrs(self.src) {
             if !self.dialect.ignored_props.contains(&name.as_str()) {
                 canonical.push_str(&format!(" {name}={value:?}"));
@@ -575,6 +589,11 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                 XNode::Text(..) => {}
             }
         }
+        self.key_of(canonical)
+    }
+
+    /// The key of a canonical style (0 for none).
+    fn key_of(&mut self, canonical: String) -> usize {
         if canonical.is_empty() {
             return 0;
         }
@@ -765,6 +784,14 @@ fn canonical_into(src: &str, elem: &Elem<'_>, out: &mut String) {
     if let Some(end) = &elem.end {
         out.push_str(src.get(end.clone()).unwrap_or(""));
     }
+}
+
+/// Whether a text element holds markup (elements, comments, processing
+/// instructions) besides its characters.
+fn has_markup(elem: &Elem<'_>) -> bool {
+    elem.children
+        .iter()
+        .any(|c| matches!(c, XNode::Elem(_) | XNode::Text(_, TextKind::Other)))
 }
 
 /// Whether a run of the part read from `reader` is marked with the language

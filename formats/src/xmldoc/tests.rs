@@ -119,3 +119,84 @@ fn lxml_reads_the_translated_topic_with_the_same_elements() {
         ])
     );
 }
+
+const ITS_RULES: &str = r#"<?xml version="1.0"?>
+<manual xmlns:its="http://www.w3.org/2005/11/its" xmlns:m="urn:example:markup">
+  <its:rules version="2.0" xmlns:x="urn:example:markup">
+    <its:translateRule selector="//p[@class='legal']" translate="no"/>
+    <its:translateRule selector="//x:term | //section[@audience='internal']/p" translate="no"/>
+    <its:translateRule selector="//img/@alt | //p/@title" translate="yes"/>
+    <its:translateRule selector="//p[@class='legal'][last()]" translate="yes"/>
+  </its:rules>
+  <section>
+    <p title="A tip">Save the file <m:term>Ctrl+S</m:term> often.</p>
+    <p class="legal">Copyright notice one.</p>
+    <p class="legal">The last legal paragraph.</p>
+    <img src="house.png" alt="The big house"/>
+  </section>
+  <section audience="internal"><p>For the team only.</p></section>
+</manual>
+"#;
+
+/// XPath selectors with predicates, unions, prefixes bound where the rules
+/// are and attributes: what they select is kept, or translated, and lxml
+/// reads the result with the same elements and attributes.
+#[test]
+fn its_rules_select_with_xpath_and_translate_attributes() {
+    let d = extract(DocumentFormat::Xml, ITS_RULES.as_bytes()).unwrap();
+    assert_eq!(
+        d.segments(),
+        [
+            "A tip",
+            r#"Save the file <x id="1"/> often."#,
+            "The last legal paragraph.",
+            "The big house",
+        ]
+    );
+    assert_eq!(d.merge(d.segments()).unwrap(), ITS_RULES.as_bytes());
+    let translated = [
+        "Un \"consejo\"",
+        r#"Guarde el archivo <x id="1"/> a menudo."#,
+        "El último párrafo legal.",
+        "La casa grande",
+    ]
+    .map(str::to_owned);
+    let out = d.merge(&translated).unwrap();
+    let path = test_folder("xmldoc-its").join("manual.xml");
+    std::fs::write(&path, &out).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&python_snippet(
+        "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
+             print(json.dumps([[etree.QName(e).localname, (e.text or '').strip(), dict(e.attrib)] \
+             for e in root.iter() if isinstance(e.tag, str) and 'rules' not in e.tag and 'Rule' not in e.tag]))",
+        &[&path],
+    ))
+    .unwrap();
+    assert_eq!(
+        read,
+        serde_json::json!([
+            ["manual", "", {}],
+            ["section", "", {}],
+            ["p", "Guarde el archivo", {"title": "Un \"consejo\""}],
+            ["term", "Ctrl+S", {}],
+            ["p", "Copyright notice one.", {"class": "legal"}],
+            ["p", "El último párrafo legal.", {"class": "legal"}],
+            ["img", "", {"src": "house.png", "alt": "La casa grande"}],
+            ["section", "", {"audience": "internal"}],
+            ["p", "For the team only.", {}]
+        ])
+    );
+}
+
+#[test]
+fn an_unsupported_selector_is_refused_by_name() {
+    let xml = r#"<d xmlns:its="http://www.w3.org/2005/11/its"><its:rules version="2.0"><its:translateRule selector="//p[count(b) > 1]" translate="no"/></its:rules><p>x</p></d>"#;
+    match extract(DocumentFormat::Xml, xml.as_bytes()) {
+        Err(FormatError::Unsupported(m)) => {
+            assert!(
+                m.contains("//p[count(b) > 1]") && m.contains("count"),
+                "{m}"
+            );
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
