@@ -564,6 +564,44 @@ async fn idml_stories_are_translated_and_the_package_kept() -> Result<()> {
     Ok(())
 }
 
+/// A FrameMaker MIF file comes back with its paragraphs — text flow, table
+/// cell, footnote — in Spanish, read by a Python reader of its own
+/// (`formats/testdata/read_mif.py`), every statement still there.
+#[tokio::test]
+async fn mif_paragraphs_are_translated_and_the_statements_kept() -> Result<()> {
+    let mut world = World::new("mif").await?;
+    let key = world.create_key("mif", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let source =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/report.mif");
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "report.mif",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/vnd.mif");
+    let result = world.path("result.mif");
+    std::fs::write(&result, &bytes)?;
+    let utf8 = std::path::Path::new("utf-8");
+    let before: Value =
+        serde_json::from_str(&testdata_script("read_mif.py", &[&source, utf8]).await?)?;
+    let after: Value =
+        serde_json::from_str(&testdata_script("read_mif.py", &[&result, utf8]).await?)?;
+    assert_eq!(after["counts"], before["counts"]);
+    let paragraphs = joined(&after["paras"]);
+    for expected in ["agua", "nota", "informe anual", "casa"] {
+        assert!(
+            paragraphs.contains(expected),
+            "{expected:?} in {paragraphs}"
+        );
+    }
+    Ok(())
+}
+
 /// Converts `file` with LibreOffice headless into the folder `out` as `to`.
 async fn soffice(
     world: &World,

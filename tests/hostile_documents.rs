@@ -182,6 +182,21 @@ async fn broken_localization_files_end_in_error_and_the_next_succeeds() -> Resul
             [&b"{\\rtf1 "[..], &b"{".repeat(100_000)].concat(),
             "nested too deeply",
         ),
+        (
+            "text.mif",
+            b"Hello, plain text".to_vec(),
+            "does not start with <miffile",
+        ),
+        (
+            "truncated.mif",
+            b"<MIFFile 2015>\n<TextFlow <Para <ParaLine <String `The house'>".to_vec(),
+            "not all ended",
+        ),
+        (
+            "deep.mif",
+            [&b"<MIFFile 2015>\n"[..], &b"<A ".repeat(100_000)].concat(),
+            "nested too deeply",
+        ),
     ] {
         let (id, doc_key) = api.upload_ok(&key, name, bytes, &fields).await?;
         uploads.push((name, needle, id, doc_key));

@@ -45,6 +45,8 @@
 //! * **idml** — InDesign stories: one segment per paragraph
 //!   (`ParagraphStyleRange` up to a `Br`), runs as tags; `mimetype` first
 //!   and stored (`idml`);
+//! * **mif** — FrameMaker: one segment per paragraph of the text flows,
+//!   table cells and footnotes, over its lines; MIF 7 in FrameRoman (`mif`);
 //! * **rtf** — one segment per paragraph (body, headers, footers,
 //!   footnotes, comments, shape text), formatting groups as tags, text in
 //!   its fonts' code pages (`rtf`);
@@ -73,6 +75,7 @@ mod idml;
 pub mod inline;
 mod json;
 mod markdown;
+mod mif;
 mod odf;
 mod ooxml;
 pub mod placeholders;
@@ -145,6 +148,8 @@ pub enum DocumentFormat {
     Rtf,
     /// Adobe InDesign Markup (`.idml`).
     Idml,
+    /// FrameMaker Maker Interchange Format (`.mif`).
+    Mif,
     /// SCORM packages (`.zip` with an `imsmanifest.xml`).
     Scorm,
 }
@@ -179,6 +184,7 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("ditamap", DocumentFormat::Dita),
     ("rtf", DocumentFormat::Rtf),
     ("idml", DocumentFormat::Idml),
+    ("mif", DocumentFormat::Mif),
     ("zip", DocumentFormat::Scorm),
 ];
 
@@ -230,6 +236,7 @@ impl DocumentFormat {
             Self::Dita => "dita",
             Self::Rtf => "rtf",
             Self::Idml => "idml",
+            Self::Mif => "mif",
             Self::Scorm => "zip",
         }
     }
@@ -263,6 +270,7 @@ impl DocumentFormat {
             Self::Dita => "application/dita+xml",
             Self::Rtf => "application/rtf",
             Self::Idml => "application/vnd.adobe.indesign-idml-package",
+            Self::Mif => "application/vnd.mif",
             Self::Scorm => "application/zip",
         }
     }
@@ -348,6 +356,10 @@ pub fn extract_with(
             let (segments, skeleton) = rtf::extract(input)?;
             (segments, Skeleton::Rtf(skeleton))
         }
+        DocumentFormat::Mif => {
+            let (segments, skeleton) = mif::extract(input)?;
+            (segments, Skeleton::Mif(skeleton))
+        }
         DocumentFormat::Xml | DocumentFormat::Dita => {
             let (segments, skeleton) = xmldoc::extract(input)?;
             (segments, Skeleton::XmlDoc(skeleton))
@@ -390,6 +402,7 @@ fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
         | DocumentFormat::Xml
         | DocumentFormat::Dita
         | DocumentFormat::Rtf
+        | DocumentFormat::Mif
         | DocumentFormat::Scorm => None,
         DocumentFormat::Docx => Some(&docx::PACKAGE),
         DocumentFormat::Pptx => Some(&pptx::PACKAGE),
@@ -424,6 +437,7 @@ enum Skeleton {
     Yaml(yaml::Skeleton),
     XmlDoc(xmldoc::Skeleton),
     Rtf(rtf::Skeleton),
+    Mif(mif::Skeleton),
     Scorm(scorm::Skeleton),
     Ooxml(ooxml::Skeleton),
 }
@@ -489,6 +503,7 @@ impl Extracted {
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Rtf(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Mif(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Scorm(skeleton) => skeleton.merge(translated),
             Skeleton::Yaml(skeleton) => {
                 Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))

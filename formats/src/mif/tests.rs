@@ -1,0 +1,148 @@
+use crate::inline::{self, Piece};
+use crate::ooxml::testdoc::{map_text, test_folder, testdata_script};
+use crate::{DocumentFormat, FormatError, extract};
+
+/// A MIF 2015 document as FrameMaker writes one: catalogues, a table, a
+/// footnote, a text flow with a heading, a paragraph over two lines with a
+/// font change, a tab, a variable and a hard return, escapes and UTF-8.
+const MIF: &str = include_str!("../../testdata/report.mif");
+
+fn mif(text: &str) -> crate::Extracted {
+    extract(DocumentFormat::Mif, text.as_bytes()).unwrap()
+}
+
+#[test]
+fn paragraphs_are_segments_across_their_lines() {
+    let doc = mif(MIF);
+    assert_eq!(
+        doc.segments(),
+        [
+            "The water is cold.",
+            "The note is short.",
+            "The annual report",
+            r#"The house is <x id="1"/>very<x id="2"/> big, the café is small and the 'garden' is &gt; the house."#,
+            "Name:<x id=\"1\"/>Ann\u{2014}today",
+        ]
+    );
+}
+
+#[test]
+fn identity_gives_the_file_back_and_translations_fill_the_first_line() {
+    let doc = mif(MIF);
+    assert_eq!(doc.merge(doc.segments()).unwrap(), MIF.as_bytes());
+    let mut translated = doc.segments().to_vec();
+    translated[3] =
+        r#"La casa es <x id="1"/>muy<x id="2"/> grande, el café es pequeño y el 'jardín' es &gt; la casa."#
+            .to_owned();
+    let out = String::from_utf8(doc.merge(&translated).unwrap()).unwrap();
+    let para = &out[out.find("<Unique 1002>").unwrap()..out.find("<Unique 1003>").unwrap()];
+    let first_line = &para[..para.find("> # end of ParaLine").unwrap()];
+    for expected in [
+        "<TextRectID 9>",
+        "<String `La casa es '>",
+        "<FTag `Emphasis'>",
+        "<String `muy'>",
+        "<String ` grande, el café es pequeño y el \\qjardín\\q es \\> la casa.'>",
+        "<FNote 7>",
+        "<Char HardReturn>",
+    ] {
+        assert!(first_line.contains(expected), "{expected} in {first_line}");
+    }
+    // The second line keeps only its layout; the third is as it was.
+    assert!(para.contains("<ParaLine\n   <TextRectID 9>\n  >"), "{para}");
+    assert!(para.contains("<String `Ann'>"), "{para}");
+    let again = mif(&out);
+    assert_eq!(again.segments(), translated);
+}
+
+/// A text piece bracketed and lengthened, with a character MIF must escape.
+fn pseudo(text: &str) -> String {
+    let core = text.trim();
+    if core.is_empty() {
+        return text.to_owned();
+    }
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let trail = &text[text.trim_end().len()..];
+    format!("{lead}[{core} ~>~]{trail}")
+}
+
+/// Python's own reading of a MIF file (`testdata/read_mif.py`):
+/// independent of the filter's parser.
+fn read(name: &str, bytes: &[u8], encoding: &str) -> serde_json::Value {
+    let path = test_folder("mif").join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = testdata_script("read_mif.py", &[&path, std::path::Path::new(encoding)]);
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn a_pseudo_translation_keeps_the_statements_and_python_reads_it() {
+    let doc = mif(MIF);
+    let translated: Vec<String> = doc.segments().iter().map(|s| map_text(s, pseudo)).collect();
+    let out = doc.merge(&translated).unwrap();
+    let tags = |s: &str| -> Vec<Piece> {
+        inline::parse(s)
+            .into_iter()
+            .filter(|p| !matches!(p, Piece::Text(_)))
+            .collect()
+    };
+    let again = extract(DocumentFormat::Mif, &out).unwrap();
+    for (before, after) in doc.segments().iter().zip(again.segments()) {
+        assert_eq!(tags(after), tags(before));
+        assert_eq!(
+            inline::plain_text(after),
+            inline::plain_text(&map_text(before, pseudo))
+        );
+    }
+    let (source, result) = (
+        read("source.mif", MIF.as_bytes(), "utf-8"),
+        read("pseudo.mif", &out, "utf-8"),
+    );
+    assert_eq!(result["counts"], source["counts"], "{result}");
+    assert_eq!(
+        result["paras"],
+        serde_json::json!([
+            "[The water is cold. ~>~]",
+            "[The note is short. ~>~]",
+            "[The annual report ~>~]",
+            "[The house is ~>~] [very ~>~] [big, the café is small and the 'garden' is > the house. ~>~][Name: ~>~][Ann\u{2014}today ~>~]",
+            ""
+        ])
+    );
+}
+
+#[test]
+fn mif_7_is_read_and_written_in_frameroman() {
+    // `\xd5 ` is FrameRoman's right single quote, `\x8e ` its é.
+    let legacy = "<MIFFile 7.00>\n<TextFlow\n <Para\n  <ParaLine\n   <String `The caf\\x8e \\xd5 s owner'>\n  > # end of ParaLine\n > # end of Para\n> # end of TextFlow\n";
+    let doc = mif(legacy);
+    assert_eq!(doc.segments(), ["The café’s owner"]);
+    let out = doc.merge(&["El dueño del café — Ж".to_owned()]).unwrap();
+    let text = String::from_utf8(out.clone()).unwrap();
+    assert!(
+        text.contains("<String `El due\\x96 o del caf\\x8e  \\xd1  ?'>"),
+        "{text}"
+    );
+    let read = read("legacy.mif", &out, "mac_roman");
+    assert_eq!(read["paras"], serde_json::json!(["El dueño del café — ?"]));
+}
+
+#[test]
+fn broken_files_are_refused_with_a_message() {
+    let message = |text: &str| match extract(DocumentFormat::Mif, text.as_bytes()) {
+        Err(FormatError::Corrupt(m)) => m,
+        other => panic!("expected a Corrupt error, got {other:?}"),
+    };
+    assert!(message("Hello").contains("does not start with <MIFFile"));
+    let cut = MIF.find("<TextFlow").unwrap() + 10;
+    assert!(message(&MIF[..cut]).contains("not all ended"));
+    assert!(message("<MIFFile 2015>\n<Para <ParaLine <String `open>>>").contains("not closed"));
+    assert!(message("<MIFFile 2015>\n>").contains("never begun"));
+    let deep = format!("<MIFFile 2015>\n{}", "<A ".repeat(100_000));
+    assert!(message(&deep).contains("nested too deeply"));
+    let latin1 = b"<MIFFile 2015>\n<Para <ParaLine <String `caf\xe9'>>>";
+    assert!(matches!(
+        extract(DocumentFormat::Mif, latin1),
+        Err(FormatError::Corrupt(m)) if m.contains("UTF-8")
+    ));
+}
