@@ -16,7 +16,14 @@
 //! States: 1.2 targets get `state="translated"`, 2.x segments
 //! `state="translated"`. With the target language known
 //! ([`crate::Extracted::with_target_language`]), 1.2 `file/@target-language`
-//! and new targets' `xml:lang`, and 2.x `xliff/@trgLang`, are set to it. A
+//! and new targets' `xml:lang`, and 2.x `xliff/@trgLang`, are set to it —
+//! or kept when the file names a variant of it (`es-ES` for `ES`).
+//!
+//! SDL Trados files (`.sdlxliff`: XLIFF 1.2 with the `sdl` namespace) keep
+//! everything of theirs; a segment Trados locked or whose translation is
+//! confirmed (`sdl:seg` `locked="true"`, `conf` `Translated`,
+//! `ApprovedTranslation`, `ApprovedSignOff`) keeps its target, and the
+//! segments translated here are marked `conf="Draft" origin="mt"`. A
 //! DOCTYPE is refused (no entity expansion). The encoding (UTF-8, UTF-16 with
 //! a byte-order mark) is kept.
 
@@ -59,6 +66,8 @@ enum Edit {
     Lang {
         range: Range<usize>,
         name: &'static str,
+        /// The attribute's value before.
+        existing: Option<String>,
     },
     /// `range` becomes `text`.
     Fixed { range: Range<usize>, text: String },
@@ -120,6 +129,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         walk.edits.push(Edit::Lang {
             range: root.start.clone(),
             name: "trgLang",
+            existing: root.attr(&source, "trgLang"),
         });
     }
     walk.element(root, true);
@@ -162,6 +172,7 @@ impl Walk<'_> {
             (Version::V1, "file") => self.edits.push(Edit::Lang {
                 range: elem.start.clone(),
                 name: "target-language",
+                existing: elem.attr(self.src, "target-language"),
             }),
             (Version::V1, "trans-unit") => {
                 if translate {
@@ -197,12 +208,25 @@ impl Walk<'_> {
                 local(m.name) == "mrk" && m.attr(self.src, "mtype").as_deref() == Some("seg")
             })
         });
+        let defs = SegDefs::of(self.src, child("seg-defs"));
+        let existing = child("target");
+        let mut translated_mids = Vec::new();
         let template = match seg_source {
-            Some(seg) => self.segmented(seg),
+            Some(seg) => self.segmented(seg, &defs, existing, &mut translated_mids),
             None => self.template(source),
         };
         let after = seg_source.map_or(source.span().end, |s| s.span().end.max(source.span().end));
-        self.target(unit, source, child("target"), after, template, true);
+        self.target(unit, source, existing, after, template, true);
+        // Trados: the segments translated here are machine-translated drafts.
+        for (mid, seg) in &defs.0 {
+            if translated_mids.contains(mid) {
+                let tag = set_attr(self.text(&seg.start), "conf", "Draft");
+                self.edits.push(Edit::Fixed {
+                    range: seg.start.clone(),
+                    text: set_attr(&tag, "origin", "mt"),
+                });
+            }
+        }
     }
 
     /// A 2.x `segment`: its state set, its target written.
@@ -295,7 +319,15 @@ impl Walk<'_> {
     }
 
     /// A `seg-source`: each `<mrk mtype="seg">` a slot, the rest as it is.
-    fn segmented(&mut self, seg: &Elem<'_>) -> Vec<Piece> {
+    /// A segment Trados locked or confirmed (`sdl:seg`) keeps its target
+    /// `mrk` when it has one; the mids of the slots go to `translated`.
+    fn segmented(
+        &mut self,
+        seg: &Elem<'_>,
+        defs: &SegDefs<'_, '_>,
+        target: Option<&Elem<'_>>,
+        translated: &mut Vec<String>,
+    ) -> Vec<Piece> {
         let mut out = Vec::new();
         for child in &seg.children {
             match child {
@@ -303,9 +335,22 @@ impl Walk<'_> {
                     if local(m.name) == "mrk"
                         && m.attr(self.src, "mtype").as_deref() == Some("seg") =>
                 {
+                    let mid = m.attr(self.src, "mid").unwrap_or_default();
+                    let kept = target
+                        .filter(|_| defs.settled(self.src, &mid))
+                        .and_then(|t| seg_mrk(self.src, t, &mid))
+                        .filter(|t| !t.text(self.src).trim().is_empty());
+                    if let Some(kept) = kept {
+                        out.push(Piece::Raw(self.text(&kept.span()).to_owned()));
+                        continue;
+                    }
                     out.push(Piece::Raw(self.text(&m.start).to_owned()));
                     if let Some(end) = &m.end {
-                        out.push(self.slot(m));
+                        let slot = self.slot(m);
+                        if matches!(slot, Piece::Slot { .. }) {
+                            translated.push(mid);
+                        }
+                        out.push(slot);
                         out.push(Piece::Raw(self.text(end).to_owned()));
                     }
                 }
@@ -338,6 +383,43 @@ impl Walk<'_> {
         self.segments.push(builder.finish());
         Piece::Slot { segment, tags }
     }
+}
+
+/// Trados' segment definitions of a unit (`sdl:seg-defs`): each `sdl:seg`
+/// by its id.
+struct SegDefs<'a, 't>(Vec<(String, &'a Elem<'t>)>);
+
+impl<'a, 't> SegDefs<'a, 't> {
+    fn of(src: &str, defs: Option<&'a Elem<'t>>) -> Self {
+        SegDefs(
+            defs.into_iter()
+                .flat_map(|d| d.elems())
+                .filter(|e| local(e.name) == "seg")
+                .filter_map(|e| Some((e.attr(src, "id")?, e)))
+                .collect(),
+        )
+    }
+
+    /// Whether segment `mid` is locked or its translation confirmed.
+    fn settled(&self, src: &str, mid: &str) -> bool {
+        self.0.iter().any(|(id, seg)| {
+            id == mid
+                && (seg.attr(src, "locked").as_deref() == Some("true")
+                    || matches!(
+                        seg.attr(src, "conf").as_deref(),
+                        Some("Translated" | "ApprovedTranslation" | "ApprovedSignOff")
+                    ))
+        })
+    }
+}
+
+/// The `<mrk mtype="seg" mid="…">` of a target.
+fn seg_mrk<'a, 't>(src: &str, target: &'a Elem<'t>, mid: &str) -> Option<&'a Elem<'t>> {
+    target.elems().find(|m| {
+        local(m.name) == "mrk"
+            && m.attr(src, "mtype").as_deref() == Some("seg")
+            && m.attr(src, "mid").as_deref() == Some(mid)
+    })
 }
 
 /// The white space before `source` inside `parent` (its indentation), with
@@ -407,6 +489,8 @@ fn escape(out: &mut String, text: &str) {
 
 impl Skeleton {
     pub(crate) fn merge(&self, translated: &[String], language: Option<&str>) -> Vec<u8> {
+        let language = language.map(|l| self.specific(l));
+        let language = language.as_deref();
         let src = &self.source;
         let mut out = String::with_capacity(src.len() + src.len() / 2);
         let mut at = 0;
@@ -444,6 +528,9 @@ impl Skeleton {
                     }
                     out.push_str(close);
                 }
+                Edit::Lang { existing, .. } if existing.as_deref() == language => {
+                    out.push_str(&src[range.clone()]);
+                }
                 Edit::Lang { name, .. } => {
                     let tag = &src[range.clone()];
                     match language {
@@ -457,6 +544,27 @@ impl Skeleton {
         }
         out.push_str(&src[at..]);
         self.form.encode(&out, true)
+    }
+
+    /// The target language to write: `lang`, or the document's own target
+    /// language when it is a variant of it (a Trados project's `es-ES` for
+    /// `es`), so tools that check it still open the file.
+    fn specific(&self, lang: &str) -> String {
+        if lang.contains('-') {
+            return lang.to_owned();
+        }
+        self.edits
+            .iter()
+            .find_map(|e| match e {
+                Edit::Lang {
+                    existing: Some(existing),
+                    ..
+                } if crate::base_language(existing) == crate::base_language(lang) => {
+                    Some(existing.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| lang.to_owned())
     }
 }
 

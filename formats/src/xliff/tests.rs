@@ -229,3 +229,68 @@ print(json.dumps({"target_language": store.gettargetlanguage(),
         })
     );
 }
+
+/// An SDL Trados file as Trados Studio writes one for a Word document: the
+/// `sdl` namespace, file and tag definitions in the header, a structure
+/// unit, segments in `seg-source` with empty, confirmed and locked targets,
+/// and their `sdl:seg` definitions.
+const SDLXLIFF: &str = concat!(
+    r#"<?xml version="1.0" encoding="utf-8"?><xliff xmlns:sdl="http://sdl.com/FileTypes/SdlXliff/1.0" xmlns="urn:oasis:names:tc:xliff:document:1.2" version="1.2" sdl:version="1.0">"#,
+    r#"<file original="C:\Projects\report.docx" datatype="x-sdlfilterframework2" source-language="en-US" target-language="es-ES">"#,
+    r#"<header><file-info xmlns="http://sdl.com/FileTypes/SdlXliff/1.0"><value key="SDL:FileId">4f1c</value></file-info>"#,
+    r#"<sdl:filetype-info><sdl:filetype-id>Word 2007 v 2.0.0.0</sdl:filetype-id></sdl:filetype-info>"#,
+    r#"<tag-defs xmlns="http://sdl.com/FileTypes/SdlXliff/1.0"><tag id="0"><bpt name="cf" word-end="false">&lt;cf bold="True"&gt;</bpt><ept name="cf" word-end="false">&lt;/cf&gt;</ept></tag><tag id="1"><ph name="tab" word-end="false">&lt;tab/&gt;</ph></tag></tag-defs></header>"#,
+    r#"<body><trans-unit translate="no" id="b1"><source><x id="2"/></source></trans-unit>"#,
+    r#"<group><sdl:cxts><sdl:cxt id="3"/></sdl:cxts><trans-unit id="7a5c">"#,
+    r#"<source>The house is <g id="0">big</g>. The dog<x id="1"/>runs. Tolk Cloud</source>"#,
+    r#"<seg-source><mrk mtype="seg" mid="1">The house is <g id="0">big</g>.</mrk> <mrk mtype="seg" mid="2">The dog<x id="1"/>runs.</mrk> <mrk mtype="seg" mid="3">Tolk Cloud</mrk></seg-source>"#,
+    r#"<target><mrk mtype="seg" mid="1"/> <mrk mtype="seg" mid="2">El perro<x id="1"/>corre.</mrk> <mrk mtype="seg" mid="3">Tolk Cloud</mrk></target>"#,
+    r#"<sdl:seg-defs><sdl:seg id="1"/><sdl:seg id="2" conf="Translated" origin="tm" percent="100"/><sdl:seg id="3" locked="true" conf="Draft"/></sdl:seg-defs>"#,
+    r#"</trans-unit></group></body></file></xliff>"#,
+);
+
+#[test]
+fn trados_files_keep_their_settled_segments_and_mark_machine_drafts() {
+    let d = crate::extract(DocumentFormat::Xliff, SDLXLIFF.as_bytes())
+        .unwrap()
+        .with_target_language("ES");
+    assert_eq!(d.segments(), [r#"The house is <g id="1">big</g>."#]);
+    let out = String::from_utf8(
+        d.merge(&[r#"La casa es <g id="1">grande</g>."#.to_owned()])
+            .unwrap(),
+    )
+    .unwrap();
+    // The project's target language, header and tag definitions as they were.
+    assert!(
+        out.contains(r#"source-language="en-US" target-language="es-ES">"#),
+        "{out}"
+    );
+    let header = |s: &str| s[s.find("<header>").unwrap()..s.find("</header>").unwrap()].to_owned();
+    assert_eq!(header(&out), header(SDLXLIFF));
+    assert!(out.contains(concat!(
+        r#"<target state="translated"><mrk mtype="seg" mid="1">La casa es <g id="0">grande</g>.</mrk> "#,
+        r#"<mrk mtype="seg" mid="2">El perro<x id="1"/>corre.</mrk> <mrk mtype="seg" mid="3">Tolk Cloud</mrk></target>"#
+    )), "{out}");
+    assert!(out.contains(concat!(
+        r#"<sdl:seg-defs><sdl:seg id="1" conf="Draft" origin="mt"/>"#,
+        r#"<sdl:seg id="2" conf="Translated" origin="tm" percent="100"/><sdl:seg id="3" locked="true" conf="Draft"/></sdl:seg-defs>"#
+    )), "{out}");
+
+    // lxml reads it with its namespaces; translate-toolkit sees the targets.
+    let path = test_folder("sdlxliff").join("report.sdlxliff");
+    std::fs::write(&path, &out).unwrap();
+    let read = python_snippet(
+        "import sys\nfrom lxml import etree\nfrom translate.storage import xliff\n\
+         root = etree.parse(sys.argv[1]).getroot()\n\
+         ns = {'x': 'urn:oasis:names:tc:xliff:document:1.2', 's': 'http://sdl.com/FileTypes/SdlXliff/1.0'}\n\
+         print(root.nsmap['sdl'], len(root.findall('.//s:seg', ns)), len(root.findall('.//x:target/x:mrk', ns)))\n\
+         store = xliff.xlifffile.parsefile(sys.argv[1])\n\
+         print([u.target for u in store.units if u.istranslatable()])",
+        &[&path],
+    );
+    assert!(
+        read.starts_with("http://sdl.com/FileTypes/SdlXliff/1.0 3 3\n"),
+        "{read}"
+    );
+    assert!(read.contains("La casa es"), "{read}");
+}
