@@ -76,6 +76,7 @@ TEST_NODE="${TOLK_TEST_NODE:-${XDG_CACHE_HOME:-$HOME/.cache}/tolk-test-node}"
 TEST_NODE_PACKAGES=(
     oidc-provider@8.8.1   # node-oidc-provider: upstream OpenID provider of the OAuth sign-in tests
     deepl-node@1.28.0     # DeepL's official Node.js client, run against the API
+    xliff@6.4.0           # locize's XLIFF 1.2/2.0 writer and reader, on both sides of the XLIFF filter
 )
 
 # Debian packages named exactly (checked with dpkg-query). PostgreSQL is

@@ -602,6 +602,70 @@ async fn mif_paragraphs_are_translated_and_the_statements_kept() -> Result<()> {
     Ok(())
 }
 
+/// XLIFF 2.0 and 1.2 files written by a real tool (npm `xliff`, locize's
+/// writer) come back with Spanish targets that the same tool reads: inline
+/// placeholder and span intact, the file's `es-ES` kept.
+#[tokio::test]
+async fn xliff_from_a_real_writer_is_read_back_by_it() -> Result<()> {
+    let mut world = World::new("xliff_tool").await?;
+    let key = world.create_key("xliff", false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    let node = crate::support::node_packages("xliff")?;
+    let tool = |args: Vec<std::ffi::OsString>| {
+        let node = node.clone();
+        async move {
+            let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/clients/xliff_tool.mjs");
+            let out = tokio::process::Command::new("node")
+                .arg(script)
+                .args(args)
+                .env("TOLK_TEST_NODE", node)
+                .output()
+                .await?;
+            anyhow::ensure!(
+                out.status.success(),
+                "xliff tool: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            anyhow::Ok(String::from_utf8(out.stdout)?)
+        }
+    };
+    let dir = world.path("xliff");
+    std::fs::create_dir_all(&dir)?;
+    tool(vec!["write".into(), dir.clone().into()]).await?;
+    for (name, version) in [("app-2.0.xlf", "2.0"), ("app-1.2.xlf", "1.2")] {
+        let (_, bytes) = translated(
+            &api,
+            &key,
+            name,
+            std::fs::read(dir.join(name))?,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+        let result = dir.join(format!("translated-{name}"));
+        std::fs::write(&result, &bytes)?;
+        let read: Value = serde_json::from_str(&tool(vec!["read".into(), result.into()]).await?)?;
+        assert_eq!(read["version"], version);
+        assert_eq!(read["targetLanguage"], "es-ES", "{read}");
+        let units = &read["units"];
+        assert!(
+            units["greeting"]["target"]
+                .as_str()
+                .is_some_and(|t| t.contains("casa")),
+            "{read}"
+        );
+        let welcome = units["welcome"]["target"].to_string();
+        assert!(
+            welcome.contains("perro") && welcome.contains(r#""id":"name""#),
+            "{read}"
+        );
+        let bold = units["bold"]["target"].to_string();
+        assert!(bold.contains(r#""id":"b""#), "{read}");
+    }
+    Ok(())
+}
+
 /// Converts `file` with LibreOffice headless into the folder `out` as `to`.
 async fn soffice(
     world: &World,
