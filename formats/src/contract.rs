@@ -10,7 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ooxml::testdoc::{entries, map_text, raw_entries, test_folder, testdata_script};
+use crate::ooxml::testdoc::{
+    bracketed, entries, map_text, raw_entries, tags, test_folder, testdata_script,
+};
 use crate::{DocumentFormat, extract, inline};
 
 /// Every format's sample, written by its real tool into `dir`.
@@ -35,22 +37,9 @@ fn samples(dir: &Path) -> Vec<(PathBuf, DocumentFormat)> {
 
 /// A text piece 30 % longer, bracketed (spaces at its ends kept outside).
 fn pseudo(text: &str) -> String {
-    let core = text.trim();
-    if core.is_empty() {
-        return text.to_owned();
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    let pad = "~".repeat(core.chars().count().div_ceil(10) * 3);
-    format!("{lead}[{core}{pad}]{trail}")
-}
-
-/// The tags of a segment, in order, without its text.
-fn tags(segment: &str) -> Vec<inline::Piece> {
-    inline::parse(segment)
-        .into_iter()
-        .filter(|p| !matches!(p, inline::Piece::Text(_)))
-        .collect()
+    bracketed(text, |core| {
+        "~".repeat(core.chars().count().div_ceil(10) * 3)
+    })
 }
 
 #[test]

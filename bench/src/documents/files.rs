@@ -1,6 +1,6 @@
 //! The benchmark's documents: the same generated paragraphs as a minimal
-//! package of each office format (every third paragraph with a bold first
-//! sentence where the format has runs).
+//! file of each format (every third paragraph with a bold first sentence
+//! where the format has inline markup).
 
 use std::io::Write as _;
 
@@ -17,6 +17,14 @@ pub enum Format {
     Xlsx,
     /// OpenDocument text: paragraphs in `content.xml`.
     Odt,
+    /// XLIFF 1.2: one `trans-unit` per paragraph, bold as `<g>`.
+    Xliff,
+    /// JSON: one string value per paragraph.
+    Json,
+    /// SubRip: one cue per paragraph, bold as `<b>`.
+    Srt,
+    /// Markdown: one paragraph per paragraph, bold as `**`.
+    Md,
 }
 
 impl Format {
@@ -27,7 +35,19 @@ impl Format {
             Format::Pptx => "pptx",
             Format::Xlsx => "xlsx",
             Format::Odt => "odt",
+            Format::Xliff => "xlf",
+            Format::Json => "json",
+            Format::Srt => "srt",
+            Format::Md => "md",
         }
+    }
+
+    /// Whether the files are ZIP packages.
+    pub fn is_package(self) -> bool {
+        matches!(
+            self,
+            Format::Docx | Format::Pptx | Format::Xlsx | Format::Odt
+        )
     }
 
     /// A document of this format holding `paragraphs`.
@@ -37,8 +57,85 @@ impl Format {
             Format::Pptx => pptx(paragraphs),
             Format::Xlsx => xlsx(paragraphs),
             Format::Odt => odt(paragraphs),
+            Format::Xliff => Ok(xliff(paragraphs).into_bytes()),
+            Format::Json => Ok(serde_json::to_vec_pretty(&json(paragraphs))?),
+            Format::Srt => Ok(srt(paragraphs).into_bytes()),
+            Format::Md => Ok(markdown(paragraphs).into_bytes()),
         }
     }
+}
+
+/// Paragraph `i` split at its first sentence when it is one of every third
+/// (bold where the format marks it).
+fn bold_first(i: usize, p: &str) -> Option<(&str, &str)> {
+    i.is_multiple_of(3).then(|| p.split_once(". ")).flatten()
+}
+
+fn xliff(paragraphs: &[String]) -> String {
+    let mut out = format!(
+        "{XML_DECL}<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">\n<file original=\"bench\" datatype=\"plaintext\" source-language=\"en\" target-language=\"es\">\n<body>\n"
+    );
+    for (i, p) in paragraphs.iter().enumerate() {
+        let source = match bold_first(i, p) {
+            Some((first, rest)) => format!(
+                "<g id=\"1\">{}.</g> {}",
+                xml_escape(first),
+                xml_escape(rest)
+            ),
+            None => xml_escape(p),
+        };
+        out.push_str(&format!(
+            "  <trans-unit id=\"p{i}\">\n    <source>{source}</source>\n  </trans-unit>\n"
+        ));
+    }
+    out.push_str("</body>\n</file>\n</xliff>\n");
+    out
+}
+
+fn json(paragraphs: &[String]) -> serde_json::Value {
+    let map: serde_json::Map<String, serde_json::Value> = paragraphs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("p{i}"), serde_json::Value::String(p.clone())))
+        .collect();
+    serde_json::Value::Object(map)
+}
+
+fn srt(paragraphs: &[String]) -> String {
+    let time = |ms: usize| {
+        format!(
+            "{:02}:{:02}:{:02},{:03}",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        )
+    };
+    let mut out = String::new();
+    for (i, p) in paragraphs.iter().enumerate() {
+        let text = match bold_first(i, p) {
+            Some((first, rest)) => format!("<b>{first}.</b> {rest}"),
+            None => p.clone(),
+        };
+        out.push_str(&format!(
+            "{}\n{} --> {}\n{text}\n\n",
+            i + 1,
+            time(i * 4000),
+            time(i * 4000 + 3500)
+        ));
+    }
+    out
+}
+
+fn markdown(paragraphs: &[String]) -> String {
+    let mut out = String::from("# Benchmark\n\n");
+    for (i, p) in paragraphs.iter().enumerate() {
+        match bold_first(i, p) {
+            Some((first, rest)) => out.push_str(&format!("**{first}.** {rest}\n\n")),
+            None => out.push_str(&format!("{p}\n\n")),
+        }
+    }
+    out
 }
 
 fn xml_escape(s: &str) -> String {

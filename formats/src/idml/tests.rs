@@ -2,8 +2,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::inline::{self, Piece};
-use crate::ooxml::testdoc::{entries, map_text, raw_entries, test_folder, testdata_script};
+use crate::inline;
+use crate::ooxml::testdoc::{
+    bracketed, entries, map_text, raw_entries, tags, test_folder, testdata_script,
+};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// The package `testdata/make_idml.py` writes, in a folder of the test's own.
@@ -51,13 +53,7 @@ fn story_paragraphs_split_at_breaks_are_segments_with_runs_as_spans() {
 
 /// A text piece bracketed and lengthened.
 fn pseudo(text: &str) -> String {
-    let core = text.trim();
-    if core.is_empty() {
-        return text.to_owned();
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    format!("{lead}[{core} ~~~]{trail}")
+    bracketed(text, |_| " ~~~".to_owned())
 }
 
 #[test]
@@ -81,12 +77,6 @@ fn identity_is_byte_identical_and_a_translation_keeps_the_structure() {
     );
 
     let again = extract(DocumentFormat::Idml, &out).unwrap();
-    let tags = |s: &str| -> Vec<Piece> {
-        inline::parse(s)
-            .into_iter()
-            .filter(|p| !matches!(p, Piece::Text(_)))
-            .collect()
-    };
     assert_eq!(again.segments().len(), doc.segments().len());
     for (before, after) in doc.segments().iter().zip(again.segments()) {
         assert_eq!(tags(after), tags(before));

@@ -1,5 +1,5 @@
-use crate::inline::{self, Piece};
-use crate::ooxml::testdoc::{map_text, test_folder, testdata_script};
+use crate::inline;
+use crate::ooxml::testdoc::{bracketed, map_text, tags, test_folder, testdata_script};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// A MIF 2015 document as FrameMaker writes one: catalogues, a table, a
@@ -55,15 +55,9 @@ fn identity_gives_the_file_back_and_translations_fill_the_first_line() {
     assert_eq!(again.segments(), translated);
 }
 
-/// A text piece bracketed and lengthened, with a character MIF must escape.
+/// A text piece bracketed, with a character MIF must escape.
 fn pseudo(text: &str) -> String {
-    let core = text.trim();
-    if core.is_empty() {
-        return text.to_owned();
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    format!("{lead}[{core} ~>~]{trail}")
+    bracketed(text, |_| " ~>~".to_owned())
 }
 
 /// Python's own reading of a MIF file (`testdata/read_mif.py`):
@@ -80,12 +74,6 @@ fn a_pseudo_translation_keeps_the_statements_and_python_reads_it() {
     let doc = mif(MIF);
     let translated: Vec<String> = doc.segments().iter().map(|s| map_text(s, pseudo)).collect();
     let out = doc.merge(&translated).unwrap();
-    let tags = |s: &str| -> Vec<Piece> {
-        inline::parse(s)
-            .into_iter()
-            .filter(|p| !matches!(p, Piece::Text(_)))
-            .collect()
-    };
     let again = extract(DocumentFormat::Mif, &out).unwrap();
     for (before, after) in doc.segments().iter().zip(again.segments()) {
         assert_eq!(tags(after), tags(before));

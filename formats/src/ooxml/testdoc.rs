@@ -173,3 +173,24 @@ pub(crate) fn assert_segments(doc: &crate::Extracted, wanted: &[&str]) {
         assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
     }
 }
+
+/// A text piece bracketed with `tail` (given the piece) before the closing
+/// bracket; spaces at its ends stay outside. The pseudo-translation of the
+/// filters' tests.
+pub(crate) fn bracketed(text: &str, tail: impl Fn(&str) -> String) -> String {
+    let core = text.trim();
+    if core.is_empty() {
+        return text.to_owned();
+    }
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let trail = &text[text.trim_end().len()..];
+    format!("{lead}[{core}{}]{trail}", tail(core))
+}
+
+/// The tags of a segment, in order, without its text.
+pub(crate) fn tags(segment: &str) -> Vec<crate::inline::Piece> {
+    crate::inline::parse(segment)
+        .into_iter()
+        .filter(|p| !matches!(p, crate::inline::Piece::Text(_)))
+        .collect()
+}

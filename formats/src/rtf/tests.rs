@@ -2,8 +2,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::contract::soffice;
-use crate::inline::{self, Piece};
-use crate::ooxml::testdoc::{map_text, test_folder, testdata_script};
+use crate::inline;
+use crate::ooxml::testdoc::{bracketed, map_text, tags, test_folder, testdata_script};
 use crate::{DocumentFormat, FormatError, extract};
 
 const HAND_MADE: &str = concat!(
@@ -161,23 +161,10 @@ fn libreoffice_files() -> &'static (PathBuf, Vec<PathBuf>) {
     })
 }
 
-/// A text piece bracketed, lengthened and given characters outside the
-/// Latin-1 code page (Cyrillic and the euro sign).
+/// A text piece bracketed and given characters outside the Latin-1 code
+/// page (Cyrillic and the euro sign).
 fn pseudo(text: &str) -> String {
-    let core = text.trim();
-    if core.is_empty() {
-        return text.to_owned();
-    }
-    let lead = &text[..text.len() - text.trim_start().len()];
-    let trail = &text[text.trim_end().len()..];
-    format!("{lead}[{core} Ж€~]{trail}")
-}
-
-fn tags(segment: &str) -> Vec<Piece> {
-    inline::parse(segment)
-        .into_iter()
-        .filter(|p| !matches!(p, Piece::Text(_)))
-        .collect()
+    bracketed(text, |_| " Ж€~".to_owned())
 }
 
 #[test]
