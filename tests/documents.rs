@@ -51,6 +51,15 @@ out = {
 print(json.dumps(out))
 "#;
 
+/// A world with an API, one worker and an API key, for a test named `name`.
+async fn platform(name: &str) -> Result<(World, crate::support::Api, String)> {
+    let mut world = World::new(name).await?;
+    let key = world.create_key(name, false).await?;
+    let api = world.start_api().await?;
+    world.start_worker("a")?;
+    Ok((world, api, key))
+}
+
 /// Builds the test docx and returns its bytes.
 pub async fn make_docx(world: &World, name: &str) -> Result<Vec<u8>> {
     let path = world.path(name);
@@ -77,10 +86,7 @@ fn joined(v: &Value) -> String {
 
 #[tokio::test]
 async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()> {
-    let mut world = World::new("docx").await?;
-    let key = world.create_key("docx", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("docx").await?;
     let docx = make_docx(&world, "source.docx").await?;
     let before = read_docx(&world, &docx).await?;
     assert_eq!(before["bold"][0], "The cat sleeps");
@@ -166,10 +172,7 @@ async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()>
 
 #[tokio::test]
 async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
-    let mut world = World::new("html").await?;
-    let key = world.create_key("html", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("html").await?;
 
     let html = r#"<!DOCTYPE html><html><head><title>The house</title></head><body>
 <h1>The big dog</h1><p>The cat <b>sleeps</b> in the house.</p>
@@ -228,10 +231,7 @@ async fn html_and_txt_translate_and_keep_markup() -> Result<()> {
 
 #[tokio::test]
 async fn english_to_portuguese_goes_through_the_spanish_pivot() -> Result<()> {
-    let mut world = World::new("pivot").await?;
-    let key = world.create_key("pivot", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("pivot").await?;
     let (id, dk) = api
         .upload_ok(
             &key,
@@ -255,10 +255,7 @@ async fn english_to_portuguese_goes_through_the_spanish_pivot() -> Result<()> {
 
 #[tokio::test]
 async fn corrupt_documents_end_in_error_and_the_worker_goes_on() -> Result<()> {
-    let mut world = World::new("corrupt").await?;
-    let key = world.create_key("corrupt", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("corrupt").await?;
     let good = super::documents::make_docx(&world, "good.docx").await?;
     let truncated = good[..good.len() / 2].to_vec();
     let not_docx = {
@@ -384,10 +381,7 @@ async fn testdata_script(script: &str, args: &[&std::path::Path]) -> Result<Stri
 /// text marked with a variant of the source language is translated.
 #[tokio::test]
 async fn docx_runs_in_another_language_are_kept() -> Result<()> {
-    let mut world = World::new("docx_lang").await?;
-    let key = world.create_key("docx", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("docx_lang").await?;
     let dir = world.path("fixtures");
     testdata_script("make_docx.py", &[&dir]).await?;
     let (_, bytes) = translated(
@@ -423,10 +417,7 @@ async fn docx_runs_in_another_language_are_kept() -> Result<()> {
 #[tokio::test]
 async fn a_large_docx_is_translated_chunk_by_chunk() -> Result<()> {
     const PARAGRAPHS: usize = 2_400;
-    let mut world = World::new("docx_large").await?;
-    let key = world.create_key("docx", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("docx_large").await?;
     let path = world.path("large.docx");
     python(
         r#"
@@ -482,10 +473,7 @@ d.save(sys.argv[1])
 /// pages or as Unicode escapes and read as it was.
 #[tokio::test]
 async fn rtf_from_libreoffice_is_translated_and_libreoffice_reads_it() -> Result<()> {
-    let mut world = World::new("rtf").await?;
-    let key = world.create_key("rtf", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("rtf").await?;
     let docx = world.path("scripts.docx");
     testdata_script("make_rtf_source.py", &[&docx]).await?;
     let out = world.path("rtf");
@@ -518,10 +506,7 @@ async fn rtf_from_libreoffice_is_translated_and_libreoffice_reads_it() -> Result
 /// footnote, `mimetype` still first and stored, every other entry as it was.
 #[tokio::test]
 async fn idml_stories_are_translated_and_the_package_kept() -> Result<()> {
-    let mut world = World::new("idml").await?;
-    let key = world.create_key("idml", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("idml").await?;
     let source = world.path("book.idml");
     testdata_script("make_idml.py", &[std::path::Path::new("write"), &source]).await?;
     let (content_type, bytes) = translated(
@@ -569,10 +554,7 @@ async fn idml_stories_are_translated_and_the_package_kept() -> Result<()> {
 /// (`formats/testdata/read_mif.py`), every statement still there.
 #[tokio::test]
 async fn mif_paragraphs_are_translated_and_the_statements_kept() -> Result<()> {
-    let mut world = World::new("mif").await?;
-    let key = world.create_key("mif", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("mif").await?;
     let source =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("formats/testdata/report.mif");
     let (content_type, bytes) = translated(
@@ -607,10 +589,7 @@ async fn mif_paragraphs_are_translated_and_the_statements_kept() -> Result<()> {
 /// placeholder and span intact, the file's `es-ES` kept.
 #[tokio::test]
 async fn xliff_from_a_real_writer_is_read_back_by_it() -> Result<()> {
-    let mut world = World::new("xliff_tool").await?;
-    let key = world.create_key("xliff", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("xliff_tool").await?;
     let node = crate::support::node_packages("xliff")?;
     let tool = |args: Vec<std::ffi::OsString>| {
         let node = node.clone();
@@ -698,10 +677,7 @@ async fn soffice(
 /// still bold; the conversion options DeepL documents for pptx are accepted.
 #[tokio::test]
 async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
-    let mut world = World::new("pptx").await?;
-    let key = world.create_key("pptx", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("pptx").await?;
     let source = world.path("deck.pptx");
     make_pptx(&[std::path::Path::new("write"), &source]).await?;
     let (content_type, bytes) = translated(
@@ -804,10 +780,7 @@ print(json.dumps(out))
 /// names are as they were.
 #[tokio::test]
 async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()> {
-    let mut world = World::new("xlsx").await?;
-    let key = world.create_key("xlsx", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("xlsx").await?;
     let source = world.path("book.xlsx");
     testdata_script("make_xlsx.py", &[&source]).await?;
     let (_, bytes) = translated(
@@ -840,10 +813,7 @@ async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()>
 /// odfpy, with its bold span and its link; `mimetype` is still the first entry.
 #[tokio::test]
 async fn odt_paragraphs_notes_and_headers_are_translated() -> Result<()> {
-    let mut world = World::new("odt").await?;
-    let key = world.create_key("odt", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("odt").await?;
     let dir = world.path("odf");
     testdata_script("make_odf.py", &[std::path::Path::new("write"), &dir]).await?;
     let (content_type, bytes) = translated(
@@ -877,10 +847,7 @@ async fn odt_paragraphs_notes_and_headers_are_translated() -> Result<()> {
 /// translated and come back in their own encoding.
 #[tokio::test]
 async fn latin1_text_and_html_are_translated_in_their_own_encoding() -> Result<()> {
-    let mut world = World::new("latin1").await?;
-    let key = world.create_key("latin1", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("latin1").await?;
     let fields = [("target_lang", "ES"), ("source_lang", "EN")];
     let (_, txt) = translated(
         &api,
@@ -992,10 +959,7 @@ async fn misplaced_tags_fall_back_to_piece_by_piece_translation() -> Result<()> 
 /// text Spanish.
 #[tokio::test]
 async fn srt_and_vtt_subtitles_are_translated_with_their_timings() -> Result<()> {
-    let mut world = World::new("subtitles").await?;
-    let key = world.create_key("subs", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("subtitles").await?;
     let dir = world.path("subs");
     testdata_script("make_subtitles.py", &[std::path::Path::new("write"), &dir]).await?;
     for file in ["film.srt", "film.vtt"] {
@@ -1049,10 +1013,7 @@ async fn srt_and_vtt_subtitles_are_translated_with_their_timings() -> Result<()>
 /// Tolk does not make is refused at upload.
 #[tokio::test]
 async fn srt_is_delivered_as_webvtt_on_request() -> Result<()> {
-    let mut world = World::new("srt_to_vtt").await?;
-    let key = world.create_key("subs", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("srt_to_vtt").await?;
     let dir = world.path("subs");
     testdata_script("make_subtitles.py", &[std::path::Path::new("write"), &dir]).await?;
     let source = dir.join("film.srt");
@@ -1114,10 +1075,7 @@ json.dump({
 /// keys, numbers, placeholders and the ICU skeleton as they were.
 #[tokio::test]
 async fn json_values_are_translated_and_keys_placeholders_kept() -> Result<()> {
-    let mut world = World::new("json_doc").await?;
-    let key = world.create_key("json", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("json_doc").await?;
     let path = world.path("strings.json");
     python(MAKE_JSON, &[&path]).await?;
     let (content_type, bytes) = translated(
@@ -1186,10 +1144,7 @@ async fn json_values_are_translated_and_keys_placeholders_kept() -> Result<()> {
 /// Spanish, code and links as they were.
 #[tokio::test]
 async fn markdown_blocks_are_translated_and_code_kept() -> Result<()> {
-    let mut world = World::new("markdown_doc").await?;
-    let key = world.create_key("md", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("markdown_doc").await?;
     let source = "# The house\n\nThe dog sleeps in the [garden](https://example.com/).\n\n```\nThe code stays.\n```\n";
     let (content_type, bytes) = translated(
         &api,
@@ -1212,10 +1167,7 @@ async fn markdown_blocks_are_translated_and_code_kept() -> Result<()> {
 /// written as ISO-8859-1-safe escapes, keys and placeholders as they were.
 #[tokio::test]
 async fn properties_values_are_translated_with_keys_and_placeholders_kept() -> Result<()> {
-    let mut world = World::new("properties_doc").await?;
-    let key = world.create_key("props", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("properties_doc").await?;
     let source = "# Labels\ntitle = The house is big\ngreeting = The dog sleeps, {0}\n";
     let (content_type, bytes) = translated(
         &api,
@@ -1241,10 +1193,7 @@ async fn properties_values_are_translated_with_keys_and_placeholders_kept() -> R
 /// comments and format specifiers as they were.
 #[tokio::test]
 async fn apple_strings_values_are_translated_with_specifiers_kept() -> Result<()> {
-    let mut world = World::new("strings_doc").await?;
-    let key = world.create_key("strings", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (_world, api, key) = platform("strings_doc").await?;
     let source =
         "/* Labels */\n\"title\" = \"The house is big\";\n\"greeting\" = \"The dog sleeps, %@\";\n";
     let (_, bytes) = translated(
@@ -1267,10 +1216,7 @@ async fn apple_strings_values_are_translated_with_specifiers_kept() -> Result<()
 /// `translate="no"` unit nothing; Python's lxml reads the result.
 #[tokio::test]
 async fn xliff_sources_get_spanish_targets_with_their_codes() -> Result<()> {
-    let mut world = World::new("xliff_doc").await?;
-    let key = world.create_key("xliff", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("xliff_doc").await?;
     let source = r#"<?xml version="1.0" encoding="UTF-8"?>
 <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
   <file original="app" source-language="en" datatype="plaintext">
@@ -1324,10 +1270,7 @@ async fn xliff_sources_get_spanish_targets_with_their_codes() -> Result<()> {
 /// as they were.
 #[tokio::test]
 async fn rails_yaml_becomes_a_spanish_locale_file() -> Result<()> {
-    let mut world = World::new("yaml_doc").await?;
-    let key = world.create_key("yaml", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("yaml_doc").await?;
     let source = "en:\n  house:\n    title: The house is big  # the page title\n    greeting: 'The dog sleeps, %{name}'\n    rooms: 4\n";
     let (content_type, bytes) = translated(
         &api,
@@ -1372,10 +1315,7 @@ async fn rails_yaml_becomes_a_spanish_locale_file() -> Result<()> {
 /// `translate="no"` paragraph as they were.
 #[tokio::test]
 async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
-    let mut world = World::new("dita_doc").await?;
-    let key = world.create_key("dita", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("dita_doc").await?;
     let source = r#"<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE topic PUBLIC "-//OASIS//DTD DITA Topic//EN" "topic.dtd">
 <topic id="t"><title>The big house</title><body>
@@ -1413,10 +1353,7 @@ async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
 /// manifest title Spanish, the script byte for byte.
 #[tokio::test]
 async fn scorm_packages_translate_their_pages_and_keep_the_rest() -> Result<()> {
-    let mut world = World::new("scorm_doc").await?;
-    let key = world.create_key("scorm", false).await?;
-    let api = world.start_api().await?;
-    world.start_worker("a")?;
+    let (world, api, key) = platform("scorm_doc").await?;
     let source = world.path("course.zip");
     python(
         "import sys, zipfile\n\
