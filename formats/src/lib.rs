@@ -33,7 +33,7 @@
 //!   and written back, placeholders as tags;
 //! * **strings** — every value of an Apple `.strings` file, format
 //!   specifiers as tags, UTF-16 kept;
-//! * **xlf, xliff, sdlxliff** — XLIFF 1.2 and 2.x: every translatable source
+//! * **xlf, xliff, sdlxliff, mqxliff** — XLIFF 1.2 and 2.x: every translatable source
 //!   gets a target, inline codes as tags (`xliff`);
 //! * **resx** — the text values of a .NET resource file, typed, binary and
 //!   designer entries untouched, placeholders as tags;
@@ -134,7 +134,7 @@ pub enum DocumentFormat {
     Properties,
     /// Apple strings (`.strings`).
     Strings,
-    /// XLIFF 1.2 or 2.x (`.xlf`, `.xliff`, `.sdlxliff`).
+    /// XLIFF 1.2 or 2.x (`.xlf`, `.xliff`, `.sdlxliff`, memoQ's `.mqxliff`).
     Xliff,
     /// .NET resources (`.resx`).
     Resx,
@@ -176,6 +176,7 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("xlf", DocumentFormat::Xliff),
     ("xliff", DocumentFormat::Xliff),
     ("sdlxliff", DocumentFormat::Xliff),
+    ("mqxliff", DocumentFormat::Xliff),
     ("resx", DocumentFormat::Resx),
     ("yml", DocumentFormat::Yaml),
     ("yaml", DocumentFormat::Yaml),

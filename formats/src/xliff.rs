@@ -17,7 +17,8 @@
 //! `state="translated"`. With the target language known
 //! ([`crate::Extracted::with_target_language`]), 1.2 `file/@target-language`
 //! and new targets' `xml:lang`, and 2.x `xliff/@trgLang`, are set to it —
-//! or kept when the file names a variant of it (`es-ES` for `ES`).
+//! or kept when the file names a variant of it (`es-ES` for `ES`, memoQ's
+//! `spa`).
 //!
 //! SDL Trados files (`.sdlxliff`: XLIFF 1.2 with the `sdl` namespace) keep
 //! everything of theirs; a segment Trados locked or whose translation is
@@ -385,6 +386,56 @@ impl Walk<'_> {
     }
 }
 
+/// ISO 639-2 codes (bibliographic and terminology) of the languages with a
+/// two-letter code, as memoQ writes them (`spa`, `eng-US`).
+const ISO_639_2: &[(&str, &[&str])] = &[
+    ("ar", &["ara"]),
+    ("bg", &["bul"]),
+    ("ca", &["cat"]),
+    ("cs", &["cze", "ces"]),
+    ("da", &["dan"]),
+    ("de", &["ger", "deu"]),
+    ("el", &["gre", "ell"]),
+    ("en", &["eng"]),
+    ("es", &["spa"]),
+    ("et", &["est"]),
+    ("eu", &["baq", "eus"]),
+    ("fi", &["fin"]),
+    ("fr", &["fre", "fra"]),
+    ("gl", &["glg"]),
+    ("hr", &["hrv"]),
+    ("hu", &["hun"]),
+    ("id", &["ind"]),
+    ("it", &["ita"]),
+    ("ja", &["jpn"]),
+    ("ko", &["kor"]),
+    ("lt", &["lit"]),
+    ("lv", &["lav"]),
+    ("nb", &["nob"]),
+    ("nl", &["dut", "nld"]),
+    ("pl", &["pol"]),
+    ("pt", &["por"]),
+    ("ro", &["rum", "ron"]),
+    ("ru", &["rus"]),
+    ("sk", &["slo", "slk"]),
+    ("sl", &["slv"]),
+    ("sr", &["srp"]),
+    ("sv", &["swe"]),
+    ("tr", &["tur"]),
+    ("uk", &["ukr"]),
+    ("zh", &["chi", "zho"]),
+];
+
+/// Whether the language tag `existing` names the language `lang` (its
+/// base), by a two- or three-letter code.
+fn same_language(existing: &str, lang: &str) -> bool {
+    let (a, b) = (crate::base_language(existing), crate::base_language(lang));
+    a == b
+        || ISO_639_2
+            .iter()
+            .any(|(two, three)| *two == b && three.contains(&a.as_str()))
+}
+
 /// Trados' segment definitions of a unit (`sdl:seg-defs`): each `sdl:seg`
 /// by its id.
 struct SegDefs<'a, 't>(Vec<(String, &'a Elem<'t>)>);
@@ -559,9 +610,7 @@ impl Skeleton {
                 Edit::Lang {
                     existing: Some(existing),
                     ..
-                } if crate::base_language(existing) == crate::base_language(lang) => {
-                    Some(existing.clone())
-                }
+                } if same_language(existing, lang) => Some(existing.clone()),
                 _ => None,
             })
             .unwrap_or_else(|| lang.to_owned())

@@ -294,3 +294,56 @@ fn trados_files_keep_their_settled_segments_and_mark_machine_drafts() {
     );
     assert!(read.contains("La casa es"), "{read}");
 }
+
+/// A memoQ file (`.mqxliff`: XLIFF 1.2 with memoQ's `mq` attributes on its
+/// units): targets written, every `mq` attribute and element as it was.
+const MQXLIFF: &str = r#"<?xml version="1.0" encoding="utf-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:1.2" xmlns:mq="MQXliff" version="1.2">
+  <file original="report.docx" source-language="eng-US" target-language="spa" datatype="x-docx" mq:docid="8c1e">
+    <header><mq:historical-unit-info/></header>
+    <body>
+      <trans-unit id="1" mq:status="NotStarted" mq:segmentguid="a1" mq:percent="0">
+        <source xml:space="preserve">The house is <bpt id="1" ctype="bold">{}</bpt>big<ept id="1">{}</ept>.</source>
+        <target xml:space="preserve"></target>
+        <mq:minorversions><mq:historical-unit lastchangedtimestamp="2026-01-01T00:00:00Z"/></mq:minorversions>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+
+#[test]
+fn memoq_files_keep_their_attributes_and_get_targets() {
+    assert_eq!(
+        DocumentFormat::from_filename("report.mqxliff"),
+        Some(DocumentFormat::Xliff)
+    );
+    let d = extract(DocumentFormat::Xliff, MQXLIFF.as_bytes())
+        .unwrap()
+        .with_target_language("ES");
+    assert_eq!(d.segments(), [r#"The house is <x id="1"/>big<x id="2"/>."#]);
+    let out = String::from_utf8(
+        d.merge(&[r#"La casa es <x id="1"/>grande<x id="2"/>."#.to_owned()])
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        out.contains(
+            r#"<trans-unit id="1" mq:status="NotStarted" mq:segmentguid="a1" mq:percent="0">"#
+        ),
+        "{out}"
+    );
+    assert!(out.contains(r#"<target xml:space="preserve" state="translated">La casa es <bpt id="1" ctype="bold">{}</bpt>grande<ept id="1">{}</ept>.</target>"#), "{out}");
+    assert!(out.contains(r#"<mq:minorversions><mq:historical-unit lastchangedtimestamp="2026-01-01T00:00:00Z"/></mq:minorversions>"#));
+    // memoQ's three-letter code for the target is kept.
+    assert!(out.contains(r#"target-language="spa""#), "{out}");
+    let path = test_folder("mqxliff").join("report.mqxliff");
+    std::fs::write(&path, &out).unwrap();
+    let read = python_snippet(
+        "import sys\nfrom translate.storage import xliff\n\
+         store = xliff.xlifffile.parsefile(sys.argv[1])\n\
+         print([u.target for u in store.units])",
+        &[&path],
+    );
+    assert!(read.contains("La casa es"), "{read}");
+}
