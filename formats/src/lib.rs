@@ -82,6 +82,8 @@ pub mod placeholders;
 mod pptx;
 mod properties;
 mod resx;
+#[cfg(test)]
+mod robustness;
 mod rtf;
 mod scorm;
 mod slots;

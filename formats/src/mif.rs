@@ -259,11 +259,13 @@ impl Reader<'_> {
     fn walk(&mut self, items: &[Item]) {
         for item in items {
             if let Item::Statement(s) = item {
+                // Paragraphs stand in flows, table cells and footnotes,
+                // never in another paragraph.
                 if self.name(s) == "Para" {
                     self.para(s);
+                } else {
+                    self.walk(&s.children);
                 }
-                // Paragraphs nest in tables and footnotes, never in a Para.
-                self.walk(&s.children);
             }
         }
     }
@@ -421,7 +423,7 @@ impl Skeleton {
                 Unit::Raw(_) => true,
                 Unit::Segment { index, .. } => source.get(*index) == translated.get(*index),
             });
-            if unchanged {
+            if unchanged || para.range.start < done {
                 continue;
             }
             out.push_str(&self.text[done..para.range.start]);

@@ -117,9 +117,10 @@ impl<R: Read> Chunker<R> {
                     if self.buf.is_empty() && self.started {
                         return Ok(None);
                     }
-                    // The rest, as it is: a part that ends with elements
-                    // still open is refused by the parser.
+                    // The rest, as it is (an unfinished token included): a
+                    // part that ends inside markup is refused by the parser.
                     let end = self.buf.len();
+                    self.scanned = end;
                     return self.cut(end, false).map(Some);
                 }
                 None => self.fill()?,
@@ -387,6 +388,19 @@ mod tests {
             chunker.next_chunk(),
             Err(ChunkError::Encoding { utf16: true })
         ));
+    }
+
+    #[test]
+    fn a_part_ending_inside_markup_is_one_last_chunk() {
+        for xml in ["<a><b/><!-- open", "<a><b/><c x=\"1>", "<a><b/><![CDATA[x"] {
+            let chunks = chunks(xml, 0);
+            let joined: String = chunks.iter().map(|c| &c.text[c.body.clone()]).collect();
+            assert_eq!(joined, xml);
+            assert!(
+                crate::xml::parse(&chunks.last().unwrap().text).is_err(),
+                "{xml}"
+            );
+        }
     }
 
     #[test]

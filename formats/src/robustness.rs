@@ -1,0 +1,151 @@
+//! Damaged input never panics a filter: samples of the hand-parsed formats
+//! (RTF, MIF, XML with ITS rules, XLIFF) are mutated many times over — bytes
+//! replaced with the formats' own special characters, ranges cut out or
+//! doubled — and each mutant is extracted and, when it reads, merged with
+//! its own segments and with changed ones. A deterministic generator keeps
+//! every run the same.
+
+use crate::ooxml::testdoc::map_text;
+use crate::{DocumentFormat, extract};
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Bytes with a meaning in one of the formats.
+const SPECIAL: &[u8] = b"{}\\<>`'\"&;#/=!?[]-*\n\t \x00\xff\xc3";
+
+fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        if out.is_empty() {
+            break;
+        }
+        let at = rng.below(out.len());
+        match rng.below(4) {
+            0 => out[at] = SPECIAL[rng.below(SPECIAL.len())],
+            1 => {
+                let end = (at + rng.below(40)).min(out.len());
+                out.drain(at..end);
+            }
+            2 => {
+                let end = (at + rng.below(40)).min(out.len());
+                let copy = out[at..end].to_vec();
+                out.splice(at..at, copy);
+            }
+            _ => out.insert(at, SPECIAL[rng.below(SPECIAL.len())]),
+        }
+    }
+    out
+}
+
+fn samples() -> Vec<(DocumentFormat, Vec<u8>)> {
+    let rtf = concat!(
+        r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0\fcharset0 Arial;}{\f1\fcharset204 Cyr;}}",
+        r"\pard Caf\'e9 {\b bold} text\par{\f1 \'cf\'f0}\par\u8364?5\tab x\par",
+        r#"{\field{\*\fldinst HYPERLINK "u"}{\fldrslt {\ul site}}} here\line next\par"#,
+        r"Before{\footnote \pard Note.\par} after\par{\b Open\par close} there\par}",
+    );
+    let its = r#"<doc xmlns:its="http://www.w3.org/2005/11/its"><its:rules version="2.0"><its:translateRule selector="//p[@c='x'] | //img/@alt" translate="yes"/><its:translateRule selector="//code" translate="no"/></its:rules><p c="x">One <b>two</b></p><code>x</code><img alt="Alt text"/></doc>"#;
+    let xliff = r#"<?xml version="1.0"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en" target-language="es-ES" datatype="plaintext" original="a"><body><trans-unit id="1"><source>The <g id="1">house</g><x id="2"/> is big.</source><seg-source><mrk mtype="seg" mid="1">The <g id="1">house</g><x id="2"/> is big.</mrk></seg-source></trans-unit></body></file></xliff>"#;
+    vec![
+        (DocumentFormat::Rtf, rtf.as_bytes().to_vec()),
+        (
+            DocumentFormat::Mif,
+            include_bytes!("../testdata/report.mif").to_vec(),
+        ),
+        (DocumentFormat::Xml, its.as_bytes().to_vec()),
+        (DocumentFormat::Xliff, xliff.as_bytes().to_vec()),
+    ]
+}
+
+#[test]
+fn mutated_inputs_are_read_or_refused_never_a_panic() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for (format, sample) in samples() {
+        let mut read = 0;
+        for _ in 0..3_000 {
+            let input = mutate(&mut rng, &sample);
+            let Ok(doc) = extract(format, &input) else {
+                continue;
+            };
+            read += 1;
+            doc.merge(doc.segments())
+                .unwrap_or_else(|e| panic!("{format:?}: identity merge failed: {e}"));
+            let changed: Vec<String> = doc
+                .segments()
+                .iter()
+                .map(|s| map_text(s, |t| format!("«{t}»")))
+                .collect();
+            doc.merge(&changed)
+                .unwrap_or_else(|e| panic!("{format:?}: merge failed: {e}"));
+            // Tags lost or duplicated by a translation.
+            let mangled: Vec<String> = doc
+                .segments()
+                .iter()
+                .map(|s| crate::inline::plain_text(s) + "<x id=\"1\"/><x id=\"1\"/></g>")
+                .collect();
+            doc.merge(&mangled)
+                .unwrap_or_else(|e| panic!("{format:?}: merge failed: {e}"));
+        }
+        assert!(read > 100, "{format:?}: only {read} mutants read");
+    }
+}
+
+/// A Word body mutated the same way, packaged, and translated whole and in
+/// the smallest chunks: both read it (or refuse it) alike, never panic.
+#[test]
+fn mutated_word_bodies_read_alike_in_chunks_and_never_panic() {
+    let body = concat!(
+        r#"<w:p><w:r><w:t xml:space="preserve">The house </w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>is big</w:t></w:r>"#,
+        r#"<w:hyperlink r:id="rId7"><w:r><w:t>a link</w:t></w:r></w:hyperlink><w:r><w:br/><w:t>next</w:t></w:r></w:p>"#,
+        r#"<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Cell &amp; one</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>Two</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"#,
+        r#"<!-- a comment --><w:p><w:r><w:t><![CDATA[Raw <text>]]></w:t></w:r></w:p>"#,
+    );
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let package = crate::package(DocumentFormat::Docx).unwrap();
+    let mut read = 0;
+    for _ in 0..2_000 {
+        let mutant = String::from_utf8_lossy(&mutate(&mut rng, body.as_bytes())).into_owned();
+        let file =
+            crate::ooxml::testdoc::package(&mutant, "<w:p><w:r><w:t>Header</w:t></w:r></w:p>");
+        let whole = crate::ooxml::extract(package, &file, None);
+        let chunked = crate::ooxml::extract_in_chunks(package, &file, None, 1);
+        match (whole, chunked) {
+            (Ok((segments, skeleton)), Ok((small, chunked))) => {
+                read += 1;
+                assert_eq!(segments, small, "{mutant}");
+                let changed: Vec<String> = segments
+                    .iter()
+                    .map(|s| map_text(s, |t| format!("«{t}»")))
+                    .collect();
+                let out = skeleton.merge(&changed, Some("es")).unwrap();
+                let out_chunked = chunked.merge(&changed, Some("es")).unwrap();
+                assert_eq!(
+                    crate::ooxml::testdoc::entries(&out),
+                    crate::ooxml::testdoc::entries(&out_chunked),
+                    "{mutant}"
+                );
+            }
+            (Err(_), Err(_)) => {}
+            (whole, chunked) => panic!(
+                "{mutant}: whole {:?}, in chunks {:?}",
+                whole.map(|w| w.0),
+                chunked.map(|c| c.0)
+            ),
+        }
+    }
+    assert!(read > 100, "only {read} mutants read");
+}
