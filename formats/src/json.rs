@@ -175,28 +175,30 @@ fn placeholder(builder: &mut SegmentBuilder, tags: &mut Vec<String>, markup: &st
 fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
     let inner = text.strip_prefix('{')?;
     let mut parts = inner.splitn(3, ',');
-    let arg = parts.next()?.trim();
-    let kind = parts.next()?.trim();
+    let (arg_raw, kind_raw) = (parts.next()?, parts.next()?);
+    // The branches follow a comma after the kind.
+    parts.next()?;
+    let (arg, kind) = (arg_raw.trim(), kind_raw.trim());
     if arg.is_empty() || !arg.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return None;
     }
     if !matches!(kind, "plural" | "select" | "selectordinal") {
         return None;
     }
-    let head_len = 1 + inner.find(kind)? + kind.len() + 1;
+    let head_len = 1 + arg_raw.len() + 1 + kind_raw.len() + 1;
     let mut at = head_len;
     // `offset:n` belongs to the head.
-    let after = &text[at..];
+    let after = text.get(at..)?;
     let skip = after.len() - after.trim_start().len();
     if after.trim_start().starts_with("offset:") {
         let off = after.trim_start();
         let end = off.find(char::is_whitespace).unwrap_or(off.len());
         at += skip + end;
     }
-    let head = &text[..at];
+    let head = text.get(..at)?;
     let mut branches = Vec::new();
     loop {
-        let rest = &text[at..];
+        let rest = text.get(at..)?;
         let trimmed = rest.trim_start();
         let ws = rest.len() - trimmed.len();
         if let Some(after_close) = trimmed.strip_prefix('}') {
@@ -210,14 +212,14 @@ fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
         let open = trimmed.find('{')?;
         let selector_end = at + ws + open + 1;
         // The selector with the whitespace before it and its brace.
-        let selector = &text[at..selector_end];
+        let selector = text.get(at..selector_end)?;
         let key = selector.trim().trim_end_matches('{').trim();
         if key.is_empty() || key.contains(char::is_whitespace) {
             return None;
         }
         let body_start = selector_end;
-        let body_len = matching_brace(&text[body_start..])?;
-        branches.push((selector, &text[body_start..body_start + body_len]));
+        let body_len = matching_brace(text.get(body_start..)?)?;
+        branches.push((selector, text.get(body_start..body_start + body_len)?));
         at = body_start + body_len + 1;
     }
 }

@@ -1,5 +1,6 @@
-//! Damaged input never panics a filter: samples of the hand-parsed formats
-//! (RTF, MIF, XML with ITS rules, XLIFF) are mutated many times over — bytes
+//! Damaged input never panics a filter: samples of the text formats (RTF,
+//! MIF, XML with ITS rules, XLIFF, HTML, JSON, Markdown, YAML, properties,
+//! strings, resx, SubRip, WebVTT, plain text) are mutated many times over — bytes
 //! replaced with the formats' own special characters, ranges cut out or
 //! doubled — and each mutant is extracted and, when it reads, merged with
 //! its own segments and with changed ones. A deterministic generator keeps
@@ -68,8 +69,76 @@ fn samples() -> Vec<(DocumentFormat, Vec<u8>)> {
         ),
         (DocumentFormat::Xml, its.as_bytes().to_vec()),
         (DocumentFormat::Xliff, xliff.as_bytes().to_vec()),
+        (DocumentFormat::Html, HTML.to_vec()),
+        (DocumentFormat::Json, JSON.to_vec()),
+        (DocumentFormat::Markdown, MARKDOWN.to_vec()),
+        (DocumentFormat::Yaml, YAML.to_vec()),
+        (DocumentFormat::Properties, PROPERTIES.to_vec()),
+        (DocumentFormat::Strings, STRINGS.to_vec()),
+        (DocumentFormat::Resx, RESX.to_vec()),
+        (DocumentFormat::Srt, SRT.to_vec()),
+        (DocumentFormat::Vtt, VTT.to_vec()),
+        (DocumentFormat::Txt, TXT.to_vec()),
     ]
 }
+
+const HTML: &[u8] = br#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>T</title></head><body><p>The <b>house</b> is <a href="x" title="Link">big</a>.</p><img alt="A cat"><script>var a = "<p>";</script><pre>code</pre><p translate="no">Keep</p></body></html>"#;
+const JSON: &[u8] = br#"{"a": "The house {name} is big", "b": {"c": ["One %s", "{count, plural, one {# dog} other {# dogs}}"]}, "n": 3}"#;
+const MARKDOWN: &[u8] = br#"---
+title: The house
+---
+# Heading
+
+The *house* is [big](http://x).
+
+```
+code
+```
+
+| a | b |
+|---|---|
+| one | two |
+
+- item `code`
+"#;
+const YAML: &[u8] = br#"en:
+  greeting: "Hello %{name}"
+  list:
+    - One
+    - 'Two'
+  block: |
+    The house
+    is big
+  anchor: &a The cat
+  alias: *a
+"#;
+const PROPERTIES: &[u8] = br#"# comment
+greeting=Hello {0}\
+  and more
+key\ with\ space = Caf\u00e9
+"#;
+const STRINGS: &[u8] = br#"/* comment */
+"greeting" = "Hello %@";
+"count" = "%1$d dogs";
+"#;
+const RESX: &[u8] = br#"<?xml version="1.0"?><root><data name="a" xml:space="preserve"><value>The house {0}</value></data><data name="b" type="System.Int32"><value>3</value></data></root>"#;
+const SRT: &[u8] = br#"1
+00:00:01,000 --> 00:00:02,000
+The <i>house</i>
+is big.
+
+2
+00:00:03,000 --> 00:00:04,000
+The dog.
+"#;
+const VTT: &[u8] = br#"WEBVTT
+
+NOTE a note
+
+00:01.000 --> 00:02.000 align:start
+<v Ann>The <c.loud>house</c> is big.
+"#;
+const TXT: &[u8] = b"The house is big.\n\nThe dog runs: https://example.com/a\n";
 
 #[test]
 fn mutated_inputs_are_read_or_refused_never_a_panic() {

@@ -114,3 +114,10 @@ fn invalid_json_is_refused_with_a_clear_message() {
         );
     }
 }
+
+#[test]
+fn an_icu_head_without_branches_is_text() {
+    // `{count, plural` with nothing after: not a message, and no panic.
+    let doc = crate::extract(crate::DocumentFormat::Json, br#"{"a": "{count, plural"}"#).unwrap();
+    assert_eq!(doc.segments().len(), 1);
+}
