@@ -1,5 +1,5 @@
 //! Hostile office documents: for every package format, a truncated archive,
-//! a package without its main part, a ZIP bomb entry, an entry climbing out
+//! a main part cut off, a package without its main part, a ZIP bomb entry, an entry climbing out
 //! of the package and an entity-expansion part each end in state `error` with
 //! a message naming the problem, and the worker goes on to translate the
 //! next document; so do localization files that are not what they claim.
@@ -11,7 +11,7 @@ use anyhow::Result;
 use crate::support::{World, python};
 
 /// Writes the hostile files of one format into a folder: `truncated`,
-/// `no-main`, `bomb`, `traversal` and `entities`, each `.{ext}`.
+/// `cut-part`, `no-main`, `bomb`, `traversal` and `entities`, each `.{ext}`.
 const MAKE_HOSTILE: &str = r#"
 import io, sys, zipfile
 from pathlib import Path
@@ -43,11 +43,14 @@ laughs = b'<?xml version="1.0"?><!DOCTYPE root [<!ENTITY a "ha">' + b"".join(
     b'<!ENTITY %s "%s">' % (bytes([98 + i]), (b"&%s;" % bytes([97 + i])) * 10) for i in range(9)
 ) + b']><root><p>&j;</p></root>'
 (out / f"entities.{ext}").write_bytes(package([(main, laughs)]))
+# A main part cut off after 200 KB of paragraphs (more than one chunk).
+(out / f"cut-part.{ext}").write_bytes(package([(main, b'<?xml version="1.0"?><root>' + b'<p>The house is big.</p>' * 8000)]))
 "#;
 
 /// What each hostile file's error message must say (lower-cased).
-const EXPECTED: [(&str, &[&str]); 5] = [
+const EXPECTED: [(&str, &[&str]); 6] = [
     ("truncated", &["truncated or damaged"]),
+    ("cut-part", &["may be truncated"]),
     ("no-main", &["is missing"]),
     ("bomb", &["too large"]),
     ("traversal", &["unsafe path"]),

@@ -173,48 +173,97 @@ fn mutated_inputs_are_read_or_refused_never_a_panic() {
     }
 }
 
-/// A Word body mutated the same way, packaged, and translated whole and in
-/// the smallest chunks: both read it (or refuse it) alike, never panic.
+/// A package format, the part mutated, the package's other entries and the
+/// part's name.
+type Case<'a> = (DocumentFormat, &'a str, &'a [(&'a str, &'a str)], &'a str);
+
+/// Package parts mutated the same way — a Word body, a slide, shared
+/// strings, an OpenDocument text — and translated whole and in the smallest
+/// chunks: both read them (or refuse them) alike, never panic.
 #[test]
-fn mutated_word_bodies_read_alike_in_chunks_and_never_panic() {
-    let body = concat!(
+fn mutated_package_parts_read_alike_in_chunks_and_never_panic() {
+    let word = concat!(
         r#"<w:p><w:r><w:t xml:space="preserve">The house </w:t></w:r><w:r><w:rPr><w:b/></w:rPr><w:t>is big</w:t></w:r>"#,
         r#"<w:hyperlink r:id="rId7"><w:r><w:t>a link</w:t></w:r></w:hyperlink><w:r><w:br/><w:t>next</w:t></w:r></w:p>"#,
         r#"<w:tbl><w:tr><w:tc><w:p><w:r><w:t>Cell &amp; one</w:t></w:r></w:p></w:tc><w:tc><w:p><w:r><w:t>Two</w:t></w:r></w:p></w:tc></w:tr></w:tbl>"#,
         r#"<!-- a comment --><w:p><w:r><w:t><![CDATA[Raw <text>]]></w:t></w:r></w:p>"#,
     );
+    let slide = concat!(
+        r#"<p:sld xmlns:a="a" xmlns:p="p"><p:cSld><p:spTree><p:sp><p:nvSpPr><p:cNvPr id="2" name="T" descr="A box"/></p:nvSpPr>"#,
+        r#"<p:txBody><a:bodyPr/><a:p><a:r><a:rPr lang="en-US" b="1"/><a:t>The house</a:t></a:r><a:br/><a:r><a:t>is big</a:t></a:r></a:p>"#,
+        r#"<a:p><a:fld id="1" type="slidenum"><a:t>1</a:t></a:fld><a:r><a:t> of the deck</a:t></a:r></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"#,
+    );
+    let strings = concat!(
+        r#"<sst xmlns="s" count="3"><si><t>The house is big</t></si><si><r><rPr><b/></rPr><t>Bold</t></r><r><t xml:space="preserve"> and plain</t></r></si>"#,
+        r#"<si><t>Caf&#233; &amp; bar</t></si></sst>"#,
+    );
+    let odt = concat!(
+        r#"<office:document-content xmlns:office="o" xmlns:text="t"><office:body><office:text>"#,
+        r#"<text:h text:outline-level="1">The house</text:h><text:p>The house is <text:span text:style-name="B">very big</text:span>"#,
+        r#"<text:s text:c="2"/>and<text:tab/>small<text:line-break/>next</text:p>"#,
+        r#"<text:p>Note<text:note><text:note-body><text:p>The note.</text:p></text:note-body></text:note></text:p>"#,
+        r#"</office:text></office:body></office:document-content>"#,
+    );
+    let cases: [Case<'_>; 4] = [
+        (DocumentFormat::Docx, word, &[], "word/document.xml"),
+        (
+            DocumentFormat::Pptx,
+            slide,
+            &[("ppt/presentation.xml", "<p:presentation xmlns:p=\"p\"/>")],
+            "ppt/slides/slide1.xml",
+        ),
+        (
+            DocumentFormat::Xlsx,
+            strings,
+            &[("xl/workbook.xml", "<workbook xmlns=\"s\"/>")],
+            "xl/sharedStrings.xml",
+        ),
+        (
+            DocumentFormat::Odt,
+            odt,
+            &[("mimetype", "application/vnd.oasis.opendocument.text")],
+            "content.xml",
+        ),
+    ];
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
-    let package = crate::package(DocumentFormat::Docx).unwrap();
-    let mut read = 0;
-    for _ in 0..2_000 {
-        let mutant = String::from_utf8_lossy(&mutate(&mut rng, body.as_bytes())).into_owned();
-        let file =
-            crate::ooxml::testdoc::package(&mutant, "<w:p><w:r><w:t>Header</w:t></w:r></w:p>");
-        let whole = crate::ooxml::extract(package, &file, None);
-        let chunked = crate::ooxml::extract_in_chunks(package, &file, None, 1);
-        match (whole, chunked) {
-            (Ok((segments, skeleton)), Ok((small, chunked))) => {
-                read += 1;
-                assert_eq!(segments, small, "{mutant}");
-                let changed: Vec<String> = segments
-                    .iter()
-                    .map(|s| map_text(s, |t| format!("«{t}»")))
-                    .collect();
-                let out = skeleton.merge(&changed, Some("es")).unwrap();
-                let out_chunked = chunked.merge(&changed, Some("es")).unwrap();
-                assert_eq!(
-                    crate::ooxml::testdoc::entries(&out),
-                    crate::ooxml::testdoc::entries(&out_chunked),
-                    "{mutant}"
-                );
+    for (format, part, others, name) in cases {
+        let package = crate::package(format).unwrap();
+        let mut read = 0;
+        for _ in 0..2_000 {
+            let mutant = String::from_utf8_lossy(&mutate(&mut rng, part.as_bytes())).into_owned();
+            let file = if format == DocumentFormat::Docx {
+                crate::ooxml::testdoc::package(&mutant, "<w:p><w:r><w:t>Header</w:t></w:r></w:p>")
+            } else {
+                let mut entries = others.to_vec();
+                entries.push((name, &mutant));
+                crate::ooxml::testdoc::zip_of(&entries)
+            };
+            let whole = crate::ooxml::extract(package, &file, None);
+            let chunked = crate::ooxml::extract_in_chunks(package, &file, None, 1);
+            match (whole, chunked) {
+                (Ok((segments, skeleton)), Ok((small, chunked))) => {
+                    read += 1;
+                    assert_eq!(segments, small, "{format:?}: {mutant}");
+                    let changed: Vec<String> = segments
+                        .iter()
+                        .map(|s| map_text(s, |t| format!("«{t}»")))
+                        .collect();
+                    let out = skeleton.merge(&changed, Some("es")).unwrap();
+                    let out_chunked = chunked.merge(&changed, Some("es")).unwrap();
+                    assert_eq!(
+                        crate::ooxml::testdoc::entries(&out),
+                        crate::ooxml::testdoc::entries(&out_chunked),
+                        "{format:?}: {mutant}"
+                    );
+                }
+                (Err(_), Err(_)) => {}
+                (whole, chunked) => panic!(
+                    "{format:?}: {mutant}: whole {:?}, in chunks {:?}",
+                    whole.map(|w| w.0),
+                    chunked.map(|c| c.0)
+                ),
             }
-            (Err(_), Err(_)) => {}
-            (whole, chunked) => panic!(
-                "{mutant}: whole {:?}, in chunks {:?}",
-                whole.map(|w| w.0),
-                chunked.map(|c| c.0)
-            ),
         }
+        assert!(read > 100, "{format:?}: only {read} mutants read");
     }
-    assert!(read > 100, "only {read} mutants read");
 }

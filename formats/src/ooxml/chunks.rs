@@ -43,6 +43,8 @@ pub(crate) enum ChunkError {
     Encoding { utf16: bool },
     /// Elements nest deeper than [`MAX_DEPTH`].
     TooDeep,
+    /// The part ends with this element (and those around it) still open.
+    Unclosed(String),
 }
 
 /// An element open at the current position.
@@ -115,7 +117,11 @@ impl<R: Read> Chunker<R> {
                 }
                 None if self.eof => {
                     if self.buf.is_empty() && self.started {
-                        return Ok(None);
+                        // A part cut off after a place where a chunk ended.
+                        return match self.open.last() {
+                            Some(open) => Err(ChunkError::Unclosed(open.name.clone())),
+                            None => Ok(None),
+                        };
                     }
                     // The rest, as it is (an unfinished token included): a
                     // part that ends inside markup is refused by the parser.
@@ -307,6 +313,7 @@ mod tests {
     use super::*;
     use crate::ooxml::WORD;
 
+    /// The chunks of `xml` cut at `limit`, up to the end or an error.
     fn chunks(xml: &str, limit: usize) -> Vec<Chunk> {
         // A reader giving a few bytes at a time, so tokens span blocks.
         struct Trickle<'a>(&'a [u8]);
@@ -320,7 +327,7 @@ mod tests {
         }
         let mut chunker = Chunker::new(Trickle(xml.as_bytes()), &WORD, limit, u64::MAX);
         let mut out = Vec::new();
-        while let Some(chunk) = chunker.next_chunk().unwrap() {
+        while let Ok(Some(chunk)) = chunker.next_chunk() {
             out.push(chunk);
         }
         out
@@ -335,6 +342,8 @@ mod tests {
     #[test]
     fn the_bodies_are_the_part_and_every_chunk_is_well_formed() {
         for limit in [0, 1, 40, 100, 10_000] {
+            let mut chunker = Chunker::new(DOC.as_bytes(), &WORD, limit, u64::MAX);
+            assert!(std::iter::from_fn(|| chunker.next_chunk().transpose()).all(|c| c.is_ok()));
             let chunks = chunks(DOC, limit);
             let joined: String = chunks.iter().map(|c| &c.text[c.body.clone()]).collect();
             assert_eq!(joined, DOC, "limit {limit}");
@@ -401,6 +410,15 @@ mod tests {
                 "{xml}"
             );
         }
+    }
+
+    #[test]
+    fn a_part_cut_off_after_a_chunk_is_refused() {
+        let mut chunker = Chunker::new("<a><b/><c/>".as_bytes(), &WORD, 0, u64::MAX);
+        let last = std::iter::from_fn(|| Some(chunker.next_chunk()))
+            .find(|r| !matches!(r, Ok(Some(_))))
+            .unwrap();
+        assert!(matches!(last, Err(ChunkError::Unclosed(name)) if name == "a"));
     }
 
     #[test]

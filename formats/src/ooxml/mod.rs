@@ -686,6 +686,9 @@ impl Part<'_> {
                 "The file is not a valid {kind} document: {name} is not valid UTF-8"
             )),
             chunks::ChunkError::TooDeep => self.parse_error("elements nested too deeply"),
+            chunks::ChunkError::Unclosed(open) => self.parse_error(&format!(
+                "the document ends before <{open}> is closed (the file may be truncated)"
+            )),
         }
     }
 
