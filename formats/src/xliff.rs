@@ -13,7 +13,8 @@
 //! that segmentation. A source without text is copied to the target as it
 //! is.
 //!
-//! States: 1.2 targets get `state="translated"`, 2.x segments
+//! States: 1.2 targets get `state="translated"` (and, holding translated
+//! text, `state-qualifier="leveraged-mt"`), 2.x segments
 //! `state="translated"`. With the target language known
 //! ([`crate::Extracted::with_target_language`]), 1.2 `file/@target-language`
 //! and new targets' `xml:lang`, and 2.x `xliff/@trgLang`, are set to it —
@@ -271,6 +272,9 @@ impl Walk<'_> {
                 ":"
             }
         );
+        // Machine-translated text is marked so (1.2's `state-qualifier`); a
+        // source without text is copied as it is.
+        let machine = template.iter().any(|p| matches!(p, Piece::Slot { .. }));
         let edit = match existing {
             Some(target) => {
                 let mut open = self.text(&target.start).to_owned();
@@ -282,6 +286,9 @@ impl Walk<'_> {
                 }
                 if state_on_target {
                     open = set_attr(&open, "state", "translated");
+                    if machine {
+                        open = set_attr(&open, "state-qualifier", "leveraged-mt");
+                    }
                 }
                 let close = match &target.end {
                     Some(end) => self.text(end).to_owned(),
@@ -297,10 +304,10 @@ impl Walk<'_> {
             }
             None => {
                 let indent = indent_before(self.src, parent, source);
-                let state = if state_on_target {
-                    " state=\"translated\""
-                } else {
-                    ""
+                let state = match (state_on_target, machine) {
+                    (true, true) => " state=\"translated\" state-qualifier=\"leveraged-mt\"",
+                    (true, false) => " state=\"translated\"",
+                    (false, _) => "",
                 };
                 Edit::Target {
                     range: after..after,

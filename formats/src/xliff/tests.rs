@@ -79,16 +79,18 @@ fn xliff_12_targets_are_written_after_the_source_or_replace_the_old_one() {
     assert!(out.contains(concat!(
         r#"<source>Click <g id="1">Save</g> to keep <x id="2"/> changes &amp; go on.</source>"#,
         "\n        ",
-        r#"<target state="translated" xml:lang="es">CLICK <g id="1">SAVE</g> TO KEEP <x id="2"/> CHANGES &amp; GO ON.</target>"#,
+        r#"<target state="translated" state-qualifier="leveraged-mt" xml:lang="es">CLICK <g id="1">SAVE</g> TO KEEP <x id="2"/> CHANGES &amp; GO ON.</target>"#,
         "\n        <note>Shown on the toolbar.</note>"
     )), "{out}");
     assert!(
-        out.contains(r#"<target state="translated">GOOD MORNING</target>"#),
+        out.contains(
+            r#"<target state="translated" state-qualifier="leveraged-mt">GOOD MORNING</target>"#
+        ),
         "{out}"
     );
     assert!(!out.contains("Buenos"));
-    assert!(out.contains(r#"<target state="translated" xml:lang="es"><bpt id="1">&lt;b&gt;</bpt>BOLD<ept id="1">&lt;/b&gt;</ept> TEXT</target>"#), "{out}");
-    assert!(out.contains(r#"<target state="translated" xml:lang="es"><mrk mtype="seg" mid="1">FIRST SENTENCE.</mrk> <mrk mtype="seg" mid="2">SECOND SENTENCE.</mrk></target>"#), "{out}");
+    assert!(out.contains(r#"<target state="translated" state-qualifier="leveraged-mt" xml:lang="es"><bpt id="1">&lt;b&gt;</bpt>BOLD<ept id="1">&lt;/b&gt;</ept> TEXT</target>"#), "{out}");
+    assert!(out.contains(r#"<target state="translated" state-qualifier="leveraged-mt" xml:lang="es"><mrk mtype="seg" mid="1">FIRST SENTENCE.</mrk> <mrk mtype="seg" mid="2">SECOND SENTENCE.</mrk></target>"#), "{out}");
     assert!(out.contains(r#"<trans-unit id="code"><source><x id="1"/></source><target state="translated" xml:lang="es"><x id="1"/></target></trans-unit>"#), "{out}");
     // translate="no" (on the unit or its group): no target.
     assert!(out.contains("<trans-unit id=\"brand\" translate=\"no\">\n        <source>Tolk Cloud</source>\n      </trans-unit>"));
@@ -268,7 +270,7 @@ fn trados_files_keep_their_settled_segments_and_mark_machine_drafts() {
     let header = |s: &str| s[s.find("<header>").unwrap()..s.find("</header>").unwrap()].to_owned();
     assert_eq!(header(&out), header(SDLXLIFF));
     assert!(out.contains(concat!(
-        r#"<target state="translated"><mrk mtype="seg" mid="1">La casa es <g id="0">grande</g>.</mrk> "#,
+        r#"<target state="translated" state-qualifier="leveraged-mt"><mrk mtype="seg" mid="1">La casa es <g id="0">grande</g>.</mrk> "#,
         r#"<mrk mtype="seg" mid="2">El perro<x id="1"/>corre.</mrk> <mrk mtype="seg" mid="3">Tolk Cloud</mrk></target>"#
     )), "{out}");
     assert!(out.contains(concat!(
@@ -333,7 +335,7 @@ fn memoq_files_keep_their_attributes_and_get_targets() {
         ),
         "{out}"
     );
-    assert!(out.contains(r#"<target xml:space="preserve" state="translated">La casa es <bpt id="1" ctype="bold">{}</bpt>grande<ept id="1">{}</ept>.</target>"#), "{out}");
+    assert!(out.contains(r#"<target xml:space="preserve" state="translated" state-qualifier="leveraged-mt">La casa es <bpt id="1" ctype="bold">{}</bpt>grande<ept id="1">{}</ept>.</target>"#), "{out}");
     assert!(out.contains(r#"<mq:minorversions><mq:historical-unit lastchangedtimestamp="2026-01-01T00:00:00Z"/></mq:minorversions>"#));
     // memoQ's three-letter code for the target is kept.
     assert!(out.contains(r#"target-language="spa""#), "{out}");
