@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::map_text;
+use crate::ooxml::testdoc::uppercase_merge;
 use crate::{DocumentFormat, FormatError, extract};
 
 const FILE: &str = r#"{
@@ -43,12 +43,7 @@ fn string_values_are_segments_keys_never() {
 #[test]
 fn translations_are_spliced_in_with_placeholders_and_icu_skeletons_kept() {
     let d = doc();
-    let upper: Vec<String> = d
-        .segments()
-        .iter()
-        .map(|s| map_text(s, str::to_uppercase))
-        .collect();
-    let out = String::from_utf8(d.merge(&upper).unwrap()).unwrap();
+    let out = String::from_utf8(uppercase_merge(&d)).unwrap();
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["app"]["title"], "THE HOUSE");
     assert_eq!(

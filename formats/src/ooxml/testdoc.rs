@@ -162,13 +162,17 @@ pub(crate) fn uppercase_merge(doc: &crate::Extracted) -> Vec<u8> {
     doc.merge(&upper).unwrap()
 }
 
-/// Asserts that each of `wanted` is the plain text of one of `doc`'s segments.
-pub(crate) fn assert_segments(doc: &crate::Extracted, wanted: &[&str]) {
-    let plain: Vec<String> = doc
-        .segments()
+/// The plain text of each of `doc`'s segments.
+pub(crate) fn plain_texts(doc: &crate::Extracted) -> Vec<String> {
+    doc.segments()
         .iter()
         .map(|s| crate::inline::plain_text(s))
-        .collect();
+        .collect()
+}
+
+/// Asserts that each of `wanted` is the plain text of one of `doc`'s segments.
+pub(crate) fn assert_segments(doc: &crate::Extracted, wanted: &[&str]) {
+    let plain = plain_texts(doc);
     for want in wanted {
         assert!(plain.iter().any(|p| p == want), "{want} missing: {plain:?}");
     }

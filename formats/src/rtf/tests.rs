@@ -3,7 +3,7 @@ use std::sync::OnceLock;
 
 use crate::contract::soffice;
 use crate::inline;
-use crate::ooxml::testdoc::{bracketed, map_text, tags, test_folder, testdata_script};
+use crate::ooxml::testdoc::{bracketed, map_text, plain_texts, tags, test_folder, testdata_script};
 use crate::{DocumentFormat, FormatError, extract};
 
 const HAND_MADE: &str = concat!(
@@ -196,13 +196,8 @@ fn libreoffice_rtf_round_trips_and_libreoffice_reads_the_translation() {
         outputs.push(out_path);
     }
     let text_of = |path: &Path| {
-        let all: Vec<String> = extract(DocumentFormat::Rtf, &std::fs::read(path).unwrap())
-            .unwrap()
-            .segments()
-            .iter()
-            .map(|s| inline::plain_text(s))
-            .collect();
-        all.join("\n")
+        let doc = extract(DocumentFormat::Rtf, &std::fs::read(path).unwrap()).unwrap();
+        plain_texts(&doc).join("\n")
     };
     let scripts = text_of(&files[0]);
     for expected in [

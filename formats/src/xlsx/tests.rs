@@ -4,7 +4,6 @@ use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
 use zip::write::SimpleFileOptions;
 use zip::{ZipArchive, ZipWriter};
 
-use crate::inline;
 use crate::ooxml::testdoc::{
     assert_segments, raw_entries, test_folder, testdata_script, uppercased, zip_of,
 };
@@ -33,11 +32,7 @@ fn cells(bytes: &[u8]) -> Vec<(String, Vec<Vec<Data>>)> {
 #[test]
 fn cell_strings_and_comments_are_segments_and_numbers_are_not() {
     let doc = extract(DocumentFormat::Xlsx, &workbook("segments")).unwrap();
-    let plain: Vec<String> = doc
-        .segments()
-        .iter()
-        .map(|s| inline::plain_text(s))
-        .collect();
+    let plain = crate::ooxml::testdoc::plain_texts(&doc);
     assert_segments(
         &doc,
         &[
