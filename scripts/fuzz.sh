@@ -4,7 +4,9 @@
 # Targets (fuzz/fuzz_targets/): markup (the tag_handling segmenter), documents
 # (every document filter's extract → merge → extract), tmx (the TMX reader),
 # bodies (translate/write parameters, JSON bodies, multipart uploads). Without
-# TARGETs, all of them; each runs MINUTES, two at a time (one per core).
+# TARGETs, all of them; each runs MINUTES, two at a time (one per core). Then
+# the inline-markup property test (engine/src/tests/apertium.rs) runs MINUTES
+# seeds of 500 generated texts each through real Apertium.
 #
 # Needs a nightly toolchain (`rustup toolchain install nightly`) and cargo-fuzz
 # (installed here from crates.io when missing). Seed corpora are made fresh by
@@ -123,4 +125,17 @@ done
 for pid in "${pids[@]}"; do
     wait "$pid" || status=1
 done
+
+# The inline-markup property test through the real engine (Apertium), with
+# seeds of its own and many more cases than CI's fixed-seed run.
+(
+    cd "$repo"
+    export CARGO_TARGET_DIR="${TOLK_TARGET_DIR:-$HOME/.cache/tolk-target}"
+    for seed in $(seq 1 $((minutes > 0 ? minutes : 1))); do
+        TOLK_MARKUP_SEED=$((seed * 7919)) TOLK_MARKUP_CASES=500 \
+            cargo test -q -p tolk-engine --lib generated_markup_keeps_every_element_with_its_words ||
+            { printf 'fuzz: markup property FAILED at TOLK_MARKUP_SEED=%s\n' $((seed * 7919)); exit 1; }
+    done
+    printf 'fuzz: markup property: %s seeds × 500 cases passed\n' "$minutes"
+) || status=1
 exit $status

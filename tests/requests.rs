@@ -42,11 +42,13 @@ async fn translate_names_the_field_of_each_invalid_json_option() -> Result<()> {
         ),
         (
             json!({"text": ["The house"], "target_lang": "ES", "formality": "more"}),
-            "formality",
+            // DeepL's wording, which its clients match (`Target language.*formality`).
+            "Target language ES does not support formality 'more'",
         ),
         (
             json!({"text": ["The house"], "target_lang": "ES", "formality": "less"}),
-            "formality",
+            // DeepL's wording, which its clients match (`Target language.*formality`).
+            "Target language ES does not support formality 'less'",
         ),
         (
             json!({"text": ["a"], "target_lang": "ES", "formality": "polite"}),

@@ -686,3 +686,120 @@ async fn engine_artefacts_are_repaired_and_marked_or_protected_text_kept() -> Re
     assert!(text.contains("la casa"), "{text}");
     Ok(())
 }
+
+/// Adjacent inline elements keep their own words and order; text between
+/// elements stays outside them (HTML and XML, through real Apertium).
+#[tokio::test]
+async fn adjacent_inline_elements_keep_their_own_words() -> Result<()> {
+    let c = client("translate_adjacent_tags").await?;
+    for tag_handling in ["html", "xml"] {
+        let (code, body) = c
+            .api
+            .translate(
+                &c.key,
+                &json!({
+                    "text": [
+                        "<p>This is <b>bold</b><i>italic</i> text.</p>",
+                        "<p><span>This is a sentence split</span><span>across two spans</span></p>",
+                        "<p>This is <b>bold</b> and <i>italic</i> text.</p>",
+                    ],
+                    "source_lang": "EN", "target_lang": "ES", "tag_handling": tag_handling,
+                }),
+                None,
+            )
+            .await?;
+        assert_eq!(code, 200, "{body}");
+        let out = translated_texts(&body);
+        // Two elements, each with its own word, one after the other.
+        assert!(
+            out[0].contains("</b><i>") && !out[0].contains("<b><i>"),
+            "{}",
+            out[0]
+        );
+        assert!(!out[0].contains("bolditalic"), "{}", out[0]);
+        assert!(
+            out[1].contains("</span><span>") && !out[1].contains("<span><span>"),
+            "{}",
+            out[1]
+        );
+        assert!(!out[1].contains("splitacross"), "{}", out[1]);
+        // "and" (its translation, "e" before "i") between the elements, not inside <i>.
+        assert!(out[2].contains("</b> e <i>"), "{}", out[2]);
+    }
+    Ok(())
+}
+
+/// Each text of a request is detected on its own: a mixed-language array is
+/// translated text by text and each reports its own language.
+#[tokio::test]
+async fn each_text_of_a_request_is_detected_on_its_own() -> Result<()> {
+    let c = client("translate_detect_each").await?;
+    let (code, body) = c
+        .api
+        .translate(
+            &c.key,
+            &json!({
+                "text": ["Where is the train station, please?", "Bonjour tout le monde, comment allez-vous?"],
+                "target_lang": "ES",
+            }),
+            None,
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["translations"][0]["detected_source_language"], "EN");
+    assert_eq!(body["translations"][1]["detected_source_language"], "FR");
+    let out = translated_texts(&body);
+    assert!(
+        out[0].contains("tren") && out[0].contains("Dónde"),
+        "{}",
+        out[0]
+    );
+    assert!(!out[0].contains("Where"), "{}", out[0]);
+    assert!(out[1].to_lowercase().contains("mundo"), "{}", out[1]);
+    Ok(())
+}
+
+/// Short texts are not guessed into a language they are not in, and are never
+/// returned untranslated because of a guess.
+#[tokio::test]
+async fn short_texts_are_detected_and_translated() -> Result<()> {
+    let c = client("translate_detect_short").await?;
+    for (text, target, detected, expect) in [
+        ("Hello", "ES", "EN", "Hola"),
+        ("proton beam", "ES", "EN", "protón"),
+        ("Hello.\nBye.", "ES", "EN", "Hola"),
+        ("Good morning", "CA", "EN", "Bon dia"),
+    ] {
+        let (code, body) = c
+            .api
+            .translate(
+                &c.key,
+                &json!({"text": [text], "target_lang": target}),
+                None,
+            )
+            .await?;
+        assert_eq!(code, 200, "{text}: {body}");
+        assert_eq!(
+            body["translations"][0]["detected_source_language"], detected,
+            "{text}: {body}"
+        );
+        let out = &translated_texts(&body)[0];
+        assert!(out.contains(expect), "{text} → {out}");
+    }
+    // A short text that is in the target language is still returned as it is.
+    let (code, body) = c
+        .api
+        .translate(
+            &c.key,
+            &json!({"text": ["La casa es muy grande y bonita."], "target_lang": "ES"}),
+            None,
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["translations"][0]["detected_source_language"], "ES");
+    assert_eq!(
+        translated_texts(&body)[0],
+        "La casa es muy grande y bonita."
+    );
+    Ok(())
+}

@@ -63,6 +63,178 @@ impl Detector {
             .find(|(l, _)| *l == lang)
             .map(|(_, code)| code.clone())
     }
+
+    /// Confidence of each candidate for `text` (summing to 1, best first);
+    /// empty when the text has no letters.
+    pub fn confidences(&self, text: &str) -> Vec<(String, f64)> {
+        let Some((detector, known)) = self.inner.as_ref() else {
+            return Vec::new();
+        };
+        let sample: String = text.chars().take(MAX_CHARS).collect();
+        if !sample.chars().any(char::is_alphabetic) {
+            return Vec::new();
+        }
+        detector
+            .compute_language_confidence_values(sample)
+            .into_iter()
+            .filter_map(|(lang, p)| {
+                known
+                    .iter()
+                    .find(|(l, _)| *l == lang)
+                    .map(|(_, code)| (code.clone(), p))
+            })
+            .collect()
+    }
+
+    /// What the detector sees in each text of one request: its words and
+    /// the candidates' confidences.
+    pub fn observe(&self, texts: &[String]) -> Vec<Observed> {
+        texts
+            .iter()
+            .map(|t| Observed {
+                words: words(t),
+                confidences: self.confidences(t),
+            })
+            .collect()
+    }
+
+    /// The language of each text of one request, told apart text by text.
+    ///
+    /// A text of [`SURE_WORDS`] words or more is what the detector says it
+    /// is. A shorter one (a word or a title, which n-gram statistics cannot
+    /// tell apart alone) is weighed with what else speaks: the share of its
+    /// words each candidate's dictionary knows (`known`, from the engines),
+    /// the other texts of the request (by their words), whether a language can
+    /// be translated into the target at all (`serves`), and English, the most
+    /// common source, when nothing else does. A short text is taken to be in
+    /// the target language (and so returned untranslated) only when that
+    /// language's dictionary knows all its words or the detector is sure.
+    pub fn decide(
+        &self,
+        seen: &[Observed],
+        known: impl Fn(usize, &str) -> Option<f64>,
+        target: &str,
+        serves: impl Fn(&str) -> bool,
+    ) -> Vec<Option<Guess>> {
+        let total: usize = seen.iter().map(|o| o.words).sum();
+        seen.iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let (best, p) = o.confidences.first()?.clone();
+                if o.words >= SURE_WORDS {
+                    return Some(Guess {
+                        base: best,
+                        confidence: p,
+                    });
+                }
+                // What the other texts of the request speak, by their words.
+                let others = |code: &str| -> f64 {
+                    let rest = total - o.words;
+                    if rest == 0 {
+                        return 0.0;
+                    }
+                    seen.iter()
+                        .enumerate()
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, x)| {
+                            x.confidences
+                                .iter()
+                                .find(|(c, _)| c == code)
+                                .map_or(0.0, |(_, q)| q * x.words as f64)
+                        })
+                        .sum::<f64>()
+                        / rest as f64
+                };
+                let mut scored: Vec<(String, f64)> = o
+                    .confidences
+                    .iter()
+                    .map(|(code, p)| {
+                        let prior = PRIOR_FLOOR
+                            + PRIOR_REQUEST * others(code)
+                            + if serves(code) { PRIOR_SERVES } else { 0.0 }
+                            + if code == "eng" { PRIOR_ENGLISH } else { 0.0 };
+                        let lexicon = known(i, code).map_or(LEXICON_UNKNOWN, |k| {
+                            (LEXICON_FLOOR + k) * (LEXICON_FLOOR + k)
+                        });
+                        (code.clone(), (CONFIDENCE_FLOOR + p) * prior * lexicon)
+                    })
+                    .collect();
+                let sum: f64 = scored.iter().map(|(_, s)| s).sum();
+                if sum > 0.0 {
+                    for (_, s) in &mut scored {
+                        *s /= sum;
+                    }
+                }
+                scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let sure_of_target = known(i, target).is_some_and(|k| k >= 1.0)
+                    || o.confidences
+                        .iter()
+                        .any(|(c, p)| c == target && *p >= SURE_OF_TARGET);
+                scored
+                    .into_iter()
+                    .find(|(code, _)| code != target || sure_of_target)
+                    .map(|(base, confidence)| Guess { base, confidence })
+            })
+            .collect()
+    }
+}
+
+/// What the detector saw in one text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    /// Words (runs of letters).
+    pub words: usize,
+    /// Confidence of each candidate (base code), best first.
+    pub confidences: Vec<(String, f64)>,
+}
+
+impl Observed {
+    /// Whether this text is short enough to be weighed with dictionaries.
+    pub fn is_short(&self) -> bool {
+        self.words > 0 && self.words < SURE_WORDS
+    }
+
+    /// The candidates worth a dictionary look-up: the detector's first few.
+    pub fn leading(&self) -> impl Iterator<Item = &str> {
+        self.confidences
+            .iter()
+            .take(LOOKED_UP)
+            .map(|(c, _)| c.as_str())
+    }
+}
+
+/// A language told for one text, with the detector's confidence (0–1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guess {
+    /// Base code (ISO 639-3, `hbs` for Serbo-Croatian).
+    pub base: String,
+    /// How sure the detector is, after weighing the request's evidence.
+    pub confidence: f64,
+}
+
+/// Texts of at least this many words are detected on their own.
+pub const SURE_WORDS: usize = 6;
+/// A short text is taken to be in the target language only when the detector
+/// gives the target at least this confidence on its own.
+const SURE_OF_TARGET: f64 = 0.9;
+/// Candidates of a short text whose dictionaries are asked (besides English
+/// and the target).
+pub const LOOKED_UP: usize = 5;
+/// Weights of the evidence a short text is weighed with.
+const CONFIDENCE_FLOOR: f64 = 0.05;
+const LEXICON_FLOOR: f64 = 0.05;
+/// The weight of a candidate without a dictionary: as if it knew half.
+const LEXICON_UNKNOWN: f64 = (LEXICON_FLOOR + 0.5) * (LEXICON_FLOOR + 0.5);
+const PRIOR_FLOOR: f64 = 0.05;
+const PRIOR_REQUEST: f64 = 1.0;
+const PRIOR_SERVES: f64 = 0.3;
+const PRIOR_ENGLISH: f64 = 0.3;
+
+/// Words (runs of letters) in a text.
+fn words(text: &str) -> usize {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .count()
 }
 
 #[cfg(test)]

@@ -150,6 +150,16 @@ pub trait Engine: Send + Sync {
         Vec::new()
     }
 
+    /// For each text, the share (0–1) of its words that the engine's
+    /// dictionary of the language `base` (ISO 639-3) knows; `None` when the
+    /// engine has no dictionary of that language (default). Language
+    /// detection weighs short texts with it, which n-gram statistics alone
+    /// cannot tell apart.
+    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+        let _ = (base, texts);
+        None
+    }
+
     /// Whether the engine can rewrite text within `lang` itself (a language
     /// model), for `/v2/write/rephrase`; default no.
     fn can_rephrase(&self, lang: &Lang) -> bool {

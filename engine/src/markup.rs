@@ -41,6 +41,9 @@ pub(crate) struct Element {
     pub paired: bool,
     /// Nesting depth in the input (0 = outermost).
     pub depth: usize,
+    /// Where it starts: the share, in thousandths, of the text's characters
+    /// before it. An element whose words the engine dropped is put back there.
+    pub at: u16,
 }
 
 /// A parsed text: items plus the element table they refer to.
@@ -104,6 +107,7 @@ impl Markup {
                         close: String::new(),
                         paired: true,
                         depth: stack.len(),
+                        at: 0,
                     });
                     m.items.push(Item::Open(id));
                     stack.push((id, name));
@@ -133,7 +137,32 @@ impl Markup {
             m.elements[id].close = format!("</{n}>");
             m.items.push(Item::Close(id));
         }
+        m.place_elements();
         m
+    }
+
+    /// Sets each element's [`Element::at`].
+    fn place_elements(&mut self) {
+        let total: usize = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Text(t) => t.chars().count(),
+                _ => 0,
+            })
+            .sum();
+        let mut before = 0;
+        for item in &self.items {
+            match item {
+                Item::Text(t) => before += t.chars().count(),
+                Item::Open(id) | Item::Standalone(id) => {
+                    if let Some(e) = self.elements.get_mut(*id) {
+                        e.at = u16::try_from(before * 1000 / total.max(1)).unwrap_or(1000);
+                    }
+                }
+                Item::Close(_) => {}
+            }
+        }
     }
 
     fn flush_text(&mut self, buf: &mut String) {
@@ -149,6 +178,7 @@ impl Markup {
             close: String::new(),
             paired: false,
             depth,
+            at: 0,
         });
         self.items.push(Item::Standalone(id));
     }
@@ -330,6 +360,103 @@ pub(crate) fn trim_atoms(atoms: &mut [Atom]) {
     }
 }
 
+/// Puts each element the translation lost entirely (no word, no marker) back
+/// where it stood in the source, relative to the text's length, at a word
+/// boundary: an element whose words the engine dropped (a subject pronoun a
+/// Romance verb absorbs) stays in its place, empty, instead of moving to the
+/// end or swallowing its neighbours.
+fn place_lost(atoms: &mut Vec<Atom>, elements: &[Element]) {
+    let mut present = vec![false; elements.len()];
+    for a in atoms.iter() {
+        match a {
+            Atom::Text { text, ids } if !text.trim().is_empty() => {
+                for &id in ids {
+                    if let Some(p) = present.get_mut(id) {
+                        *p = true;
+                    }
+                }
+            }
+            Atom::Open(id) | Atom::Close(id) | Atom::Standalone(id) => {
+                if let Some(p) = present.get_mut(*id) {
+                    *p = true;
+                }
+            }
+            Atom::Text { .. } => {}
+        }
+    }
+    for (id, el) in elements.iter().enumerate() {
+        if present[id] {
+            continue;
+        }
+        let total: usize = atoms
+            .iter()
+            .map(|a| match a {
+                Atom::Text { text, .. } => text.chars().count(),
+                _ => 0,
+            })
+            .sum();
+        let goal = total * usize::from(el.at) / 1000;
+        let marker = if el.paired {
+            Atom::Open(id)
+        } else {
+            Atom::Standalone(id)
+        };
+        // The first word boundary at or after `goal` characters.
+        let mut seen = 0;
+        let mut at = atoms.len();
+        let mut split: Option<(usize, usize)> = None;
+        for (k, a) in atoms.iter().enumerate() {
+            let Atom::Text { text, .. } = a else {
+                if seen >= goal {
+                    at = k;
+                    break;
+                }
+                continue;
+            };
+            let len = text.chars().count();
+            if seen >= goal {
+                at = k;
+                break;
+            }
+            if seen + len > goal {
+                // Inside this text: after the next space from the goal on.
+                let offset: usize = text
+                    .char_indices()
+                    .skip(goal - seen)
+                    .find(|(_, c)| c.is_whitespace())
+                    .map_or(text.len(), |(b, c)| b + c.len_utf8());
+                split = Some((k, offset));
+                break;
+            }
+            seen += len;
+        }
+        if let Some((k, offset)) = split {
+            let Atom::Text { text, ids } = &mut atoms[k] else {
+                continue;
+            };
+            let tail = text.split_off(offset);
+            let ids = ids.clone();
+            if !tail.is_empty() {
+                atoms.insert(k + 1, Atom::Text { text: tail, ids });
+            }
+            at = k + 1;
+        }
+        // Not inside a sibling (or a sibling's child): after its last word.
+        let foreign = |a: &Atom| match a {
+            Atom::Text { ids, .. } => ids
+                .iter()
+                .any(|&i| elements.get(i).is_some_and(|e| e.depth >= el.depth)),
+            _ => false,
+        };
+        if at > 0 && atoms.get(at - 1).is_some_and(foreign) {
+            while atoms.get(at).is_some_and(foreign) {
+                at += 1;
+            }
+        }
+        atoms.insert(at, marker);
+    }
+}
+
 /// Rebuilds text from translated atoms. With `xml`, text is escaped and the
 /// elements of `elements` are placed as described in the module docs;
 /// without, the texts are concatenated.
@@ -348,6 +475,7 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
         return out;
     }
 
+    place_lost(&mut atoms, elements);
     // Where each element landed.
     let n = elements.len();
     let mut word_range: Vec<Option<(usize, usize)>> = vec![None; n];
@@ -548,9 +676,10 @@ mod tests {
     }
 
     #[test]
-    fn rebuild_clips_crossing_spans_and_appends_lost_ones() {
+    fn rebuild_clips_crossing_spans_and_places_lost_ones_where_they_stood() {
         let m = Markup::parse_xml("<a>one</a> <b>two</b> <c>three</c> <x/>");
-        // a on atoms 0 and 4, b on atoms 2..4 → crossing; c and x lost.
+        // a on atoms 0 and 4, b on atoms 2..4 → crossing; c and x lost: put
+        // back at their share of the text (c after two thirds, x at the end).
         let atoms = vec![
             text("uno", &[0]),
             text(" ", &[]),
@@ -559,7 +688,16 @@ mod tests {
             text("tres", &[0, 1]),
         ];
         let out = rebuild(atoms, &m.elements, true);
-        assert_eq!(out, "<a>uno <b>dos tres</b></a><c></c><x/>");
+        assert_eq!(out, "<a>uno <b>dos<c></c> tres</b></a><x/>");
+        // A lost element between words stays between them, outside its siblings.
+        let m = Markup::parse_xml("Read <a>before</a> <i>you</i> install it.");
+        let atoms = vec![
+            text("Lee ", &[]),
+            text("antes de que", &[0]),
+            text(" instales.", &[]),
+        ];
+        let out = rebuild(atoms, &m.elements, true);
+        assert_eq!(out, "Lee <a>antes de que</a><i></i> instales.");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! codes, detection, routing through pivot languages and fallback between
 //! engines.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::apertium::{ApertiumConfig, ApertiumEngine};
@@ -223,6 +224,90 @@ impl Translator {
         Lang::new(base).deepl_base().map(str::to_owned)
     }
 
+    /// The language of each text of one request translated into `target`
+    /// (a DeepL code), told text by text (`detect.rs`): a DeepL base code and
+    /// a confidence, `None` for a text without letters. Short texts are
+    /// weighed with the engines' dictionaries of their likely languages.
+    pub async fn detect_each(
+        &self,
+        texts: &[String],
+        tags: TagHandling,
+        target: &str,
+    ) -> Result<Vec<Option<(String, f64)>>, EngineError> {
+        let target = lang::parse_target(target).map_or_else(|_| String::new(), |l| l.base);
+        let samples: Vec<String> = texts
+            .iter()
+            .map(|t| {
+                let sample: String = t.chars().take(DETECT_SAMPLE).collect();
+                match tags {
+                    TagHandling::Xml => markup::plain_text(&sample),
+                    TagHandling::None => sample,
+                }
+            })
+            .collect();
+        let inner = self.inner.clone();
+        let observed = {
+            let samples = samples.clone();
+            tokio::task::spawn_blocking(move || inner.detector.observe(&samples))
+                .await
+                .map_err(|e| EngineError::Failed(format!("language detection failed: {e}")))?
+        };
+        // Dictionaries of the short texts' likely languages, English and the target.
+        let short: Vec<usize> = (0..observed.len())
+            .filter(|&i| observed[i].is_short())
+            .collect();
+        let mut candidates: Vec<String> = vec!["eng".to_owned(), target.clone()];
+        for &i in &short {
+            for c in observed[i].leading() {
+                if !candidates.iter().any(|x| x == c) {
+                    candidates.push(c.to_owned());
+                }
+            }
+        }
+        let mut known: HashMap<(usize, String), f64> = HashMap::new();
+        if !short.is_empty() {
+            let short_texts: Vec<String> = short.iter().map(|&i| samples[i].clone()).collect();
+            let lookups = candidates.iter().map(|base| {
+                let short_texts = &short_texts;
+                async move {
+                    for engine in &self.inner.engines {
+                        if let Some(shares) = engine.known_words(base, short_texts).await {
+                            return Some((base.clone(), shares));
+                        }
+                    }
+                    None
+                }
+            });
+            for (base, shares) in futures::future::join_all(lookups)
+                .await
+                .into_iter()
+                .flatten()
+            {
+                for (&i, share) in short.iter().zip(shares) {
+                    known.insert((i, base.clone()), share);
+                }
+            }
+        }
+        let graph = &self.inner.graph;
+        let serves = |base: &str| base == target || graph.path(base, &target).is_some();
+        let guesses = self.inner.detector.decide(
+            &observed,
+            |i, base| known.get(&(i, base.to_owned())).copied(),
+            &target,
+            serves,
+        );
+        Ok(guesses
+            .into_iter()
+            .map(|g| {
+                g.and_then(|g| {
+                    Lang::new(g.base)
+                        .deepl_base()
+                        .map(|code| (code.to_owned(), g.confidence))
+                })
+            })
+            .collect())
+    }
+
     /// Process ids of the engines' local processes (diagnostics).
     pub fn process_ids(&self) -> Vec<u32> {
         self.inner
@@ -371,14 +456,15 @@ impl Translator {
                 })
                 .collect();
             if candidates.is_empty() {
-                let feature = match needs.first() {
-                    Some(Feature::Formality) => "formality",
-                    _ => "custom_instructions",
-                };
-                return Err(EngineError::Unsupported(format!(
-                    "Parameter '{feature}' is not supported for target_lang {} by the configured engines.",
-                    target.deepl_code().unwrap_or_else(|| target.to_string())
-                )));
+                let code = target.deepl_code().unwrap_or_else(|| target.to_string());
+                return Err(EngineError::Unsupported(match needs.first() {
+                    Some(Feature::Formality) => format!(
+                        "Target language {code} does not support formality with the configured engines."
+                    ),
+                    _ => format!(
+                        "Parameter 'custom_instructions' is not supported for target_lang {code} by the configured engines."
+                    ),
+                }));
             }
             let mut last_error = EngineError::Failed("no engine for a step of the route".into());
             let mut done = false;

@@ -1,6 +1,7 @@
 //! [`Pipeline::translate`]: segments, options and customisations in,
 //! translations out (see the crate documentation for the steps).
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -18,8 +19,8 @@ use crate::{Customizations, Pipeline, PipelineError, lines, protect};
 /// One translation.
 #[derive(Debug, Clone)]
 pub struct Request<'a> {
-    /// DeepL source code; `None` to detect it (then the engines see all texts
-    /// in one call, so that one language is detected for all of them).
+    /// DeepL source code; `None` to detect it, text by text (each group of
+    /// texts in one language then goes through the pipeline on its own).
     pub source_lang: Option<String>,
     /// DeepL target code.
     pub target_lang: String,
@@ -47,8 +48,10 @@ pub struct Translated {
     /// One translation per text, in order.
     pub texts: Vec<String>,
     /// DeepL code (upper case, no variant) of the source language, as given or
-    /// as detected.
+    /// as detected (detected per text: the language of most texts).
     pub detected_source_lang: String,
+    /// The source language of each text, in order (all the same when given).
+    pub detected_source_langs: Vec<String>,
 }
 
 /// Told how far a translation has come (e.g. a document's progress column).
@@ -114,6 +117,74 @@ impl Pipeline<'_> {
 
     /// Translates `req`'s texts through the whole pipeline.
     pub async fn translate(
+        &self,
+        req: Request<'_>,
+        progress: &impl Progress,
+    ) -> Result<Translated, PipelineError> {
+        if req.source_lang.is_some() || req.texts.is_empty() {
+            return self.translate_from(req, progress).await;
+        }
+        // Detection text by text: each language's texts translated on their own.
+        let tags = if req.markup.is_some() {
+            TagHandling::Xml
+        } else {
+            TagHandling::None
+        };
+        let guesses = self
+            .translator
+            .detect_each(&req.texts, tags, &req.target_lang)
+            .await?;
+        let target_base = language::base(&req.target_lang).to_ascii_uppercase();
+        let mut langs: Vec<String> = Vec::with_capacity(guesses.len());
+        let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, guess) in guesses.into_iter().enumerate() {
+            match guess {
+                // Already in the target language (the detector is sure of
+                // it): unchanged, as DeepL does.
+                Some((code, _)) if code == target_base => langs.push(code),
+                Some((code, _)) => {
+                    groups.entry(code.clone()).or_default().push(i);
+                    langs.push(code);
+                }
+                // No letters: nothing to translate.
+                None => langs.push(String::new()),
+            }
+        }
+        let mut texts = req.texts.clone();
+        for (code, indices) in &groups {
+            let group = Request {
+                source_lang: Some(code.clone()),
+                texts: indices.iter().map(|&i| req.texts[i].clone()).collect(),
+                ..req.clone()
+            };
+            let out = self.translate_from(group, progress).await?;
+            for (&i, t) in indices.iter().zip(out.texts) {
+                texts[i] = t;
+            }
+        }
+        // The language of most texts stands for the request.
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for l in langs.iter().filter(|l| !l.is_empty()) {
+            *counts.entry(l.as_str()).or_default() += 1;
+        }
+        let main = counts
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map_or_else(|| "EN".to_owned(), |(l, _)| (*l).to_owned());
+        let detected_source_langs = langs
+            .into_iter()
+            .map(|l| if l.is_empty() { main.clone() } else { l })
+            .collect();
+        Ok(Translated {
+            texts,
+            detected_source_lang: main,
+            detected_source_langs,
+        })
+    }
+
+    /// Translates `req`'s texts from its source language (or, without texts,
+    /// nothing at all).
+    async fn translate_from(
         &self,
         req: Request<'_>,
         progress: &impl Progress,
@@ -195,6 +266,7 @@ impl Pipeline<'_> {
             });
         }
         Ok(Translated {
+            detected_source_langs: vec![detected_source_lang.clone(); texts.len()],
             texts,
             detected_source_lang,
         })

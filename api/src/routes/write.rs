@@ -1,15 +1,17 @@
 //! Text improvement: `POST /v2/write/correct` (spelling with Hunspell
 //! dictionaries and simple grammar, minimal change) and `POST /v2/write/rephrase`
-//! (a round trip through a pivot language with the configured engines), in the
-//! DeepL wire format. Usage goes to the ledger as `text_improvement_characters`.
+//! (a language-model engine rewrites; without one, the text is only corrected —
+//! translated first through the pipeline when it is in another language — and
+//! the answer says so in [`REPHRASED_HEADER`]), in the DeepL wire format. Usage
+//! goes to the ledger as `text_improvement_characters`.
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Serialize;
-use tolk_engine::TranslateRequest;
 use tolk_storage::usage::{self, UsageEvent};
 
 use crate::auth::AuthKey;
@@ -44,8 +46,12 @@ const TONES: &[&str] = &[
     "prefer_enthusiastic",
     "prefer_friendly",
 ];
-/// Pivot languages tried for a rephrasing round trip, in order.
-const PIVOTS: &[&str] = &["ES", "EN", "PT", "FR", "CA"];
+/// Response header of `/v2/write/rephrase` (an extension) saying how the
+/// text was improved: `rewritten` by a language-model engine, or only
+/// `corrected` (spelling and grammar, as `/v2/write/correct`) when no
+/// configured engine can rephrase — never paraphrased by round-trip
+/// translation, which changes meaning.
+pub const REPHRASED_HEADER: &str = "x-tolk-rephrase";
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -84,11 +90,15 @@ fn languages(
         .iter()
         .map(|t| {
             let detected = state.translator.detect(t);
+            // A detected language is reported in DeepL Write's lower case.
             let lang = match target {
                 Some(l) => l.to_owned(),
-                None => detected.clone().ok_or_else(|| {
-                    bad("The language of 'text' could not be detected; set 'target_lang'.")
-                })?,
+                None => detected
+                    .as_deref()
+                    .map(str::to_ascii_lowercase)
+                    .ok_or_else(|| {
+                        bad("The language of 'text' could not be detected; set 'target_lang'.")
+                    })?,
             };
             let detected = detected.unwrap_or_else(|| base(&lang)).to_ascii_lowercase();
             Ok((detected, lang))
@@ -152,29 +162,12 @@ async fn correct(
     }
     let target = p.choice("target_lang", TARGET_LANGS)?;
     let langs = languages(&state, &texts, target)?;
-    for (_, lang) in &langs {
-        if !state.speller.supports(lang) {
-            return Err(bad(format!(
-                "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
-                lang.to_ascii_uppercase()
-            )));
-        }
-    }
-    let speller = state.speller.clone();
-    let work = texts.clone();
-    let langs2 = langs.clone();
-    let corrected = tokio::task::spawn_blocking(move || {
-        work.iter()
-            .zip(&langs2)
-            .map(|(t, (_, lang))| {
-                let dict = speller.dictionary(lang)?;
-                Ok(tolk_write::correct(&dict, lang, t))
-            })
-            .collect::<Result<Vec<String>, tolk_write::WriteError>>()
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("correction task failed: {e}")))?
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let work: Vec<(String, String)> = texts
+        .iter()
+        .zip(&langs)
+        .map(|(t, (_, lang))| (t.clone(), lang.clone()))
+        .collect();
+    let corrected = corrections(&state, work).await?;
     bill(&state, &key, &texts, tag.as_deref()).await?;
     Ok(Json(Improvements {
         improvements: corrected
@@ -189,14 +182,43 @@ async fn correct(
     }))
 }
 
-/// Refuses a style or tone the round trip cannot honour; `default` and
+/// Corrects each text with the dictionary of its language: 400 for a
+/// language without an installed dictionary.
+async fn corrections(
+    state: &AppState,
+    work: Vec<(String, String)>,
+) -> Result<Vec<String>, ApiError> {
+    for (_, lang) in &work {
+        if !state.speller.supports(lang) {
+            return Err(bad(format!(
+                "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
+                lang.to_ascii_uppercase()
+            )));
+        }
+    }
+    let speller = state.speller.clone();
+    let corrected = tokio::task::spawn_blocking(move || {
+        work.iter()
+            .map(|(t, lang)| {
+                let dict = speller.dictionary(lang)?;
+                Ok(tolk_write::correct(&dict, lang, t))
+            })
+            .collect::<Result<Vec<String>, tolk_write::WriteError>>()
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("correction task failed: {e}")))?
+    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(corrected)
+}
+
+/// Refuses a style or tone that correction cannot honour; `default` and
 /// `prefer_*` (which fall back to the default) pass.
 fn honourable(p: &Params, name: &str, allowed: &'static [&'static str]) -> Result<(), ApiError> {
     match p.choice(name, allowed)? {
         None | Some("default") => Ok(()),
         Some(v) if v.starts_with("prefer_") => Ok(()),
         Some(v) => Err(bad(format!(
-            "'{name}' = '{v}' is not supported: the configured engines rephrase by round-trip translation, which cannot honour a {}; use 'prefer_{v}' to fall back to the default.",
+            "'{name}' = '{v}' is not supported: no configured engine can rephrase, so the text is only corrected, which cannot honour a {}; use 'prefer_{v}' to fall back to the default.",
             if name == "tone" {
                 "tone"
             } else {
@@ -224,7 +246,7 @@ async fn rephrase(
     AuthKey(key): AuthKey,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Improvements>, ApiError> {
+) -> Result<Response, ApiError> {
     let p = params(&headers, body).await?;
     let texts = p.texts()?;
     let tag = reporting_tag(&headers)?;
@@ -256,75 +278,50 @@ async fn rephrase(
         });
         llm.push(engine.filter(|_| same));
     }
-    if llm.iter().all(Option::is_some) {
+    let (improved, how) = if llm.iter().all(Option::is_some) {
         let mut out = Vec::with_capacity(texts.len());
-        for ((text, (detected, lang)), engine) in texts.iter().zip(&langs).zip(llm) {
+        for (text, engine) in texts.iter().zip(llm) {
             let Some((engine, l)) = engine else { continue };
             let rewritten = engine
                 .rephrase(&l, vec![text.clone()], &instructions)
                 .await
                 .map_err(ApiError::from)?;
-            out.push(Improvement {
-                text: rewritten.into_iter().next().unwrap_or_default(),
-                detected_source_language: detected.clone(),
-                target_language: reported_variant(lang),
-            });
+            out.push(rewritten.into_iter().next().unwrap_or_default());
         }
-        bill(&state, &key, &texts, tag.as_deref()).await?;
-        return Ok(Json(Improvements { improvements: out }));
-    }
-
-    // Otherwise a round trip through a pivot language, which cannot honour them.
-    honourable(&p, "writing_style", WRITING_STYLES)?;
-    honourable(&p, "tone", TONES)?;
-    let mut out = Vec::with_capacity(texts.len());
-    for (text, (detected, lang)) in texts.iter().zip(&langs) {
-        let from = base(detected);
-        let pivot = PIVOTS
-            .iter()
-            .find(|&&pv| {
-                pv != from
-                    && pv != base(lang)
-                    && state.translator.route(&from, pv).is_ok()
-                    && state.translator.route(pv, lang).is_ok()
-            })
-            .ok_or_else(|| {
-                bad(format!(
-                    "Value for 'target_lang' not supported: no engine pair allows a round trip {from} → pivot → {}.",
-                    lang.to_ascii_uppercase()
-                ))
-            })?;
-        let there = state
-            .translator
-            .translate(TranslateRequest {
-                source_lang: Some(from.clone()),
-                target_lang: (*pivot).to_owned(),
-                texts: vec![text.clone()],
-                ..Default::default()
-            })
-            .await
-            .map_err(ApiError::from)?;
-        let back = state
-            .translator
-            .translate(TranslateRequest {
-                source_lang: Some((*pivot).to_owned()),
-                target_lang: lang.clone(),
-                texts: there.texts,
-                ..Default::default()
-            })
-            .await
-            .map_err(ApiError::from)?;
-        let text = back
-            .texts
-            .into_iter()
-            .next()
-            .ok_or_else(|| ApiError::Internal("the engine returned no text".to_owned()))?;
-        out.push(Improvement {
-            text,
-            detected_source_language: detected.clone(),
-            target_language: reported_variant(lang),
-        });
-    }
+        (out, "rewritten")
+    } else {
+        // Without one, the text is corrected only (in the target language,
+        // translated there first through the pipeline when it is in another).
+        honourable(&p, "writing_style", WRITING_STYLES)?;
+        honourable(&p, "tone", TONES)?;
+        let mut work = Vec::with_capacity(texts.len());
+        for (text, (detected, lang)) in texts.iter().zip(&langs) {
+            let text = if base(detected) == base(lang) {
+                text.clone()
+            } else {
+                let translated = state
+                    .pipeline()
+                    .translate_plain(&base(detected), lang, vec![text.clone()])
+                    .await?;
+                translated.texts.into_iter().next().unwrap_or_default()
+            };
+            work.push((text, lang.clone()));
+        }
+        (corrections(&state, work).await?, "corrected")
+    };
     bill(&state, &key, &texts, tag.as_deref()).await?;
-    Ok(Json(Improvements { improvements: out }))
+    let improvements = improved
+        .into_iter()
+        .zip(langs)
+        .map(|(text, (detected, lang))| Improvement {
+            text,
+            detected_source_language: detected,
+            target_language: reported_variant(&lang),
+        })
+        .collect();
+    let mut response = Json(Improvements { improvements }).into_response();
+    response
+        .headers_mut()
+        .insert(REPHRASED_HEADER, HeaderValue::from_static(how));
+    Ok(response)
 }

@@ -3,6 +3,7 @@
 
 mod batch;
 mod discovery;
+mod lexicon;
 mod pipeline;
 mod stream;
 
@@ -54,6 +55,7 @@ pub struct ApertiumEngine {
     pairs: Vec<Pair>,
     pools: HashMap<String, PairPipelines>,
     queue: usize,
+    lexicons: lexicon::Lexicons,
 }
 
 /// The pipelines of one pair and their batcher (started on first use).
@@ -73,6 +75,7 @@ impl ApertiumEngine {
                 config.modes_dir.display()
             )));
         }
+        let lexicons = lexicon::Lexicons::new(&modes);
         let mut pairs = Vec::new();
         let mut pools = HashMap::new();
         for mode in modes {
@@ -97,6 +100,7 @@ impl ApertiumEngine {
             pairs,
             pools,
             queue: config.queue,
+            lexicons,
         })
     }
 
@@ -233,6 +237,10 @@ impl Engine for ApertiumEngine {
             }
         }
         Ok(results)
+    }
+
+    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+        self.lexicons.known(base, texts).await
     }
 
     fn process_ids(&self) -> Vec<u32> {

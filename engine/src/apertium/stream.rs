@@ -96,17 +96,25 @@ fn tokenize(markup: &Markup) -> Vec<Tok> {
     // Index of the word that a following non-space run continues (only
     // Open/Close tokens since).
     let mut open_word: Option<usize> = None;
+    // Whether an element closed since that word: a sibling opening after it
+    // starts a word of its own (`<b>bold</b><i>italic</i>` are two words,
+    // `<b>bi</b>g` and `un<b>believ</b>able` one).
+    let mut closed = false;
     for item in &markup.items {
         match item {
             Item::Open(id) => {
                 stack.push(*id);
                 toks.push(Tok::Open(*id));
+                if closed {
+                    open_word = None;
+                }
             }
             Item::Close(id) => {
                 if let Some(p) = stack.iter().rposition(|x| x == id) {
                     stack.remove(p);
                 }
                 toks.push(Tok::Close(*id));
+                closed = true;
             }
             Item::Standalone(id) => {
                 toks.push(Tok::Standalone(*id));
@@ -139,6 +147,7 @@ fn tokenize(markup: &Markup) -> Vec<Tok> {
                         }
                         _ => {
                             open_word = Some(toks.len());
+                            closed = false;
                             toks.push(Tok::Word {
                                 text: run.to_owned(),
                                 ids: stack.iter().copied().collect(),
@@ -187,10 +196,18 @@ pub(crate) fn encode(unit: &Unit, index: usize, out: &mut String) {
         }
     }
     let mut last_word_ends_sentence = true;
+    // The elements of the previous word, and whether a space followed it.
+    let mut previous: Option<&BTreeSet<usize>> = None;
+    let mut spaced = false;
     for t in &toks {
         match t {
             Tok::Word { text, ids } => {
                 last_word_ends_sentence = ends_sentence(text);
+                if let Some(before) = previous.filter(|b| spaced && *b != ids) {
+                    boundary_into(before, ids, out);
+                }
+                previous = Some(ids);
+                spaced = false;
                 if ids.is_empty() {
                     escape_into(text, out);
                 } else {
@@ -210,8 +227,12 @@ pub(crate) fn encode(unit: &Unit, index: usize, out: &mut String) {
                     }
                 }
             }
-            Tok::Space(s) if s.chars().all(|c| c == ' ') => out.push_str(s),
+            Tok::Space(s) if s.chars().all(|c| c == ' ') => {
+                spaced = true;
+                out.push_str(s);
+            }
             Tok::Space(s) => {
+                spaced = true;
                 // A paragraph break ends a sentence (as in apertium-destxt).
                 if s.matches('\n').count() >= 2 && !last_word_ends_sentence {
                     out.push_str(".[p]");
@@ -224,13 +245,31 @@ pub(crate) fn encode(unit: &Unit, index: usize, out: &mut String) {
             Tok::Open(id) if !has_words[*id] => out.push_str(&format!("[o{id}]")),
             Tok::Close(id) if !has_words[*id] => out.push_str(&format!("[c{id}]")),
             Tok::Open(_) | Tok::Close(_) => {}
-            Tok::Standalone(id) => out.push_str(&format!("[e{id}]")),
+            Tok::Standalone(id) => {
+                previous = None;
+                out.push_str(&format!("[e{id}]"));
+            }
         }
     }
     if !last_word_ends_sentence {
         out.push_str(".[p]");
     }
     out.push_str(&format!("[s{index}]"));
+}
+
+/// Appends the marker of a boundary between words of different elements,
+/// `[b0.2|1]`: the post-generator (`lt-proc -p`) merges a word it rewrites
+/// with the next one (`y` + `italic` → `e italic`, `de` + `el` → `del`) under
+/// the next one's wordbound blank; a marker it finds inside such a merged
+/// word tells [`decode`] which elements the text before it belongs to.
+fn boundary_into(before: &BTreeSet<usize>, after: &BTreeSet<usize>, out: &mut String) {
+    let join = |ids: &BTreeSet<usize>| {
+        ids.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(".")
+    };
+    out.push_str(&format!("[b{}|{}]", join(before), join(after)));
 }
 
 /// A piece of a translated block.
@@ -249,6 +288,11 @@ pub(crate) fn decode(stream: &str) -> Vec<Out> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut ids: Vec<usize> = Vec::new();
+    // Where the atoms of the current wordbound blank begin in `out`.
+    let mut region = 0;
+    // A boundary marker left between spaces: the space after it is the
+    // engine's, not the source's.
+    let mut skip_space = false;
     let mut chars = stream.chars().peekable();
     let flush = |text: &mut String, ids: &[usize], out: &mut Vec<Out>| {
         if !text.is_empty() {
@@ -259,6 +303,9 @@ pub(crate) fn decode(stream: &str) -> Vec<Out> {
         }
     };
     while let Some(c) = chars.next() {
+        if std::mem::take(&mut skip_space) && c == ' ' {
+            continue;
+        }
         match c {
             '\\' => {
                 if let Some(n) = chars.next() {
@@ -274,11 +321,31 @@ pub(crate) fn decode(stream: &str) -> Vec<Out> {
                 } else {
                     parse_ids(&content)
                 };
+                region = out.len();
             }
             '[' => {
                 let content = read_until(&mut chars, "]");
                 flush(&mut text, &ids, &mut out);
-                out.push(classify(content));
+                match boundary(&content) {
+                    Some((before, after)) if !ids.is_empty() => {
+                        // Inside a word the post-generator merged: the text
+                        // so far is the word before the boundary.
+                        for o in &mut out[region..] {
+                            if let Out::Atom(Atom::Text { ids, .. }) = o {
+                                ids.clone_from(&before);
+                            }
+                        }
+                        ids = after;
+                        region = out.len();
+                    }
+                    Some(_) => {
+                        skip_space = matches!(
+                            out.last(),
+                            Some(Out::Atom(Atom::Text { text, .. })) if text.ends_with(' ')
+                        );
+                    }
+                    None => out.push(classify(content)),
+                }
             }
             c => text.push(c),
         }
@@ -304,6 +371,18 @@ fn read_until(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, end: &str) -
         }
     }
     s
+}
+
+/// A boundary marker's content `b0.2|1` → ([0, 2], [1]).
+fn boundary(content: &str) -> Option<(Vec<usize>, Vec<usize>)> {
+    let (before, after) = content.strip_prefix('b')?.split_once('|')?;
+    let ids = |s: &str| -> Option<Vec<usize>> {
+        s.split('.')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().ok())
+            .collect()
+    };
+    Some((ids(before)?, ids(after)?))
 }
 
 /// `t:1; t:3` → [1, 3].
@@ -485,18 +564,62 @@ mod tests {
                 r#"The <g id="1">big old</g> dog <x id="2"/> runs <b></b>fast"#,
                 TagHandling::Xml
             ),
-            "The [[t:0]]big[[/]] [[t:0]]old[[/]] dog [e1] runs [o2][c2]fast.[p][s0]"
+            "The [b|0][[t:0]]big[[/]] [[t:0]]old[[/]] [b0|]dog [e1] runs [o2][c2]fast.[p][s0]"
         );
         // A word partly inside a span carries the span.
         assert_eq!(
             enc("The <b>bi</b>g dog.", TagHandling::Xml),
-            "The [[t:0]]big[[/]] dog.[s0]"
+            "The [b|0][[t:0]]big[[/]] [b0|]dog.[s0]"
         );
         // Nested spans.
         assert_eq!(
             enc("<b>x <i>y</i></b>.", TagHandling::Xml),
-            "[[t:0]]x[[/]] [[t:0;t:1]]y[[/]].[s0]"
+            "[[t:0]]x[[/]] [b0|0.1][[t:0;t:1]]y[[/]].[s0]"
         );
+        // Adjacent elements are words of their own, each under its blank.
+        assert_eq!(
+            enc("A <b>bold</b><i>italic</i> text.", TagHandling::Xml),
+            "A [b|0][[t:0]]bold[[/]][[t:1]]italic[[/]] [b1|]text.[s0]"
+        );
+        // But a word cut by an element stays one word.
+        assert_eq!(
+            enc("An un<b>believ</b>able day.", TagHandling::Xml),
+            "An [b|0][[t:0]]unbelievable[[/]] [b0|]day.[s0]"
+        );
+    }
+
+    #[test]
+    fn boundaries_the_post_generator_merged_are_split_again() {
+        // `y` + `italic` → `e italic` under italic's blank: `e` is not italic's.
+        let out = decode("Es [[t:0]]negrita[[/]] [[t:1]]e [b|1]italic[[/]] texto.");
+        let atoms: Vec<(String, Vec<usize>)> = out
+            .into_iter()
+            .filter_map(|o| match o {
+                Out::Atom(Atom::Text { text, ids }) => Some((text, ids)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            atoms,
+            [
+                ("Es ".to_owned(), vec![]),
+                ("negrita".to_owned(), vec![0]),
+                (" ".to_owned(), vec![]),
+                ("e ".to_owned(), vec![]),
+                ("italic".to_owned(), vec![1]),
+                (" texto.".to_owned(), vec![]),
+            ]
+        );
+        // A marker outside a merged word is dropped with the space it added.
+        let out = decode("casa [[t:1]]del[[/]] [b|1] rey");
+        let text: String = out
+            .into_iter()
+            .filter_map(|o| match o {
+                Out::Atom(Atom::Text { text, .. }) => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "casa del rey");
     }
 
     #[test]

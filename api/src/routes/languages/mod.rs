@@ -141,9 +141,9 @@ fn check_formality(state: &AppState, target: &str, formality: Formality) -> Resu
         Ok(())
     } else {
         Err(ApiError::BadRequest(format!(
-            "'formality' = '{}' is not supported for target_lang {}; use 'prefer_{}' to fall back to the default.",
-            formality.as_str(),
+            "Target language {} does not support formality '{}'; use 'prefer_{}' to fall back to the default.",
             target.trim().to_ascii_uppercase(),
+            formality.as_str(),
             formality.as_str()
         )))
     }

@@ -197,9 +197,10 @@ async fn translate(
     let translations = out
         .texts
         .into_iter()
+        .zip(out.detected_source_langs)
         .zip(billed)
-        .map(|(text, chars)| Translation {
-            detected_source_language: out.detected_source_lang.clone(),
+        .map(|((text, detected_source_language), chars)| Translation {
+            detected_source_language,
             text,
             billed_characters: opts.show_billed_characters.then_some(chars),
             model_type_used,

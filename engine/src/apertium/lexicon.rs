@@ -1,0 +1,136 @@
+//! Apertium's morphological analysers as dictionaries: which words of a short
+//! text a language knows, for language detection.
+//!
+//! Each source language of an installed pair has an analyser (the first stage
+//! of its modes, `lt-proc …automorf.bin`). A text is run through it once
+//! (a process per call: only short texts are looked up, a few candidates
+//! each) and every word it analyses without the unknown mark `*` counts as
+//! known.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use super::discovery::Mode;
+
+/// Longest time one look-up may take.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The analyser of each source language (by base code).
+#[derive(Debug, Default)]
+pub(crate) struct Lexicons {
+    analysers: HashMap<String, (String, PathBuf)>,
+}
+
+impl Lexicons {
+    /// The analysers of `modes`' source languages: a mode whose first stage
+    /// is `lt-proc` with an `.automorf.bin`.
+    pub fn new(modes: &[Mode]) -> Self {
+        let mut analysers = HashMap::new();
+        for mode in modes {
+            let Some(first) = mode.stages.first() else {
+                continue;
+            };
+            let Some(bin) = first.args.iter().find(|a| a.ends_with(".automorf.bin")) else {
+                continue;
+            };
+            if !first.program.ends_with("lt-proc") {
+                continue;
+            }
+            analysers
+                .entry(mode.pair.source.base.clone())
+                .or_insert_with(|| (first.program.clone(), PathBuf::from(bin)));
+        }
+        Self { analysers }
+    }
+
+    /// Share of known words per text; `None` without an analyser for `base`
+    /// or when it fails.
+    pub async fn known(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+        let (program, bin) = self.analysers.get(base)?;
+        // One line per text, only letters and the marks inside words (no
+        // stream syntax reaches the analyser).
+        let mut input = String::new();
+        for t in texts {
+            for c in t.chars() {
+                input.push(if c.is_alphabetic() || c == '\'' || c == '-' {
+                    c
+                } else {
+                    ' '
+                });
+            }
+            input.push('\n');
+        }
+        let mut child = tokio::process::Command::new(program)
+            .arg(bin)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| tracing::warn!(analyser = %bin.display(), error = %e, "cannot start"))
+            .ok()?;
+        let mut stdin = child.stdin.take()?;
+        let write = async move {
+            stdin.write_all(input.as_bytes()).await?;
+            stdin.shutdown().await
+        };
+        let run = async {
+            write.await?;
+            child.wait_with_output().await
+        };
+        let output = match tokio::time::timeout(TIMEOUT, run).await {
+            Ok(Ok(o)) if o.status.success() => o,
+            other => {
+                tracing::warn!(analyser = %bin.display(), result = ?other.map(|r| r.map(|o| o.status)), "analyser failed");
+                return None;
+            }
+        };
+        let out = String::from_utf8_lossy(&output.stdout);
+        let shares: Vec<f64> = out.lines().map(share_known).collect();
+        (shares.len() == texts.len()).then_some(shares)
+    }
+}
+
+/// Share of the analysed words of one output line (`^word/analysis$`) that
+/// are not marked unknown; 0 for a line without words.
+fn share_known(line: &str) -> f64 {
+    let mut words = 0usize;
+    let mut known = 0usize;
+    for unit in line.split('^').skip(1) {
+        let unit = unit.split('$').next().unwrap_or_default();
+        let Some((surface, analyses)) = unit.split_once('/') else {
+            continue;
+        };
+        if !surface.chars().any(char::is_alphabetic) {
+            continue;
+        }
+        words += 1;
+        if !analyses.starts_with('*') {
+            known += 1;
+        }
+    }
+    if words == 0 {
+        0.0
+    } else {
+        known as f64 / words as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_of_known_words() {
+        assert_eq!(
+            share_known("^Hello/Hello<ij>$ ^beam/beam<n><sg>$^./.<sent>$"),
+            1.0
+        );
+        assert_eq!(share_known("^Hello/*Hello$ ^proton/proton<n>$"), 0.5);
+        assert_eq!(share_known(""), 0.0);
+    }
+}
