@@ -23,6 +23,8 @@ pub enum EngineError {
         source: String,
         /// DeepL code of the target language, e.g. `JA`.
         target: String,
+        /// DeepL codes of the sources that do reach the target (sorted).
+        reachable_from: Vec<String>,
     },
     /// Source and target are the same language (variants ignored: `EN` → `EN-GB`).
     SameLanguage {
@@ -57,11 +59,24 @@ impl std::fmt::Display for EngineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::UnknownLanguage { field, .. } => write!(f, "Value for '{field}' not supported."),
-            Self::UnsupportedPair { source, target } => {
+            Self::UnsupportedPair {
+                source,
+                target,
+                reachable_from,
+            } => {
                 write!(
                     f,
                     "No translation route from {source} to {target} is available"
-                )
+                )?;
+                if reachable_from.is_empty() {
+                    write!(f, "; no installed source language reaches {target}")
+                } else {
+                    write!(
+                        f,
+                        "; {target} can be translated from {}",
+                        reachable_from.join(", ")
+                    )
+                }
             }
             Self::SameLanguage { lang } => {
                 write!(f, "Source and target language are the same ({lang})")
@@ -103,10 +118,20 @@ mod tests {
         let e = EngineError::UnsupportedPair {
             source: "EN".into(),
             target: "JA".into(),
+            reachable_from: Vec::new(),
         };
         assert_eq!(
             e.to_string(),
-            "No translation route from EN to JA is available"
+            "No translation route from EN to JA is available; no installed source language reaches JA"
+        );
+        let e = EngineError::UnsupportedPair {
+            source: "EN".into(),
+            target: "NL".into(),
+            reachable_from: vec!["AF".into()],
+        };
+        assert_eq!(
+            e.to_string(),
+            "No translation route from EN to NL is available; NL can be translated from AF"
         );
         let e = EngineError::UnknownLanguage {
             field: "target_lang",

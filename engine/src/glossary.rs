@@ -13,6 +13,7 @@
 //! its own entry), since the target's inflection cannot be derived.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// The element that carries a target term through the engine.
 pub const TERM_TAG: &str = "tolk-term";
@@ -204,6 +205,99 @@ pub fn release(text: &str, markup: bool) -> String {
     }
 }
 
+/// Puts back around each wrapped span of `output` the whitespace its source
+/// had (`source` and `output` wrapped, as sent to and returned by the
+/// engines): engines move or drop the blank beside a span they cannot see
+/// ("to <https://…>" → "a<https://…>", "%{count} messages" →
+/// "%{count}mensajes"). A span at the very start or end of the output keeps
+/// its edge as it is; spans are matched by their content, in order.
+pub fn respace(source: &str, output: &str) -> String {
+    let spans_of = |text: &str| -> Vec<(Range<usize>, String)> {
+        let mut spans = Vec::new();
+        let mut at = 0;
+        while let Some(i) = text[at..].find(OPEN) {
+            let start = at + i;
+            let Some(j) = text[start..].find(CLOSE) else {
+                break;
+            };
+            let content = text[start + OPEN.len()..start + j].to_owned();
+            let mut end = start + j + CLOSE.len();
+            // With the tags right around it (`<a>` and `</a>` of an element
+            // holding only the span), not reaching into the previous span.
+            let floor = spans
+                .last()
+                .map_or(0, |(r, _): &(Range<usize>, String)| r.end);
+            let mut start = start;
+            while start > floor && text[..start].ends_with('>') {
+                match text[floor..start].rfind('<') {
+                    Some(open) => start = floor + open,
+                    None => break,
+                }
+            }
+            while text[end..].starts_with('<') && !text[end..].starts_with(OPEN) {
+                match text[end..].find('>') {
+                    Some(close) => end += close + 1,
+                    None => break,
+                }
+            }
+            spans.push((start..end, content));
+            at = end;
+        }
+        spans
+    };
+    let source_spans = spans_of(source);
+    let output_spans = spans_of(output);
+    if source_spans.is_empty() || output_spans.is_empty() {
+        return output.to_owned();
+    }
+    let mut used = vec![false; source_spans.len()];
+    let mut out = String::with_capacity(output.len() + 8);
+    let mut at = 0;
+    for (range, content) in &output_spans {
+        let Some(k) = (0..source_spans.len()).find(|&k| !used[k] && source_spans[k].1 == *content)
+        else {
+            continue;
+        };
+        used[k] = true;
+        let src = &source_spans[k].0;
+        let (before, after) = (ws_before(source, src.start), ws_after(source, src.end));
+        // The text up to the span, its trailing whitespace replaced unless
+        // the span starts the output (or follows the previous span's
+        // whitespace, already written).
+        let head = &output[at..range.start];
+        let trimmed = head.trim_end();
+        if output[..range.start].trim().is_empty() || (trimmed.is_empty() && at > 0) {
+            out.push_str(head);
+        } else {
+            out.push_str(trimmed);
+            out.push_str(before);
+        }
+        out.push_str(&output[range.clone()]);
+        // Its leading whitespace after the span, unless the span ends the output.
+        let rest = &output[range.end..];
+        if rest.trim().is_empty() {
+            at = range.end;
+        } else {
+            out.push_str(after);
+            at = range.end + ws_after(output, range.end).len();
+        }
+    }
+    out.push_str(&output[at..]);
+    out
+}
+
+/// The whitespace right before byte `at` of `text`.
+fn ws_before(text: &str, at: usize) -> &str {
+    let head = &text[..at];
+    &head[head.trim_end().len()..]
+}
+
+/// The whitespace right after byte `at` of `text`.
+fn ws_after(text: &str, at: usize) -> &str {
+    let tail = &text[at..];
+    &tail[..tail.len() - tail.trim_start().len()]
+}
+
 /// Whether `c` is part of a word written with spaces between words.
 fn spaced_word_char(c: char) -> bool {
     c.is_alphanumeric()
@@ -247,6 +341,43 @@ mod tests {
             ("new".to_owned(), "nuevo".to_owned()),
             ("a&b".to_owned(), "x<y".to_owned()),
         ])
+    }
+
+    #[test]
+    fn respace_puts_back_the_sources_whitespace_around_spans() {
+        let w = |s: &str| format!("{OPEN}{s}{CLOSE}");
+        let url = w("http://localhost:5000");
+        assert_eq!(
+            respace(&format!("Go to {url} now"), &format!("Ve a{url} ahora")),
+            format!("Ve a {url} ahora")
+        );
+        let count = w("%{count}");
+        assert_eq!(
+            respace(&format!("{count} messages"), &format!("{count}mensajes")),
+            format!("{count} mensajes")
+        );
+        // Not glued where the source had no space; a line break kept.
+        assert_eq!(
+            respace(
+                &format!("Item{count}:\n{url}"),
+                &format!("Elemento {count}: {url}")
+            ),
+            format!("Elemento{count}:\n{url}")
+        );
+        // At the start and the end, edges stay as the engine left them.
+        assert_eq!(
+            respace(&format!(" {url} and {count}"), &format!("{url} y{count}")),
+            format!("{url} y {count}")
+        );
+        assert_eq!(respace("no spans", "sin tramos"), "sin tramos");
+        // An element holding only the span moves with it.
+        assert_eq!(
+            respace(
+                &format!("to <a>{url}</a> now"),
+                &format!("a<a>{url}</a>ahora")
+            ),
+            format!("a <a>{url}</a> ahora")
+        );
     }
 
     #[test]

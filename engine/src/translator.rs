@@ -205,6 +205,39 @@ impl Translator {
             .collect())
     }
 
+    /// DeepL codes of the listed sources that reach the base language
+    /// `target` (directly or through pivots), sorted.
+    fn sources_reaching(&self, target: &str) -> Vec<String> {
+        let mut codes: Vec<String> = self
+            .inner
+            .sources
+            .iter()
+            .filter(|s| *s != target && self.inner.graph.path(s, target).is_some())
+            .map(|s| deepl_base(&Lang::new(s.as_str())))
+            .collect();
+        codes.sort();
+        codes
+    }
+
+    /// The listed target languages (`EN-GB`, `PT-BR`, …) that texts in the
+    /// source language `source` (a DeepL code) reach, directly or through
+    /// pivots; its own variants are not listed.
+    pub fn targets_from(&self, source: &str) -> Result<Vec<LanguageInfo>, EngineError> {
+        let source = lang::parse_source(source)?;
+        Ok(self
+            .inner
+            .languages
+            .target
+            .iter()
+            .filter(|t| {
+                lang::parse_target(&t.code).is_ok_and(|t| {
+                    t.base != source.base && self.inner.graph.path(&source.base, &t.base).is_some()
+                })
+            })
+            .cloned()
+            .collect())
+    }
+
     /// Whether texts in the source language `code` (a DeepL code) can be
     /// recognised by [`Translator::detect`].
     pub fn detectable(&self, code: &str) -> bool {
@@ -329,6 +362,7 @@ impl Translator {
             .ok_or_else(|| EngineError::UnsupportedPair {
                 source: deepl_base(source),
                 target: target.deepl_code().unwrap_or_else(|| target.to_string()),
+                reachable_from: self.sources_reaching(&target.base),
             })
     }
 
@@ -643,7 +677,8 @@ mod tests {
             t.route("PT", "EN-US"),
             Err(EngineError::UnsupportedPair {
                 source: "PT".into(),
-                target: "EN-US".into()
+                target: "EN-US".into(),
+                reachable_from: Vec::new(),
             })
         );
         assert_eq!(t.route("ES", "EN-US").unwrap(), ["spa-eng_US"]);
@@ -661,7 +696,8 @@ mod tests {
             t.translate(req(Some("EN"), "JA", &["x"])).await,
             Err(EngineError::UnsupportedPair {
                 source: "EN".into(),
-                target: "JA".into()
+                target: "JA".into(),
+                reachable_from: Vec::new(),
             })
         );
         assert!(matches!(

@@ -384,6 +384,8 @@ impl Pipeline<'_> {
                 } else {
                     sources.clone()
                 };
+                // The wrapped texts, for the whitespace around their spans.
+                let sent: Vec<String> = if wrapped { texts.clone() } else { Vec::new() };
                 let request = TranslateRequest {
                     source_lang: req.source_lang.clone(),
                     target_lang: req.target_lang.clone(),
@@ -409,11 +411,18 @@ impl Pipeline<'_> {
                     let texts = sources
                         .iter()
                         .zip(res.texts)
-                        .map(|(source, t)| {
+                        .enumerate()
+                        .map(|(i, (source, t))| {
                             let t = if apertium {
                                 repair(source, markup_in, t, markup_in || wrapped, target)
                             } else {
                                 t
+                            };
+                            // The whitespace around protected spans and terms
+                            // as the source had it.
+                            let t = match sent.get(i) {
+                                Some(protected) => glossary::respace(protected, &t),
+                                None => t,
                             };
                             if wrapped {
                                 glossary::release(&t, markup_in)

@@ -82,7 +82,8 @@ async fn unsupported_and_unknown() {
             .await,
         Err(EngineError::UnsupportedPair {
             source: "EN".into(),
-            target: "JA".into()
+            target: "JA".into(),
+            reachable_from: Vec::new(),
         })
     );
     // A variant of the source: the text comes back as it was.

@@ -35,7 +35,8 @@ struct LanguageEntry {
 }
 
 /// `GET /v2/languages?type=source|target` (default `source`): the languages
-/// the installed engines really reach, directly or through pivots. As DeepL's
+/// the installed engines really reach, directly or through pivots; with the
+/// extension `source_lang=XX` (targets only) just those XX reaches. As DeepL's
 /// servers do, `type` is also read from a body (form or JSON) sent with the
 /// GET, as deepl-python sends it; the query wins when both give it.
 async fn list(
@@ -62,7 +63,25 @@ async fn list(
     }
     .trim()
     .to_ascii_lowercase();
-    let languages = state.translator.languages();
+    // Extension: `source_lang` with `type=target` lists only what it reaches.
+    let source_lang = pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "source_lang")
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| !v.is_empty());
+    let mut languages = state.translator.languages();
+    if let Some(source) = &source_lang {
+        if kind != "target" {
+            return Err(ApiError::BadRequest(
+                "Parameter 'source_lang' is only allowed with type=target.".to_owned(),
+            ));
+        }
+        languages.target = state
+            .translator
+            .targets_from(source)
+            .map_err(|_| ApiError::BadRequest("Value for 'source_lang' not supported.".into()))?;
+    }
     let entries = match kind.as_str() {
         "" | "source" => languages
             .source
