@@ -678,7 +678,7 @@ mod tests {
             Err(EngineError::UnsupportedPair {
                 source: "PT".into(),
                 target: "EN-US".into(),
-                reachable_from: Vec::new(),
+                reachable_from: vec!["ES".into()],
             })
         );
         assert_eq!(t.route("ES", "EN-US").unwrap(), ["spa-eng_US"]);
