@@ -53,36 +53,20 @@ impl Detector {
     /// the candidates fits.
     pub fn detect(&self, text: &str) -> Option<String> {
         let (detector, known) = self.inner.as_ref()?;
-        let sample: String = text.chars().take(MAX_CHARS).collect();
-        if !sample.chars().any(char::is_alphabetic) {
-            return None;
-        }
-        let lang = detector.detect_language_of(sample)?;
-        known
-            .iter()
-            .find(|(l, _)| *l == lang)
-            .map(|(_, code)| code.clone())
+        let lang = detector.detect_language_of(sample(text)?)?;
+        code_of(known, lang)
     }
 
     /// Confidence of each candidate for `text` (summing to 1, best first);
     /// empty when the text has no letters.
     pub fn confidences(&self, text: &str) -> Vec<(String, f64)> {
-        let Some((detector, known)) = self.inner.as_ref() else {
+        let (Some((detector, known)), Some(sample)) = (self.inner.as_ref(), sample(text)) else {
             return Vec::new();
         };
-        let sample: String = text.chars().take(MAX_CHARS).collect();
-        if !sample.chars().any(char::is_alphabetic) {
-            return Vec::new();
-        }
         detector
             .compute_language_confidence_values(sample)
             .into_iter()
-            .filter_map(|(lang, p)| {
-                known
-                    .iter()
-                    .find(|(l, _)| *l == lang)
-                    .map(|(_, code)| (code.clone(), p))
-            })
+            .filter_map(|(lang, p)| code_of(known, lang).map(|code| (code, p)))
             .collect()
     }
 
@@ -229,6 +213,20 @@ const PRIOR_FLOOR: f64 = 0.05;
 const PRIOR_REQUEST: f64 = 1.0;
 const PRIOR_SERVES: f64 = 0.3;
 const PRIOR_ENGLISH: f64 = 0.3;
+
+/// The first [`MAX_CHARS`] characters of `text`, if they hold a letter.
+fn sample(text: &str) -> Option<String> {
+    let sample: String = text.chars().take(MAX_CHARS).collect();
+    sample.chars().any(char::is_alphabetic).then_some(sample)
+}
+
+/// The base code of a lingua language among the candidates.
+fn code_of(known: &[(Language, String)], lang: Language) -> Option<String> {
+    known
+        .iter()
+        .find(|(l, _)| *l == lang)
+        .map(|(_, code)| code.clone())
+}
 
 /// Words (runs of letters) in a text.
 fn words(text: &str) -> usize {

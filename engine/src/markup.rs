@@ -384,17 +384,18 @@ fn place_lost(atoms: &mut Vec<Atom>, elements: &[Element]) {
             Atom::Text { .. } => {}
         }
     }
+    // Splitting a text and inserting markers keep the characters' count.
+    let total: usize = atoms
+        .iter()
+        .map(|a| match a {
+            Atom::Text { text, .. } => text.chars().count(),
+            _ => 0,
+        })
+        .sum();
     for (id, el) in elements.iter().enumerate() {
         if present[id] {
             continue;
         }
-        let total: usize = atoms
-            .iter()
-            .map(|a| match a {
-                Atom::Text { text, .. } => text.chars().count(),
-                _ => 0,
-            })
-            .sum();
         let goal = total * usize::from(el.at) / 1000;
         let marker = if el.paired {
             Atom::Open(id)
@@ -504,7 +505,8 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
         }
     }
 
-    // Intervals of paired elements; lost elements go to the end.
+    // Intervals of paired elements; an element still without a place (only
+    // markers of another kind carry its id) goes to the end.
     let mut intervals: Vec<(usize, usize, usize, usize)> = Vec::new(); // (start, end, depth, id)
     for (id, el) in elements.iter().enumerate() {
         if el.paired {

@@ -569,8 +569,9 @@ impl Translator {
         base.map(Some).ok_or(EngineError::DetectionFailed)
     }
 
-    /// Reported source language when there was nothing to detect.
-    fn default_source(&self) -> String {
+    /// Reported source language when there was nothing to detect: English,
+    /// when it is a source, else the first source (a DeepL code).
+    pub fn default_source(&self) -> String {
         let base = self
             .inner
             .sources

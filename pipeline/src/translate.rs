@@ -121,6 +121,7 @@ impl Pipeline<'_> {
         req: Request<'_>,
         progress: &impl Progress,
     ) -> Result<Translated, PipelineError> {
+        let mut req = req;
         if req.source_lang.is_some() || req.texts.is_empty() {
             return self.translate_from(req, progress).await;
         }
@@ -150,12 +151,17 @@ impl Pipeline<'_> {
                 None => langs.push(String::new()),
             }
         }
-        let mut texts = req.texts.clone();
+        let mut texts = std::mem::take(&mut req.texts);
         for (code, indices) in &groups {
             let group = Request {
                 source_lang: Some(code.clone()),
-                texts: indices.iter().map(|&i| req.texts[i].clone()).collect(),
-                ..req.clone()
+                target_lang: req.target_lang.clone(),
+                texts: indices.iter().map(|&i| texts[i].clone()).collect(),
+                markup: req.markup.clone(),
+                split_lines: req.split_lines,
+                options: req.options.clone(),
+                custom: req.custom,
+                protect_placeholders: req.protect_placeholders,
             };
             let out = self.translate_from(group, progress).await?;
             for (&i, t) in indices.iter().zip(out.texts) {
@@ -167,10 +173,10 @@ impl Pipeline<'_> {
         for l in langs.iter().filter(|l| !l.is_empty()) {
             *counts.entry(l.as_str()).or_default() += 1;
         }
-        let main = counts
-            .iter()
-            .max_by_key(|(_, n)| **n)
-            .map_or_else(|| "EN".to_owned(), |(l, _)| (*l).to_owned());
+        let main = counts.iter().max_by_key(|(_, n)| **n).map_or_else(
+            || self.translator.default_source(),
+            |(l, _)| (*l).to_owned(),
+        );
         let detected_source_langs = langs
             .into_iter()
             .map(|l| if l.is_empty() { main.clone() } else { l })

@@ -182,20 +182,27 @@ async fn correct(
     }))
 }
 
+/// 400 unless a spelling dictionary of each language is installed.
+fn dictionaries<'a>(
+    state: &AppState,
+    mut langs: impl Iterator<Item = &'a String>,
+) -> Result<(), ApiError> {
+    match langs.find(|lang| !state.speller.supports(lang)) {
+        Some(lang) => Err(bad(format!(
+            "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
+            lang.to_ascii_uppercase()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Corrects each text with the dictionary of its language: 400 for a
 /// language without an installed dictionary.
 async fn corrections(
     state: &AppState,
     work: Vec<(String, String)>,
 ) -> Result<Vec<String>, ApiError> {
-    for (_, lang) in &work {
-        if !state.speller.supports(lang) {
-            return Err(bad(format!(
-                "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
-                lang.to_ascii_uppercase()
-            )));
-        }
-    }
+    dictionaries(state, work.iter().map(|(_, lang)| lang))?;
     let speller = state.speller.clone();
     let corrected = tokio::task::spawn_blocking(move || {
         work.iter()
@@ -294,6 +301,8 @@ async fn rephrase(
         // translated there first through the pipeline when it is in another).
         honourable(&p, "writing_style", WRITING_STYLES)?;
         honourable(&p, "tone", TONES)?;
+        // Refused before any text is translated.
+        dictionaries(&state, langs.iter().map(|(_, lang)| lang))?;
         let mut work = Vec::with_capacity(texts.len());
         for (text, (detected, lang)) in texts.iter().zip(&langs) {
             let text = if base(detected) == base(lang) {
