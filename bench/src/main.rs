@@ -22,10 +22,14 @@
 //!   against `/v2/translate` throughput on the same text.
 //! - `tolk-bench glossary`: `/v2/translate` latency with a glossary of 100 to 100,000
 //!   entries, with and without the API's glossary cache, against no glossary.
+//! - `tolk-bench detect`: language detection of 1–5-word texts and sentences of every
+//!   detectable language (the UDHR), per text as `/v2/translate` does it, against
+//!   lingua alone on the same texts.
 
 mod analytics;
 mod app;
 mod auth;
+mod detect;
 mod documents;
 mod glossary;
 mod quality;
@@ -73,6 +77,9 @@ enum Command {
     /// Glossaries on /v2/translate: latency with the glossary cache vs without it vs
     /// no glossary, for several glossary sizes.
     Glossary(glossary::GlossaryArgs),
+    /// Language detection of short texts and sentences (UDHR, every detectable
+    /// language): per text with dictionaries vs lingua alone.
+    Detect(detect::DetectArgs),
 }
 
 #[tokio::main]
@@ -87,5 +94,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Glossary(args) => glossary::run(args).await,
         Command::Auth(args) => auth::run(args).await,
         Command::Tmx(args) => tmx::run(args).await,
+        Command::Detect(args) => detect::run(args).await,
     }
 }

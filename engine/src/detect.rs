@@ -85,8 +85,9 @@ impl Detector {
     /// The language of each text of one request, told apart text by text.
     ///
     /// A text of [`SURE_WORDS`] words or more is what the detector says it
-    /// is. A shorter one (a word or a title, which n-gram statistics cannot
-    /// tell apart alone) is weighed with what else speaks: the share of its
+    /// is, when it is sure. A shorter one (a word or a title, which n-gram
+    /// statistics cannot tell apart alone) or one the detector is unsure of is
+    /// weighed with what else speaks: the share of its
     /// words each candidate's dictionary knows (`known`, from the engines),
     /// the other texts of the request (by their words), whether a language can
     /// be translated into the target at all (`serves`), and English, the most
@@ -105,7 +106,7 @@ impl Detector {
             .enumerate()
             .map(|(i, o)| {
                 let (best, p) = o.confidences.first()?.clone();
-                if o.words >= SURE_WORDS {
+                if !o.is_unsure() {
                     return Some(Guess {
                         base: best,
                         confidence: p,
@@ -137,9 +138,8 @@ impl Detector {
                             + PRIOR_REQUEST * others(code)
                             + if serves(code) { PRIOR_SERVES } else { 0.0 }
                             + if code == "eng" { PRIOR_ENGLISH } else { 0.0 };
-                        let lexicon = known(i, code).map_or(LEXICON_UNKNOWN, |k| {
-                            (LEXICON_FLOOR + k) * (LEXICON_FLOOR + k)
-                        });
+                        let lexicon =
+                            (LEXICON_FLOOR + known(i, code).unwrap_or(0.5)).powi(LEXICON_POWER);
                         (code.clone(), (CONFIDENCE_FLOOR + p) * prior * lexicon)
                     })
                     .collect();
@@ -173,9 +173,17 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// Whether this text is short enough to be weighed with dictionaries.
-    pub fn is_short(&self) -> bool {
-        self.words > 0 && self.words < SURE_WORDS
+    /// Whether the detector alone cannot be trusted with this text, which is
+    /// then weighed with dictionaries and the request's evidence: it is
+    /// short, or the detector's best guess is not clearly ahead (close
+    /// languages: Bokmål, Nynorsk, Danish).
+    pub fn is_unsure(&self) -> bool {
+        self.words > 0
+            && (self.words < SURE_WORDS
+                || self
+                    .confidences
+                    .first()
+                    .is_some_and(|(_, p)| *p < SURE_CONFIDENCE))
     }
 
     /// The candidates worth a dictionary look-up: the detector's first few.
@@ -196,8 +204,10 @@ pub struct Guess {
     pub confidence: f64,
 }
 
-/// Texts of at least this many words are detected on their own.
+/// Texts of at least this many words are detected on their own…
 pub const SURE_WORDS: usize = 6;
+/// …when the detector gives its best guess at least this confidence.
+const SURE_CONFIDENCE: f64 = 0.9;
 /// A short text is taken to be in the target language only when the detector
 /// gives the target at least this confidence on its own.
 const SURE_OF_TARGET: f64 = 0.9;
@@ -207,8 +217,9 @@ pub const LOOKED_UP: usize = 5;
 /// Weights of the evidence a short text is weighed with.
 const CONFIDENCE_FLOOR: f64 = 0.05;
 const LEXICON_FLOOR: f64 = 0.05;
-/// The weight of a candidate without a dictionary: as if it knew half.
-const LEXICON_UNKNOWN: f64 = (LEXICON_FLOOR + 0.5) * (LEXICON_FLOOR + 0.5);
+/// How strongly the share of known words counts (a candidate without a
+/// dictionary counts as knowing half).
+const LEXICON_POWER: i32 = 4;
 const PRIOR_FLOOR: f64 = 0.05;
 const PRIOR_REQUEST: f64 = 1.0;
 const PRIOR_SERVES: f64 = 0.3;
@@ -332,6 +343,58 @@ mod tests {
         for (code, sentence) in cases {
             assert_eq!(d.detect(sentence).as_deref(), Some(code), "{sentence}");
         }
+    }
+
+    fn observed(words: usize, confidences: &[(&str, f64)]) -> Observed {
+        Observed {
+            words,
+            confidences: confidences
+                .iter()
+                .map(|(c, p)| ((*c).to_owned(), *p))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn short_texts_are_weighed_with_dictionaries_and_the_request() {
+        let d = Detector::new(&["eng".into(), "ita".into(), "spa".into()]);
+        let all = |_: &str| true;
+        // "Hello": lingua says Italian, only the English dictionary knows it.
+        let hello = [observed(1, &[("ita", 0.8), ("eng", 0.15), ("spa", 0.05)])];
+        let known = |_: usize, code: &str| Some(if code == "eng" { 1.0 } else { 0.0 });
+        let g = d.decide(&hello, known, "spa", all);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("eng"));
+        // Without dictionaries lingua's guess stands…
+        let g = d.decide(&hello, |_, _| None, "spa", all);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("ita"));
+        // …unless the other texts of the request speak another language.
+        let request = [
+            hello[0].clone(),
+            observed(12, &[("eng", 0.99), ("ita", 0.01)]),
+        ];
+        let g = d.decide(&request, |_, _| None, "spa", all);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("eng"));
+        // A long text the detector is sure of is what it says.
+        let long = [observed(12, &[("ita", 0.95), ("eng", 0.05)])];
+        let g = d.decide(&long, known, "spa", all);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("ita"));
+    }
+
+    #[test]
+    fn a_short_text_is_in_the_target_only_when_that_is_sure() {
+        let d = Detector::new(&["eng".into(), "spa".into()]);
+        let short = [observed(2, &[("spa", 0.7), ("eng", 0.3)])];
+        // Lingua leans to the target, no dictionary knows it all: translated.
+        let g = d.decide(&short, |_, _| Some(0.5), "spa", |_| true);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("eng"));
+        // The target's dictionary knows every word: it is in the target.
+        let g = d.decide(
+            &short,
+            |_, code| Some(if code == "spa" { 1.0 } else { 0.5 }),
+            "spa",
+            |_| true,
+        );
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("spa"));
     }
 
     #[test]

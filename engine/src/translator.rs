@@ -2,7 +2,7 @@
 //! codes, detection, routing through pivot languages and fallback between
 //! engines.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::apertium::{ApertiumConfig, ApertiumEngine};
@@ -285,42 +285,36 @@ impl Translator {
                 .await
                 .map_err(|e| EngineError::Failed(format!("language detection failed: {e}")))?
         };
-        // Dictionaries of the short texts' likely languages, English and the target.
-        let short: Vec<usize> = (0..observed.len())
-            .filter(|&i| observed[i].is_short())
+        // Dictionaries of the short texts' likely languages, English and the
+        // target; then, for a text none of those knows whole, every other
+        // candidate's (lingua's ranking can miss the language of one word).
+        let unsure: Vec<usize> = (0..observed.len())
+            .filter(|&i| observed[i].is_unsure())
             .collect();
-        let mut candidates: Vec<String> = vec!["eng".to_owned(), target.clone()];
-        for &i in &short {
-            for c in observed[i].leading() {
-                if !candidates.iter().any(|x| x == c) {
-                    candidates.push(c.to_owned());
-                }
-            }
-        }
         let mut known: HashMap<(usize, String), f64> = HashMap::new();
-        if !short.is_empty() {
-            let short_texts: Vec<String> = short.iter().map(|&i| samples[i].clone()).collect();
-            let lookups = candidates.iter().map(|base| {
-                let short_texts = &short_texts;
-                async move {
-                    for engine in &self.inner.engines {
-                        if let Some(shares) = engine.known_words(base, short_texts).await {
-                            return Some((base.clone(), shares));
-                        }
-                    }
-                    None
-                }
-            });
-            for (base, shares) in futures::future::join_all(lookups)
-                .await
-                .into_iter()
-                .flatten()
-            {
-                for (&i, share) in short.iter().zip(shares) {
-                    known.insert((i, base.clone()), share);
-                }
-            }
-        }
+        let first: Vec<(usize, Vec<String>)> = unsure
+            .iter()
+            .map(|&i| {
+                let mut bases = vec!["eng".to_owned(), target.clone()];
+                bases.extend(observed[i].leading().map(str::to_owned));
+                (i, bases)
+            })
+            .collect();
+        self.look_up(&samples, &first, &mut known).await;
+        let second: Vec<(usize, Vec<String>)> = unsure
+            .iter()
+            .filter(|&&i| !known.iter().any(|((j, _), share)| *j == i && *share >= 1.0))
+            .map(|&i| {
+                let bases = observed[i]
+                    .confidences
+                    .iter()
+                    .map(|(c, _)| c.clone())
+                    .filter(|c| !known.contains_key(&(i, c.clone())))
+                    .collect();
+                (i, bases)
+            })
+            .collect();
+        self.look_up(&samples, &second, &mut known).await;
         let graph = &self.inner.graph;
         let serves = |base: &str| base == target || graph.path(base, &target).is_some();
         let guesses = self.inner.detector.decide(
@@ -339,6 +333,43 @@ impl Translator {
                 })
             })
             .collect())
+    }
+
+    /// Asks the engines' dictionaries of each text's `bases` which share of
+    /// its words they know (one look-up per language, all its texts at once).
+    async fn look_up(
+        &self,
+        samples: &[String],
+        wanted: &[(usize, Vec<String>)],
+        known: &mut HashMap<(usize, String), f64>,
+    ) {
+        let mut by_base: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, bases) in wanted {
+            for b in bases {
+                let texts = by_base.entry(b.as_str()).or_default();
+                if !texts.contains(i) {
+                    texts.push(*i);
+                }
+            }
+        }
+        let lookups = by_base.into_iter().map(|(base, texts)| async move {
+            let sample: Vec<String> = texts.iter().map(|&i| samples[i].clone()).collect();
+            for engine in &self.inner.engines {
+                if let Some(shares) = engine.known_words(base, &sample).await {
+                    return Some((base, texts, shares));
+                }
+            }
+            None
+        });
+        for (base, texts, shares) in futures::future::join_all(lookups)
+            .await
+            .into_iter()
+            .flatten()
+        {
+            for (i, share) in texts.into_iter().zip(shares) {
+                known.insert((i, base.to_owned()), share);
+            }
+        }
     }
 
     /// Process ids of the engines' local processes (diagnostics).

@@ -2,7 +2,7 @@
 //! text a language knows, for language detection.
 //!
 //! Each source language of an installed pair has an analyser (the first stage
-//! of its modes, `lt-proc …automorf.bin`). A text is run through it once
+//! of its modes, `lt-proc …automorf.bin`; the largest where pairs differ). A text is run through it once
 //! (a process per call: only short texts are looked up, a few candidates
 //! each) and every word it analyses without the unknown mark `*` counts as
 //! known.
@@ -27,9 +27,11 @@ pub(crate) struct Lexicons {
 
 impl Lexicons {
     /// The analysers of `modes`' source languages: a mode whose first stage
-    /// is `lt-proc` with an `.automorf.bin`.
+    /// is `lt-proc` with an `.automorf.bin`; of a language's several (one per
+    /// pair), the largest, whose dictionary knows the most words.
     pub fn new(modes: &[Mode]) -> Self {
-        let mut analysers = HashMap::new();
+        let size = |bin: &PathBuf| std::fs::metadata(bin).map_or(0, |m| m.len());
+        let mut analysers: HashMap<String, (String, PathBuf)> = HashMap::new();
         for mode in modes {
             let Some(first) = mode.stages.first() else {
                 continue;
@@ -40,9 +42,13 @@ impl Lexicons {
             if !first.program.ends_with("lt-proc") {
                 continue;
             }
-            analysers
-                .entry(mode.pair.source.base.clone())
-                .or_insert_with(|| (first.program.clone(), PathBuf::from(bin)));
+            let bin = PathBuf::from(bin);
+            let larger = analysers
+                .get(&mode.pair.source.base)
+                .is_none_or(|(_, known)| size(&bin) > size(known));
+            if larger {
+                analysers.insert(mode.pair.source.base.clone(), (first.program.clone(), bin));
+            }
         }
         Self { analysers }
     }
@@ -56,10 +62,10 @@ impl Lexicons {
         let mut input = String::new();
         for t in texts {
             for c in t.chars() {
-                input.push(if c.is_alphabetic() || c == '\'' || c == '-' {
-                    c
-                } else {
-                    ' '
+                input.push(match c {
+                    '’' => '\'',
+                    c if c.is_alphabetic() || c == '\'' || c == '-' => c,
+                    _ => ' ',
                 });
             }
             input.push('\n');
