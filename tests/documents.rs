@@ -1393,3 +1393,45 @@ async fn scorm_packages_translate_their_pages_and_keep_the_rest() -> Result<()> 
     assert_eq!(read["api.js"], "function f() { return \"The dog\"; }");
     Ok(())
 }
+
+/// Runs of spaces are decided run by run: a paragraph whose source has two
+/// spaces after a full stop keeps those, but not the two Apertium leaves
+/// where it drops a word ("así que  somos"); python-docx writes the file and
+/// reads the translation back.
+#[tokio::test]
+async fn docx_keeps_the_sources_runs_of_spaces_and_no_others() -> Result<()> {
+    let (world, api, key) = platform("docx_spaces").await?;
+    let path = world.path("spaces.docx");
+    python(
+        r#"
+import sys, docx
+d = docx.Document()
+d.add_paragraph("Okay, so we are here.  Next one.")
+p = d.add_paragraph("Okay, so we are ")
+p.add_run("here").bold = True
+p.add_run(".")
+d.save(sys.argv[1])
+"#,
+        &[&path],
+    )
+    .await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "spaces.docx",
+        std::fs::read(&path)?,
+        &[("source_lang", "EN"), ("target_lang", "ES")],
+    )
+    .await?;
+    let after = read_docx(&world, &bytes).await?;
+    let paragraphs: Vec<&str> = after["paragraphs"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(paragraphs.len(), 2, "{paragraphs:?}");
+    assert_eq!(paragraphs[0].matches("  ").count(), 1, "{paragraphs:?}");
+    assert!(paragraphs[0].contains(".  "), "{paragraphs:?}");
+    assert!(!paragraphs[1].contains("  "), "{paragraphs:?}");
+    assert!(paragraphs[1].contains("Vale"), "{paragraphs:?}");
+    Ok(())
+}

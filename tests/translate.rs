@@ -846,6 +846,73 @@ async fn protected_spans_keep_their_spaces() -> Result<()> {
     Ok(())
 }
 
+/// Engine analysis tags never reach the output: French "y" is a pronoun
+/// fr-es cannot generate (`<prn>` leaked); strftime codes are placeholders;
+/// `mark_unknown` (an extension) marks the words the source dictionary does
+/// not know, and without it they are written as in the source.
+#[tokio::test]
+async fn unknown_words_are_marked_on_request_and_tags_never_leak() -> Result<()> {
+    let c = client("translate_unknown").await?;
+    let ask = |text: &str, source: &str, extra: Value| {
+        let mut body = json!({"text": [text], "source_lang": source, "target_lang": "ES"});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        body
+    };
+    // "Y" alone is the pronoun y: the generator has no lemma for it.
+    let (code, body) = c
+        .api
+        .translate(&c.key, &ask("Le chat y dort. Y", "FR", json!({})), None)
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(!out.contains('<') && !out.contains('>'), "{out}");
+    // Date formats pass through as written.
+    let (code, body) = c
+        .api
+        .translate(&c.key, &ask("Le %e %B %Y à %H:%M", "FR", json!({})), None)
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(out.contains("%e %B %Y") && out.contains("%H:%M"), "{out}");
+    // Unknown words: plain without the option, marked with it, in plain
+    // text and in markup (never inside a tag or a protected span).
+    let src = "The zorblat sings at https://zorblat.example.com today.";
+    let (code, body) = c
+        .api
+        .translate(&c.key, &ask(src, "EN", json!({})), None)
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(out.contains(" zorblat ") && !out.contains('*'), "{out}");
+    let (code, body) = c
+        .api
+        .translate(&c.key, &ask(src, "EN", json!({"mark_unknown": true})), None)
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(out.contains("*zorblat "), "{out}");
+    assert!(out.contains("https://zorblat.example.com"), "{out}");
+    assert_eq!(out.matches('*').count(), 1, "{out}");
+    let (code, body) = c
+        .api
+        .translate(
+            &c.key,
+            &ask(
+                "<p>The <b class=\"zorblat\">zorblat</b> sings.</p>",
+                "EN",
+                json!({"mark_unknown": "1", "tag_handling": "html"}),
+            ),
+            None,
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let out = translated_texts(&body).concat();
+    assert!(out.contains("<b class=\"zorblat\">*zorblat</b>"), "{out}");
+    Ok(())
+}
+
 /// Reachable languages, honestly: `source_lang` (an extension) narrows the
 /// target list to what that source reaches, an unreachable pair's 400 names
 /// the sources that reach the target, and docs/language-matrix.md is the

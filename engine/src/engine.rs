@@ -90,6 +90,35 @@ pub struct TranslateOptions {
     /// a preference: engines that can follow them do, the others ignore them
     /// (Tolk applies the deterministic rules itself after any engine).
     pub style_instructions: Vec<String>,
+    /// Mark the words of the source the engine's dictionary does not know
+    /// (`*word`, as Apertium marks them) in the translation, where they
+    /// stand untranslated; without it they are written as in the source.
+    /// The translator does the marking (see [`Engine::known_words`]); engines
+    /// ignore the flag.
+    pub mark_unknown: bool,
+}
+
+/// What a dictionary knows of one text's words.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Vocabulary {
+    /// Words (runs of letters) in the text.
+    pub words: usize,
+    /// How many of them the dictionary knows.
+    pub known: usize,
+    /// The words the dictionary does not know, as written, in order of first
+    /// appearance, each once.
+    pub unknown: Vec<String>,
+}
+
+impl Vocabulary {
+    /// Share (0–1) of the text's words the dictionary knows; 0 for a text
+    /// without words.
+    pub fn share_known(&self) -> f64 {
+        if self.words == 0 {
+            return 0.0;
+        }
+        self.known.min(self.words) as f64 / self.words as f64
+    }
 }
 
 /// Optional features an engine may support on a pair.
@@ -150,12 +179,12 @@ pub trait Engine: Send + Sync {
         Vec::new()
     }
 
-    /// For each text, the share (0–1) of its words that the engine's
-    /// dictionary of the language `base` (ISO 639-3) knows; `None` when the
-    /// engine has no dictionary of that language (default). Language
-    /// detection weighs short texts with it, which n-gram statistics alone
-    /// cannot tell apart.
-    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+    /// For each text, which of its words the engine's dictionary of the
+    /// language `base` (ISO 639-3) knows; `None` when the engine has no
+    /// dictionary of that language (default). Language detection weighs
+    /// short texts with it (n-gram statistics alone cannot tell them apart),
+    /// and `mark_unknown` marks the words it does not know.
+    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<Vocabulary>> {
         let _ = (base, texts);
         None
     }

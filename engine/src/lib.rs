@@ -44,7 +44,7 @@ mod translator;
 mod upstream;
 
 pub use apertium::{ApertiumConfig, ApertiumEngine};
-pub use engine::{Engine, Feature, Formality, Pair, TagHandling, TranslateOptions};
+pub use engine::{Engine, Feature, Formality, Pair, TagHandling, TranslateOptions, Vocabulary};
 pub use error::EngineError;
 pub use lang::Lang;
 pub use tags::{MAX_TAG_DEPTH, MarkupOptions, round_trip as markup_round_trip};

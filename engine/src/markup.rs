@@ -204,6 +204,68 @@ pub(crate) fn plain_text(text: &str) -> String {
         .collect()
 }
 
+/// `text` with every word of `unknown` written `*word`, as Apertium marks
+/// the words its dictionary does not know. Words are runs of letters, digits
+/// and the `'`/`-` inside them, matched as written; with `xml`, only
+/// character data is looked at (tags and entities are copied).
+pub(crate) fn mark_words(text: &str, unknown: &[String], xml: bool) -> String {
+    if unknown.is_empty() {
+        return text.to_owned();
+    }
+    let inner = |c: char| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-');
+    let mut out = String::with_capacity(text.len() + 8 * unknown.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let skip = match c {
+            '<' if xml => rest.find('>').map_or(rest.len(), |e| e + 1),
+            '&' if xml => rest
+                .char_indices()
+                .take(40)
+                .find(|&(_, c)| c == ';')
+                .map_or(1, |(e, _)| e + 1),
+            c if c.is_alphanumeric() => {
+                let end = rest.find(|c: char| !inner(c)).unwrap_or(rest.len());
+                let token = rest[..end].trim_end_matches(['\'', '’', '-']);
+                if unknown.iter().any(|u| u == token) {
+                    out.push('*');
+                    out.push_str(token);
+                } else {
+                    // Parts of a token the analyser read as several words.
+                    mark_parts(token, unknown, &mut out);
+                }
+                rest = &rest[token.len()..];
+                continue;
+            }
+            c => c.len_utf8(),
+        };
+        out.push_str(&rest[..skip]);
+        rest = &rest[skip..];
+    }
+    out
+}
+
+/// Appends `token`, marking those of its alphanumeric parts that are unknown.
+fn mark_parts(token: &str, unknown: &[String], out: &mut String) {
+    let mut rest = token;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !c.is_alphanumeric())
+            .unwrap_or(rest.len());
+        if end == 0 {
+            let c = rest.chars().next().map_or(1, char::len_utf8);
+            out.push_str(&rest[..c]);
+            rest = &rest[c..];
+            continue;
+        }
+        let part = &rest[..end];
+        if unknown.iter().any(|u| u == part) {
+            out.push('*');
+        }
+        out.push_str(part);
+        rest = &rest[end..];
+    }
+}
+
 enum Entity {
     Char(char),
     /// Syntactically an entity (`&nbsp;`) but not one XML predefines.

@@ -9,7 +9,9 @@ use crate::apertium::{ApertiumConfig, ApertiumEngine};
 use crate::detect::Detector;
 use crate::route::{Graph, Hop};
 use crate::tags::{Layout, MarkupOptions, Segmenter};
-use crate::{Engine, EngineError, Feature, Lang, TagHandling, TranslateOptions, lang, markup};
+use crate::{
+    Engine, EngineError, Feature, Lang, TagHandling, TranslateOptions, Vocabulary, lang, markup,
+};
 
 /// Characters of the request used to detect its language.
 const DETECT_SAMPLE: usize = 4096;
@@ -366,8 +368,8 @@ impl Translator {
             .into_iter()
             .flatten()
         {
-            for (i, share) in texts.into_iter().zip(shares) {
-                known.insert((i, base.to_owned()), share);
+            for (i, vocabulary) in texts.into_iter().zip(shares) {
+                known.insert((i, base.to_owned()), vocabulary.share_known());
             }
         }
     }
@@ -479,6 +481,14 @@ impl Translator {
                 route,
             });
         }
+        // The source words no dictionary of the source language knows, to be
+        // marked in the translation.
+        let unknown = if req.options.mark_unknown {
+            self.unknown_words(&source.base, &texts, req.tag_handling)
+                .await
+        } else {
+            None
+        };
         let last = hops.len().saturating_sub(1);
         for (h, hop) in hops.into_iter().enumerate() {
             // Context is in the source language: first step only. Formality
@@ -505,6 +515,7 @@ impl Translator {
                 } else {
                     Vec::new()
                 },
+                mark_unknown: false,
             };
             let needs: Vec<Feature> = [
                 options.formality.is_strict().then_some(Feature::Formality),
@@ -569,11 +580,43 @@ impl Translator {
                 return Err(last_error);
             }
         }
+        if let Some(unknown) = unknown {
+            let xml = req.tag_handling == TagHandling::Xml;
+            texts = texts
+                .iter()
+                .zip(&unknown)
+                .map(|(t, u)| markup::mark_words(t, &u.unknown, xml))
+                .collect();
+        }
         Ok(TranslateResponse {
             texts,
             detected_source_lang,
             route,
         })
+    }
+
+    /// What the first engine with a dictionary of `base` knows of each
+    /// text's words (its character data with markup); `None` when no engine
+    /// has one.
+    async fn unknown_words(
+        &self,
+        base: &str,
+        texts: &[String],
+        tags: TagHandling,
+    ) -> Option<Vec<Vocabulary>> {
+        let samples: Vec<String> = texts
+            .iter()
+            .map(|t| match tags {
+                TagHandling::Xml => markup::plain_text(t),
+                TagHandling::None => t.clone(),
+            })
+            .collect();
+        for engine in &self.inner.engines {
+            if let Some(known) = engine.known_words(base, &samples).await {
+                return Some(known);
+            }
+        }
+        None
     }
 
     /// Detects the source base of a request; `Ok(None)` if there is nothing

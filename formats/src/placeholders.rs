@@ -1,6 +1,7 @@
 //! Placeholders of software strings — `{0}`, .NET's `{0:N2}` and `{1,-8}`,
 //! `{name}`, `{user.name}`,
-//! `{{ name }}`, `${name}`, printf's `%s`, `%1$d`, `%.2f` and Apple's `%@` —
+//! `{{ name }}`, `${name}`, printf's `%s`, `%1$d`, `%.2f`, Python's
+//! `%(name)s`, Apple's `%@` and strftime's `%e %B %Y`, `%-d`, `%H:%M` —
 //! recognised the same way wherever Tolk protects them: the translation
 //! pipeline's protected spans and the software-string filters (JSON,
 //! properties, .strings, .resx).
@@ -10,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// The pattern of one placeholder.
-pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+(?:,\s*-?\d+)?(?::[^{}]+)?\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$)?[\-+#0]?\d*(?:\.\d+)?[sdifuxXoc@]";
+pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+(?:,\s*-?\d+)?(?::[^{}]+)?\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$|\([A-Za-z_]\w*\))?[\-+#0]?\d*(?:\.\d+)?(?:l{1,2}|h{1,2}|z|j|L)?[sdifuxXoceEgGr@]|%[\-_0^#]?[aAbBCDFhHIjklmMpPRSTuUVwWyYzZ]";
 
 static AT_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("^(?:{PATTERN})"))
@@ -208,10 +209,25 @@ mod tests {
             ("%1$d items", 4),
             ("%.2f", 4),
             ("%@", 2),
+            ("%(count)d files", 9),
+            ("%(name)s!", 8),
+            ("%ld", 3),
+            ("%e %B %Y", 2),
+            ("%B %Y", 2),
+            ("%-d.", 3),
+            ("%H:%M", 2),
         ] {
             assert_eq!(super::at_start(text), Some(len), "{text}");
         }
-        for text in ["{two words}", "{ }", "% of", "name {x}"] {
+        for text in [
+            "{two words}",
+            "{ }",
+            "% of",
+            "name {x}",
+            "%",
+            "%%",
+            "%(two words)s",
+        ] {
             assert_eq!(super::at_start(text), None, "{text}");
         }
     }

@@ -3,8 +3,11 @@
 //! pipeline runs them on what Apertium translated
 //! ([`tolk_engine::TranslateResponse::by_apertium`]):
 //!
-//! * a run of spaces in the translation is made one space when the source
-//!   has no run of spaces (a source that has them keeps the translation's);
+//! * a run of spaces in the translation is made one space unless the source
+//!   has as many runs after the same kind of character (two spaces after a
+//!   full stop, an indent at the start of a line, a gap between words):
+//!   Apertium leaves two where it drops a word ("Vale,  somos"), and a source
+//!   with runs elsewhere does not make those right;
 //! * into languages that write common words in lower case mid-sentence
 //!   ([`LOWER_CASE_MID_SENTENCE`]: the Romance languages, where language
 //!   names, days and months are lower case too), a capitalised word that
@@ -33,7 +36,8 @@ pub fn repair(
     target: &str,
 ) -> String {
     let source_text = character_data(source, source_markup);
-    let collapse = !source_text.contains("  ") && output.contains("  ");
+    let mut kept_runs = runs_of_spaces(&source_text);
+    let collapse = output.contains("  ");
     let target = tolk_style::language::base(target);
     let lower = LOWER_CASE_MID_SENTENCE.contains(&target.as_str())
         && !has_mid_sentence_capital(&source_text);
@@ -42,9 +46,10 @@ pub fn repair(
     }
     let mut out = String::with_capacity(output.len());
     let mut at_start = true;
-    let each = |text: &str, at_start: &mut bool, out: &mut String| {
+    let mut before: Option<char> = None;
+    let mut each = |text: &str, at_start: &mut bool, out: &mut String| {
         let text = if collapse {
-            collapse_spaces(text)
+            collapse_spaces(text, &mut kept_runs, &mut before)
         } else {
             text.to_owned()
         };
@@ -78,16 +83,89 @@ fn character_data(s: &str, markup: bool) -> String {
     }
 }
 
-fn collapse_spaces(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut prev_space = false;
-    for c in s.chars() {
-        if c == ' ' && prev_space {
+/// What a run of spaces follows: the start of a line, a letter or digit, the
+/// end of a sentence, or other punctuation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    LineStart,
+    Word,
+    SentenceEnd,
+    Other,
+}
+
+impl After {
+    fn of(c: Option<char>) -> Self {
+        match c {
+            None | Some('\n') => Self::LineStart,
+            Some(c) if c.is_alphanumeric() => Self::Word,
+            Some(c) if ENDS.contains(&c) || AFTER_END.contains(&c) => Self::SentenceEnd,
+            Some(_) => Self::Other,
+        }
+    }
+}
+
+/// How many runs of two or more spaces `text` has after each kind of
+/// character.
+fn runs_of_spaces(text: &str) -> Vec<(After, usize)> {
+    let mut runs: Vec<(After, usize)> = Vec::new();
+    let mut before: Option<char> = None;
+    let mut spaces = 0;
+    let count = |after: After, runs: &mut Vec<(After, usize)>| match runs
+        .iter_mut()
+        .find(|(a, _)| *a == after)
+    {
+        Some((_, n)) => *n += 1,
+        None => runs.push((after, 1)),
+    };
+    for c in text.chars() {
+        if c == ' ' {
+            spaces += 1;
             continue;
         }
-        prev_space = c == ' ';
-        out.push(c);
+        if spaces >= 2 {
+            count(After::of(before), &mut runs);
+        }
+        spaces = 0;
+        before = Some(c);
     }
+    if spaces >= 2 {
+        count(After::of(before), &mut runs);
+    }
+    runs
+}
+
+/// `s` with each run of spaces made one space, except as many runs after
+/// each kind of character as the source has ([`runs_of_spaces`], counted
+/// down in `kept`); `before` is the character before `s` (carried from one
+/// piece of character data to the next).
+fn collapse_spaces(s: &str, kept: &mut [(After, usize)], before: &mut Option<char>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut spaces = 0;
+    let mut flush = |spaces: &mut usize, before: Option<char>, out: &mut String| {
+        let mut n = *spaces;
+        if n >= 2 {
+            match kept
+                .iter_mut()
+                .find(|(a, k)| *a == After::of(before) && *k > 0)
+            {
+                Some((_, k)) => *k -= 1,
+                None => n = 1,
+            }
+        }
+        out.extend(std::iter::repeat_n(' ', n));
+        *spaces = 0;
+    };
+    for c in s.chars() {
+        if c == ' ' {
+            spaces += 1;
+            continue;
+        }
+        flush(&mut spaces, *before, &mut out);
+        out.push(c);
+        *before = Some(c);
+    }
+    // A run at the end of a piece is decided here, with what came before it.
+    flush(&mut spaces, *before, &mut out);
     out
 }
 
@@ -226,6 +304,18 @@ mod tests {
             "La casa es grande."
         );
         assert_eq!(plain("The  house.", "La  casa.", "ES"), "La  casa.");
+        // Run by run: two spaces after a full stop in the source do not keep
+        // the run Apertium left where it dropped a word.
+        assert_eq!(
+            plain(
+                "Okay, so we are here.  Next one.",
+                "Vale,  somos aquí.  Luego uno.",
+                "ES"
+            ),
+            "Vale, somos aquí.  Luego uno."
+        );
+        // An indent at the start of a line stays.
+        assert_eq!(plain("a b\n    c d", "x  y\n    z w", "ES"), "x y\n    z w");
     }
 
     #[test]

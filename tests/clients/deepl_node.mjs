@@ -53,6 +53,24 @@ r = await client.translateText('<p>The <b>house</b> is big.</p>', 'en', 'es', {
 });
 assert.ok(r.text.includes('<b>') && r.text.includes('grande'), r.text);
 ok('translateText tagHandlingVersion');
+// Each text of an array detected on its own.
+const mixed = await client.translateText(
+  ['Where is the train station, please?', 'Bonjour tout le monde'], null, 'es');
+assert.deepEqual(mixed.map((x) => x.detectedSourceLang), ['en', 'fr']);
+assert.ok(mixed[0].text.includes('tren') && !mixed[0].text.includes('Where'), mixed[0].text);
+assert.ok(!mixed[1].text.includes('Bonjour'), mixed[1].text);
+ok('translateText mixed languages');
+// Adjacent inline elements keep their own words, side by side.
+for (const tagHandling of ['xml', 'html']) {
+  const t = (await client.translateText(
+    '<p>This is <b>bold</b><i>italic</i> text.</p>', 'en', 'es', { tagHandling })).text;
+  const b = /<b>([^<]+)<\/b>/.exec(t);
+  const i = /<i>([^<]+)<\/i>/.exec(t);
+  assert.ok(b && i && t.split('<b>').length === 2 && t.split('<i>').length === 2, t);
+  assert.ok(!b[1].includes('italic') && !i[1].includes('bold'), t);
+  assert.ok(t.includes('texto') && !t.includes('text.'), t);
+}
+ok('translateText adjacent tags');
 r = await client.translateText('The house is big.', 'en', 'en-US');
 assert.equal(r.text, 'The house is big.');
 ok('translateText same language');

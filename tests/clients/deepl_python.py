@@ -9,6 +9,7 @@ A failed assertion or a client exception ends the script with a traceback.
 
 import io
 import pathlib
+import re
 import sys
 
 import deepl
@@ -62,6 +63,28 @@ r = client.translate_text(
 )
 assert "<b>" in r.text and "</b>" in r.text and "grande" in r.text, r.text
 ok("translate_text tag_handling=xml")
+# Each text of an array detected on its own.
+rs = client.translate_text(
+    ["Where is the train station, please?", "Bonjour tout le monde"], target_lang="ES"
+)
+assert [x.detected_source_lang for x in rs] == ["EN", "FR"], rs
+assert "tren" in rs[0].text and "Where" not in rs[0].text, rs[0].text
+assert "Bonjour" not in rs[1].text, rs[1].text
+ok("translate_text mixed languages")
+# Adjacent inline elements keep their own words, side by side.
+for handling in ("xml", "html"):
+    r = client.translate_text(
+        "<p>This is <b>bold</b><i>italic</i> text.</p>",
+        source_lang="EN",
+        target_lang="ES",
+        tag_handling=handling,
+    )
+    b = re.search(r"<b>([^<]+)</b>", r.text)
+    i = re.search(r"<i>([^<]+)</i>", r.text)
+    assert b and i and r.text.count("<b>") == 1 and r.text.count("<i>") == 1, r.text
+    assert "italic" not in b.group(1) and "bold" not in i.group(1), r.text
+    assert "texto" in r.text and "text." not in r.text, r.text
+ok("translate_text adjacent tags")
 r = client.translate_text("The house is big.", source_lang="EN", target_lang="EN-US")
 assert r.text == "The house is big.", r.text
 ok("translate_text same language")

@@ -1,5 +1,5 @@
-//! Apertium's morphological analysers as dictionaries: which words of a short
-//! text a language knows, for language detection.
+//! Apertium's morphological analysers as dictionaries: which words of a text
+//! a language knows, for language detection and `mark_unknown`.
 //!
 //! Each source language of an installed pair has an analyser (the first stage
 //! of its modes, `lt-proc …automorf.bin`; the largest where pairs differ). A text is run through it once
@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use super::discovery::Mode;
+use crate::engine::Vocabulary;
 
 /// Longest time one look-up may take.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,9 +54,9 @@ impl Lexicons {
         Self { analysers }
     }
 
-    /// Share of known words per text; `None` without an analyser for `base`
-    /// or when it fails.
-    pub async fn known(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+    /// What the analyser of `base` knows of each text's words; `None`
+    /// without an analyser for `base` or when it fails.
+    pub async fn known(&self, base: &str, texts: &[String]) -> Option<Vec<Vocabulary>> {
         let (program, bin) = self.analysers.get(base)?;
         // One line per text, only letters and the marks inside words (no
         // stream syntax reaches the analyser).
@@ -96,16 +97,15 @@ impl Lexicons {
             }
         };
         let out = String::from_utf8_lossy(&output.stdout);
-        let shares: Vec<f64> = out.lines().map(share_known).collect();
-        (shares.len() == texts.len()).then_some(shares)
+        let known: Vec<Vocabulary> = out.lines().map(vocabulary).collect();
+        (known.len() == texts.len()).then_some(known)
     }
 }
 
-/// Share of the analysed words of one output line (`^word/analysis$`) that
-/// are not marked unknown; 0 for a line without words.
-fn share_known(line: &str) -> f64 {
-    let mut words = 0usize;
-    let mut known = 0usize;
+/// What one output line (`^word/analysis$`…) says of its words: how many
+/// there are, and those marked unknown (`*`).
+fn vocabulary(line: &str) -> Vocabulary {
+    let mut v = Vocabulary::default();
     for unit in line.split('^').skip(1) {
         let unit = unit.split('$').next().unwrap_or_default();
         let Some((surface, analyses)) = unit.split_once('/') else {
@@ -114,16 +114,14 @@ fn share_known(line: &str) -> f64 {
         if !surface.chars().any(char::is_alphabetic) {
             continue;
         }
-        words += 1;
+        v.words += 1;
         if !analyses.starts_with('*') {
-            known += 1;
+            v.known += 1;
+        } else if !v.unknown.iter().any(|u| u == surface) {
+            v.unknown.push(surface.to_owned());
         }
     }
-    if words == 0 {
-        0.0
-    } else {
-        known as f64 / words as f64
-    }
+    v
 }
 
 #[cfg(test)]
@@ -131,12 +129,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shares_of_known_words() {
-        assert_eq!(
-            share_known("^Hello/Hello<ij>$ ^beam/beam<n><sg>$^./.<sent>$"),
-            1.0
-        );
-        assert_eq!(share_known("^Hello/*Hello$ ^proton/proton<n>$"), 0.5);
-        assert_eq!(share_known(""), 0.0);
+    fn known_and_unknown_words() {
+        let v = vocabulary("^Hello/Hello<ij>$ ^beam/beam<n><sg>$^./.<sent>$");
+        assert_eq!((v.words, v.known, v.share_known()), (2, 2, 1.0));
+        assert!(v.unknown.is_empty());
+        let v = vocabulary("^Zorg/*Zorg$ ^proton/proton<n>$ ^Zorg/*Zorg$ ^blix/*blix$");
+        assert_eq!((v.words, v.known, v.share_known()), (4, 1, 0.25));
+        assert_eq!(v.unknown, ["Zorg", "blix"]);
+        assert_eq!(vocabulary("").share_known(), 0.0);
     }
 }

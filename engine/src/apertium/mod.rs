@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::{Engine, EngineError, Pair, TagHandling, TranslateOptions};
+use crate::{Engine, EngineError, Pair, TagHandling, TranslateOptions, Vocabulary};
 use batch::{Batcher, Pending};
 use pipeline::Pool;
 use stream::{Prepared, Unit};
@@ -239,7 +239,7 @@ impl Engine for ApertiumEngine {
         Ok(results)
     }
 
-    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<f64>> {
+    async fn known_words(&self, base: &str, texts: &[String]) -> Option<Vec<Vocabulary>> {
         self.lexicons.known(base, texts).await
     }
 

@@ -484,6 +484,24 @@ pub(crate) fn all_atoms(out: Vec<Out>) -> Vec<Atom> {
 
 /// The output text of a unit from its translated atoms.
 pub(crate) fn finish(unit: &Unit, mut atoms: Vec<Atom>) -> String {
+    let source: String = unit
+        .markup
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !source.contains('<') {
+        for atom in &mut atoms {
+            if let Atom::Text { text, .. } = atom
+                && text.contains('<')
+            {
+                *text = strip_analysis_tags(text);
+            }
+        }
+    }
     markup::trim_atoms(&mut atoms);
     let body = markup::rebuild(atoms, &unit.markup.elements, unit.xml);
     let mut s = String::with_capacity(unit.lead.len() + body.len() + unit.trail.len());
@@ -491,6 +509,32 @@ pub(crate) fn finish(unit: &Unit, mut atoms: Vec<Atom>) -> String {
     s.push_str(&body);
     s.push_str(&unit.trail);
     s
+}
+
+/// `text` without the grammatical tags (`<prn>`, `<n><sg>`) a generator
+/// writes for a word it cannot generate (a transfer rule that lost the
+/// lemma). Only for a translation whose source has no `<` (a literal `<now>`
+/// comes back as the translated word in brackets, escaped the same way).
+fn strip_analysis_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let name_len = rest[1..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len() - 1);
+        let tag_len = name_len + 2;
+        let is_tag = name_len > 0 && rest[1 + name_len..].starts_with('>');
+        if is_tag {
+            rest = &rest[tag_len..];
+        } else {
+            out.push('<');
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -508,6 +552,13 @@ mod tests {
         let mut s = String::new();
         encode(&unit(text, tags), 0, &mut s);
         s
+    }
+
+    #[test]
+    fn analysis_tags_the_source_lacks_are_removed() {
+        assert_eq!(strip_analysis_tags("%<prn> y"), "% y");
+        assert_eq!(strip_analysis_tags("a<n><sg> b"), "a b");
+        assert_eq!(strip_analysis_tags("1 < 2 <> <a-b>"), "1 < 2 <> <a-b>");
     }
 
     #[test]

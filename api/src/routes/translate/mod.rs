@@ -179,6 +179,7 @@ async fn translate(
                     custom_instructions: opts.custom_instructions.clone(),
                     model_type: opts.model_type.map(str::to_owned),
                     style_instructions: Vec::new(),
+                    mark_unknown: opts.mark_unknown,
                 },
                 custom: &custom,
                 protect_placeholders: true,

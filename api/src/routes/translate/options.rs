@@ -60,6 +60,8 @@ pub(super) struct Options {
     pub(super) split_lines: bool,
     /// Markup structure (with `tag_handling`).
     pub(super) markup: MarkupOptions,
+    /// Extension: mark words the engine's dictionary does not know (`*word`).
+    pub(super) mark_unknown: bool,
 }
 
 /// `id` (the value of `field`) as a UUID.
@@ -118,6 +120,7 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
     };
     let tag_handling_version = p.choice("tag_handling_version", &["v1", "v2"])?;
     let show_billed_characters = p.bool("show_billed_characters")?.unwrap_or(false);
+    let mark_unknown = p.bool("mark_unknown")?.unwrap_or(false);
     let model_type = p.choice(
         "model_type",
         &[
@@ -237,6 +240,7 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         translation_memory_threshold,
         split_lines,
         markup,
+        mark_unknown,
     })
 }
 
