@@ -1435,3 +1435,92 @@ d.save(sys.argv[1])
     assert!(paragraphs[1].contains("Vale"), "{paragraphs:?}");
     Ok(())
 }
+
+/// A translator's XLIFF through the queue: approved and final targets stay
+/// as they are (translate-toolkit reads them approved), only the new one is
+/// translated; `xliff-targets:overwrite` translates them all; a Trados
+/// TagEditor file is refused naming what to upload instead.
+#[tokio::test]
+async fn xliff_settled_targets_are_kept_unless_overwrite_is_asked() -> Result<()> {
+    let (world, api, key) = platform("xliff_settled").await?;
+    let source = r#"<?xml version="1.0" encoding="windows-1252"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="app" source-language="en" target-language="es" datatype="plaintext">
+    <body>
+      <trans-unit id="1" approved="yes"><source>The house is big.</source><target>La casa es enorme.</target></trans-unit>
+      <trans-unit id="2"><source>The dog runs.</source><target state="final">El perro corre mucho.</target></trans-unit>
+      <trans-unit id="3"><source>The cat sleeps.</source><target state="new">The cat sleeps.</target></trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+    let read = |name: &'static str, bytes: Vec<u8>| {
+        let path = world.path(name);
+        async move {
+            std::fs::write(&path, &bytes)?;
+            let out = python(
+                "import json, sys\nfrom translate.storage import xliff\n\
+                 store = xliff.xlifffile.parsefile(sys.argv[1])\n\
+                 print(json.dumps({u.getid().split('\\x04')[-1]: [u.target, u.isapproved()] for u in store.units}))",
+                &[&path],
+            )
+            .await?;
+            anyhow::Ok(serde_json::from_str::<Value>(&out)?)
+        }
+    };
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let (_, bytes) = translated(&api, &key, "app.xlf", source.as_bytes().to_vec(), &fields).await?;
+    assert!(bytes.starts_with(br#"<?xml version="1.0" encoding="windows-1252"?>"#));
+    let units = read("kept.xlf", bytes).await?;
+    assert_eq!(
+        units["1"],
+        serde_json::json!(["La casa es enorme.", true]),
+        "{units}"
+    );
+    assert_eq!(units["2"][0], "El perro corre mucho.", "{units}");
+    let new = units["3"][0].as_str().unwrap_or_default();
+    assert!(new.contains("gato"), "{units}");
+
+    let overwrite = [
+        ("target_lang", "ES"),
+        ("source_lang", "EN"),
+        (
+            "input_conversion_options",
+            "version:1,xliff-targets:overwrite",
+        ),
+    ];
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "app.xlf",
+        source.as_bytes().to_vec(),
+        &overwrite,
+    )
+    .await?;
+    let units = read("overwritten.xlf", bytes).await?;
+    assert!(
+        units["1"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("grande"),
+        "{units}"
+    );
+    assert!(
+        units["2"][0].as_str().unwrap_or_default().contains("perro"),
+        "{units}"
+    );
+    assert_ne!(units["2"][0], "El perro corre mucho.", "{units}");
+
+    let (code, body) = api
+        .upload(&key, "old.ttx", b"<TRADOStag/>".to_vec(), &fields)
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(".sdlxliff"),
+        "{body}"
+    );
+    Ok(())
+}

@@ -3,6 +3,8 @@
 
 use lingua::{Language, LanguageDetector, LanguageDetectorBuilder};
 
+use crate::Vocabulary;
+
 /// Characters of input looked at; more does not improve the guess much.
 const MAX_CHARS: usize = 4096;
 
@@ -97,7 +99,7 @@ impl Detector {
     pub fn decide(
         &self,
         seen: &[Observed],
-        known: impl Fn(usize, &str) -> Option<f64>,
+        known: impl Fn(usize, &str) -> Option<Vocabulary>,
         target: &str,
         serves: impl Fn(&str) -> bool,
     ) -> Vec<Option<Guess>> {
@@ -138,8 +140,11 @@ impl Detector {
                             + PRIOR_REQUEST * others(code)
                             + if serves(code) { PRIOR_SERVES } else { 0.0 }
                             + if code == "eng" { PRIOR_ENGLISH } else { 0.0 };
-                        let lexicon =
-                            (LEXICON_FLOOR + known(i, code).unwrap_or(0.5)).powi(LEXICON_POWER);
+                        let vocabulary = known(i, code);
+                        let share = vocabulary.as_ref().map_or(0.5, Vocabulary::share_known);
+                        let grammar = vocabulary.as_ref().map_or(0, |v| v.grammar);
+                        let lexicon = (LEXICON_FLOOR + share).powi(LEXICON_POWER)
+                            * GRAMMAR_WEIGHT.powi(i32::try_from(grammar).unwrap_or(i32::MAX));
                         (code.clone(), (CONFIDENCE_FLOOR + p) * prior * lexicon)
                     })
                     .collect();
@@ -150,7 +155,7 @@ impl Detector {
                     }
                 }
                 scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-                let sure_of_target = known(i, target).is_some_and(|k| k >= 1.0)
+                let sure_of_target = known(i, target).is_some_and(|v| v.share_known() >= 1.0)
                     || o.confidences
                         .iter()
                         .any(|(c, p)| c == target && *p >= SURE_OF_TARGET);
@@ -220,6 +225,9 @@ const LEXICON_FLOOR: f64 = 0.05;
 /// How strongly the share of known words counts (a candidate without a
 /// dictionary counts as knowing half).
 const LEXICON_POWER: i32 = 4;
+/// How much more likely a text is in a language for each of its words that
+/// language knows as a grammar word (the most frequent words).
+const GRAMMAR_WEIGHT: f64 = 3.0;
 const PRIOR_FLOOR: f64 = 0.05;
 const PRIOR_REQUEST: f64 = 1.0;
 const PRIOR_SERVES: f64 = 0.3;
@@ -355,13 +363,24 @@ mod tests {
         }
     }
 
+    /// A dictionary that knows `known` of `words` words, `grammar` of them as
+    /// grammar words.
+    fn vocabulary(words: usize, known: usize, grammar: usize) -> Option<Vocabulary> {
+        Some(Vocabulary {
+            words,
+            known,
+            grammar,
+            unknown: Vec::new(),
+        })
+    }
+
     #[test]
     fn short_texts_are_weighed_with_dictionaries_and_the_request() {
         let d = Detector::new(&["eng".into(), "ita".into(), "spa".into()]);
         let all = |_: &str| true;
         // "Hello": lingua says Italian, only the English dictionary knows it.
         let hello = [observed(1, &[("ita", 0.8), ("eng", 0.15), ("spa", 0.05)])];
-        let known = |_: usize, code: &str| Some(if code == "eng" { 1.0 } else { 0.0 });
+        let known = |_: usize, code: &str| vocabulary(1, usize::from(code == "eng"), 0);
         let g = d.decide(&hello, known, "spa", all);
         assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("eng"));
         // Without dictionaries lingua's guess stands…
@@ -385,16 +404,29 @@ mod tests {
         let d = Detector::new(&["eng".into(), "spa".into()]);
         let short = [observed(2, &[("spa", 0.7), ("eng", 0.3)])];
         // Lingua leans to the target, no dictionary knows it all: translated.
-        let g = d.decide(&short, |_, _| Some(0.5), "spa", |_| true);
+        let g = d.decide(&short, |_, _| vocabulary(2, 1, 0), "spa", |_| true);
         assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("eng"));
         // The target's dictionary knows every word: it is in the target.
         let g = d.decide(
             &short,
-            |_, code| Some(if code == "spa" { 1.0 } else { 0.5 }),
+            |_, code| vocabulary(2, if code == "spa" { 2 } else { 1 }, 0),
             "spa",
             |_| true,
         );
         assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("spa"));
+    }
+
+    #[test]
+    fn grammar_words_tell_languages_that_know_a_word_apart() {
+        let d = Detector::new(&["isl".into(), "spa".into()]);
+        // "y": lingua leans to Icelandic, whose dictionary knows it (a
+        // letter's name); Spanish knows it as a conjunction.
+        let y = [observed(1, &[("isl", 0.6), ("spa", 0.4)])];
+        let known = |_: usize, code: &str| vocabulary(1, 1, usize::from(code == "spa"));
+        let g = d.decide(&y, known, "eng", |_| true);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("spa"));
+        let g = d.decide(&y, |_, _| vocabulary(1, 1, 0), "eng", |_| true);
+        assert_eq!(g[0].as_ref().map(|g| g.base.as_str()), Some("isl"));
     }
 
     #[test]

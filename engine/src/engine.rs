@@ -103,10 +103,15 @@ pub struct TranslateOptions {
 pub struct Vocabulary {
     /// Words (runs of letters) in the text.
     pub words: usize,
-    /// How many of them the dictionary knows.
+    /// How many of them the dictionary knows as words of the language: not
+    /// only as a name, a letter of the alphabet or a part of compounds.
     pub known: usize,
-    /// The words the dictionary does not know, as written, in order of first
-    /// appearance, each once.
+    /// How many of them it knows as grammar words (determiners, pronouns,
+    /// prepositions, conjunctions, auxiliary verbs): the most frequent words
+    /// of a language, and the ones that tell close languages apart.
+    pub grammar: usize,
+    /// The words the dictionary does not know at all, as written, in order of
+    /// first appearance, each once.
     pub unknown: Vec<String>,
 }
 

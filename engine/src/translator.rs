@@ -293,7 +293,7 @@ impl Translator {
         let unsure: Vec<usize> = (0..observed.len())
             .filter(|&i| observed[i].is_unsure())
             .collect();
-        let mut known: HashMap<(usize, String), f64> = HashMap::new();
+        let mut known: HashMap<(usize, String), Vocabulary> = HashMap::new();
         let first: Vec<(usize, Vec<String>)> = unsure
             .iter()
             .map(|&i| {
@@ -305,7 +305,11 @@ impl Translator {
         self.look_up(&samples, &first, &mut known).await;
         let second: Vec<(usize, Vec<String>)> = unsure
             .iter()
-            .filter(|&&i| !known.iter().any(|((j, _), share)| *j == i && *share >= 1.0))
+            .filter(|&&i| {
+                !known
+                    .iter()
+                    .any(|((j, _), v)| *j == i && v.share_known() >= 1.0)
+            })
             .map(|&i| {
                 let bases = observed[i]
                     .confidences
@@ -321,7 +325,7 @@ impl Translator {
         let serves = |base: &str| base == target || graph.path(base, &target).is_some();
         let guesses = self.inner.detector.decide(
             &observed,
-            |i, base| known.get(&(i, base.to_owned())).copied(),
+            |i, base| known.get(&(i, base.to_owned())).cloned(),
             &target,
             serves,
         );
@@ -343,7 +347,7 @@ impl Translator {
         &self,
         samples: &[String],
         wanted: &[(usize, Vec<String>)],
-        known: &mut HashMap<(usize, String), f64>,
+        known: &mut HashMap<(usize, String), Vocabulary>,
     ) {
         let mut by_base: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, bases) in wanted {
@@ -369,7 +373,7 @@ impl Translator {
             .flatten()
         {
             for (i, vocabulary) in texts.into_iter().zip(shares) {
-                known.insert((i, base.to_owned()), vocabulary.share_known());
+                known.insert((i, base.to_owned()), vocabulary);
             }
         }
     }

@@ -121,6 +121,27 @@ pub(crate) fn html_declared(input: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
+/// The legacy encoding an XML document declares (`<?xml version="1.0"
+/// encoding="windows-1252"?>`), so that it is read and written back in it;
+/// `None` for UTF-8 and UTF-16, which the bytes themselves tell.
+pub(crate) fn xml_declared(input: &[u8]) -> Option<&'static Encoding> {
+    let head = &input[..input.len().min(256)];
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    if !head.starts_with(b"<?xml") {
+        return None;
+    }
+    let decl = &head[..find(head, b"?>")?];
+    let at = find(decl, b"encoding")?;
+    let rest = decl[at + b"encoding".len()..].trim_ascii_start();
+    let rest = rest.strip_prefix(b"=")?.trim_ascii_start();
+    let (&quote, rest) = rest.split_first()?;
+    if quote != b'"' && quote != b'\'' {
+        return None;
+    }
+    let value = &rest[..rest.iter().position(|&b| b == quote)?];
+    Encoding::for_label(value).filter(|e| *e != UTF_8 && *e != UTF_16LE && *e != UTF_16BE)
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
@@ -128,6 +149,31 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xml_declarations_name_legacy_encodings() {
+        let decl = |s: &str| xml_declared(s.as_bytes()).map(Encoding::name);
+        assert_eq!(
+            decl(r#"<?xml version="1.0" encoding="windows-1252"?><a/>"#),
+            Some("windows-1252")
+        );
+        assert_eq!(
+            decl("<?xml version='1.0' encoding = 'ISO-8859-1' ?><a/>"),
+            Some("windows-1252")
+        );
+        assert_eq!(decl(r#"<?xml version="1.0" encoding="UTF-8"?><a/>"#), None);
+        assert_eq!(decl(r#"<?xml version="1.0"?><a encoding="latin1"/>"#), None);
+        assert_eq!(decl("<a/>"), None);
+        // Read as declared even when the bytes are ASCII, written back so.
+        let d = decode(
+            br#"<?xml version="1.0" encoding="windows-1252"?><a>Paragraph</a>"#,
+            xml_declared(br#"<?xml version="1.0" encoding="windows-1252"?>"#),
+        );
+        assert_eq!(
+            d.form.encode("<a>P\u{e1}rrafo \u{65e5}</a>", true),
+            b"<a>P\xe1rrafo &#26085;</a>"
+        );
+    }
 
     #[test]
     fn latin1_text_is_read_and_written_back_as_latin1() {

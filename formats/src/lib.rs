@@ -179,6 +179,8 @@ const EXTENSIONS: &[(&str, DocumentFormat)] = &[
     ("xliff", DocumentFormat::Xliff),
     ("sdlxliff", DocumentFormat::Xliff),
     ("mqxliff", DocumentFormat::Xliff),
+    ("txlf", DocumentFormat::Xliff),
+    ("xlf2", DocumentFormat::Xliff),
     ("resx", DocumentFormat::Resx),
     ("yml", DocumentFormat::Yaml),
     ("yaml", DocumentFormat::Yaml),
@@ -212,6 +214,21 @@ impl DocumentFormat {
     pub fn from_filename(name: &str) -> Option<Self> {
         let (_, ext) = name.rsplit_once('.')?;
         Self::from_extension(ext)
+    }
+
+    /// Why a file of a known but unsupported kind is refused, naming what to
+    /// upload instead; `None` for any other name.
+    pub fn unsupported_kind(name: &str) -> Option<&'static str> {
+        let (_, ext) = name.rsplit_once('.')?;
+        match ext.to_ascii_lowercase().as_str() {
+            "ttx" => Some(
+                "Trados TagEditor files (.ttx) are not supported: open the file in Trados Studio and export it as .sdlxliff, or convert it to XLIFF, then upload that.",
+            ),
+            "txml" => Some(
+                "Wordfast Pro 3 files (.txml) are not supported: export the project from Wordfast as XLIFF (.txlf or .xlf) and upload that.",
+            ),
+            _ => None,
+        }
     }
 
     /// The canonical file extension, without dot.
@@ -301,6 +318,14 @@ pub struct ExtractOptions {
     /// elements marked (`lang`, below `<html>`) with another language keep
     /// their text as written.
     pub source_language: Option<String>,
+    /// The language the document is translated into (a DeepL code), when
+    /// known: bilingual files (XLIFF) keep the targets a translator settled
+    /// only when they are in that language.
+    pub target_language: Option<String>,
+    /// Bilingual files (XLIFF): every target is translated anew, settled ones
+    /// too (`xliff-targets:overwrite`); by default approved, confirmed,
+    /// final, signed-off, translated and locked targets are kept.
+    pub overwrite_targets: bool,
 }
 
 /// [`extract`] with options.
@@ -344,7 +369,7 @@ pub fn extract_with(
             (segments, Skeleton::Strings(skeleton))
         }
         DocumentFormat::Xliff => {
-            let (segments, skeleton) = xliff::extract(input)?;
+            let (segments, skeleton) = xliff::extract(input, &options)?;
             (segments, Skeleton::Xliff(skeleton))
         }
         DocumentFormat::Resx => {

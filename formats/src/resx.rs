@@ -24,7 +24,7 @@ pub(crate) struct Skeleton {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let Decoded { text: source, form } = encoding::decode(input, None);
+    let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse(&source)
         .map_err(|e| FormatError::corrupt(format!("The file is not a valid .resx file: it {e}")))?;
     let root = tree

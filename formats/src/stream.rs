@@ -58,6 +58,12 @@ pub fn translate<E>(
             Err(ooxml::Stop::Translator(e)) => Err(TranslateError::Translator(e)),
         };
     }
+    let options = ExtractOptions {
+        target_language: options
+            .target_language
+            .or_else(|| Some(target_lang.to_owned())),
+        ..options
+    };
     let doc = extract_with(format, input, options)?.with_target_language(target_lang);
     let translated = if doc.segments().is_empty() {
         Vec::new()

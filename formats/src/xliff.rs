@@ -94,8 +94,11 @@ fn prefix(name: &str) -> &str {
     name.rsplit_once(':').map_or("", |(p, _)| p)
 }
 
-pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let Decoded { text: source, form } = encoding::decode(input, None);
+pub(crate) fn extract(
+    input: &[u8],
+    options: &crate::ExtractOptions,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse(&source)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid XLIFF: it {e}")))?;
     let root = tree
@@ -126,8 +129,12 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         version,
         segments: Vec::new(),
         edits: Vec::new(),
+        requested: options.target_language.clone(),
+        overwrite: options.overwrite_targets,
+        keep: !options.overwrite_targets,
     };
     if version == Version::V2 {
+        walk.keep = walk.keeps_targets_in(root.attr(&source, "trgLang").as_deref());
         walk.edits.push(Edit::Lang {
             range: root.start.clone(),
             name: "trgLang",
@@ -153,9 +160,80 @@ struct Walk<'s> {
     version: Version,
     segments: Vec<String>,
     edits: Vec<Edit>,
+    /// The language asked for (a DeepL code), when known.
+    requested: Option<String>,
+    /// Every target is translated anew (`xliff-targets:overwrite`).
+    overwrite: bool,
+    /// Whether settled targets of the current file are kept: not when
+    /// overwriting, nor when the file's targets are in another language
+    /// than the one asked for.
+    keep: bool,
 }
 
+/// 1.2 target states whose target is still to be translated.
+const V1_OPEN_STATES: &[&str] = &["new", "needs-translation"];
+/// 1.2 state qualifiers of a suggestion (a target without a state that
+/// carries one was proposed by a tool, not settled by a translator).
+const V1_SUGGESTIONS: &[&str] = &[
+    "mt-suggestion",
+    "tm-suggestion",
+    "fuzzy-match",
+    "leveraged-mt",
+    "leveraged-tm",
+    "leveraged-glossary",
+    "leveraged-inherited",
+];
+/// 2.x segment states whose target is still to be translated.
+const V2_OPEN_STATES: &[&str] = &["initial"];
+/// memoQ's status of a unit not worked on yet, and the one it gives a unit
+/// pre-translated by a machine.
+const MEMOQ_NOT_STARTED: &str = "NotStarted";
+const MEMOQ_PRE_TRANSLATED: &str = "PreTranslated";
+
 impl Walk<'_> {
+    /// Whether the settled targets of a file whose target language is
+    /// `declared` are kept (see [`Walk::keep`]).
+    fn keeps_targets_in(&self, declared: Option<&str>) -> bool {
+        !self.overwrite
+            && match (declared, self.requested.as_deref()) {
+                (Some(declared), Some(requested)) if !declared.trim().is_empty() => {
+                    same_language(declared, &crate::bcp47(requested))
+                }
+                _ => true,
+            }
+    }
+
+    /// Whether `elem` holds text (not only white space or empty codes).
+    fn has_text(&self, elem: &Elem<'_>) -> bool {
+        !elem.text(self.src).trim().is_empty()
+    }
+
+    /// Whether a 1.2 unit's translation is settled and kept: the unit is
+    /// approved or memoQ-locked, or its target holds text and its state
+    /// (`state`, memoQ's `mq:status`) is not one still to be translated.
+    fn settled_v1(&self, unit: &Elem<'_>, target: Option<&Elem<'_>>) -> bool {
+        if !self.keep {
+            return false;
+        }
+        if unit.attr(self.src, "mq:locked").as_deref() == Some("locked") {
+            return true;
+        }
+        let Some(target) = target.filter(|t| self.has_text(t)) else {
+            return false;
+        };
+        if unit.attr(self.src, "approved").as_deref() == Some("yes") {
+            return true;
+        }
+        let open_state = match target.attr(self.src, "state") {
+            Some(state) => V1_OPEN_STATES.contains(&state.as_str()),
+            None => target
+                .attr(self.src, "state-qualifier")
+                .is_some_and(|q| V1_SUGGESTIONS.contains(&q.as_str())),
+        };
+        let not_started = unit.attr(self.src, "mq:status").as_deref() == Some(MEMOQ_NOT_STARTED);
+        !open_state && !not_started
+    }
+
     fn text(&self, range: &Range<usize>) -> &str {
         self.src.get(range.clone()).unwrap_or("")
     }
@@ -171,11 +249,15 @@ impl Walk<'_> {
     fn element(&mut self, elem: &Elem<'_>, inherited: bool) {
         let translate = self.translatable(elem, inherited);
         match (self.version, local(elem.name)) {
-            (Version::V1, "file") => self.edits.push(Edit::Lang {
-                range: elem.start.clone(),
-                name: "target-language",
-                existing: elem.attr(self.src, "target-language"),
-            }),
+            (Version::V1, "file") => {
+                let declared = elem.attr(self.src, "target-language");
+                self.keep = self.keeps_targets_in(declared.as_deref());
+                self.edits.push(Edit::Lang {
+                    range: elem.start.clone(),
+                    name: "target-language",
+                    existing: declared,
+                });
+            }
             (Version::V1, "trans-unit") => {
                 if translate {
                     self.unit_v1(elem);
@@ -205,20 +287,43 @@ impl Walk<'_> {
         let Some(source) = child("source") else {
             return;
         };
-        let seg_source = child("seg-source").filter(|s| {
-            s.elems().any(|m| {
-                local(m.name) == "mrk" && m.attr(self.src, "mtype").as_deref() == Some("seg")
-            })
-        });
+        let seg_source = child("seg-source").filter(|s| self.has_seg_mrk(s));
         let defs = SegDefs::of(self.src, child("seg-defs"));
         let existing = child("target");
+        if seg_source.is_none() && self.settled_v1(unit, existing) {
+            return;
+        }
         let mut translated_mids = Vec::new();
         let template = match seg_source {
-            Some(seg) => self.segmented(seg, &defs, existing, &mut translated_mids),
+            Some(seg) => {
+                let mut out = Vec::new();
+                self.segmented(
+                    &seg.children,
+                    &defs,
+                    existing,
+                    &mut translated_mids,
+                    &mut out,
+                );
+                out
+            }
             None => self.template(source),
         };
+        let translates = template.iter().any(|p| matches!(p, Piece::Slot { .. }));
+        // Every segment of a segmented unit settled: the unit stays as it is.
+        if seg_source.is_some() && !translates {
+            return;
+        }
+        // memoQ: a unit translated here is pre-translated, no longer new.
+        if translates && unit.attr(self.src, "mq:status").is_some() {
+            self.edits.push(Edit::Fixed {
+                range: unit.start.clone(),
+                text: set_attr(self.text(&unit.start), "mq:status", MEMOQ_PRE_TRANSLATED),
+            });
+        }
         let after = seg_source.map_or(source.span().end, |s| s.span().end.max(source.span().end));
-        self.target(unit, source, existing, after, template, true);
+        // Trados keeps its states in `sdl:seg`, not on the target.
+        let states_on_target = defs.0.is_empty();
+        self.target(unit, source, existing, after, template, states_on_target);
         // Trados: the segments translated here are machine-translated drafts.
         for (mid, seg) in &defs.0 {
             if translated_mids.contains(mid) {
@@ -236,12 +341,18 @@ impl Walk<'_> {
         let Some(source) = segment.elems().find(|e| local(e.name) == "source") else {
             return;
         };
+        let existing = segment.elems().find(|e| local(e.name) == "target");
+        let open_state = segment
+            .attr(self.src, "state")
+            .is_none_or(|s| V2_OPEN_STATES.contains(&s.as_str()));
+        if self.keep && !open_state && existing.is_some_and(|t| self.has_text(t)) {
+            return;
+        }
         let template = self.template(source);
         self.edits.push(Edit::Fixed {
             range: segment.start.clone(),
             text: set_attr(self.text(&segment.start), "state", "translated"),
         });
-        let existing = segment.elems().find(|e| local(e.name) == "target");
         self.target(
             segment,
             source,
@@ -294,10 +405,12 @@ impl Walk<'_> {
                     Some(end) => self.text(end).to_owned(),
                     None => format!("</{}>", target.name),
                 };
+                // A replaced target that names its language names the new one.
+                let lang = target.attr(self.src, "xml:lang").is_some();
                 Edit::Target {
                     range: target.span(),
                     open,
-                    lang: false,
+                    lang,
                     close,
                     template,
                 }
@@ -326,26 +439,36 @@ impl Walk<'_> {
         vec![self.slot(source)]
     }
 
-    /// A `seg-source`: each `<mrk mtype="seg">` a slot, the rest as it is.
-    /// A segment Trados locked or confirmed (`sdl:seg`) keeps its target
-    /// `mrk` when it has one; the mids of the slots go to `translated`.
+    /// Whether `elem` holds a `<mrk mtype="seg">`, at any depth (Trados
+    /// nests them in the paragraph's `g`).
+    fn has_seg_mrk(&self, elem: &Elem<'_>) -> bool {
+        elem.elems()
+            .any(|e| self.is_seg_mrk(e) || self.has_seg_mrk(e))
+    }
+
+    fn is_seg_mrk(&self, elem: &Elem<'_>) -> bool {
+        local(elem.name) == "mrk" && elem.attr(self.src, "mtype").as_deref() == Some("seg")
+    }
+
+    /// The content of a `seg-source` into `out`: each `<mrk mtype="seg">` a
+    /// slot, elements around them (Trados' `g`) written around their slots,
+    /// the rest as it is. A segment Trados locked or confirmed (`sdl:seg`)
+    /// keeps its target `mrk` when it has one; the mids of the slots go to
+    /// `translated`.
     fn segmented(
         &mut self,
-        seg: &Elem<'_>,
+        children: &[XNode<'_>],
         defs: &SegDefs<'_, '_>,
         target: Option<&Elem<'_>>,
         translated: &mut Vec<String>,
-    ) -> Vec<Piece> {
-        let mut out = Vec::new();
-        for child in &seg.children {
+        out: &mut Vec<Piece>,
+    ) {
+        for child in children {
             match child {
-                XNode::Elem(m)
-                    if local(m.name) == "mrk"
-                        && m.attr(self.src, "mtype").as_deref() == Some("seg") =>
-                {
+                XNode::Elem(m) if self.is_seg_mrk(m) => {
                     let mid = m.attr(self.src, "mid").unwrap_or_default();
                     let kept = target
-                        .filter(|_| defs.settled(self.src, &mid))
+                        .filter(|_| self.keep && defs.settled(self.src, &mid))
                         .and_then(|t| seg_mrk(self.src, t, &mid))
                         .filter(|t| !t.text(self.src).trim().is_empty());
                     if let Some(kept) = kept {
@@ -362,11 +485,17 @@ impl Walk<'_> {
                         out.push(Piece::Raw(self.text(end).to_owned()));
                     }
                 }
+                XNode::Elem(e) if e.end.is_some() && self.has_seg_mrk(e) => {
+                    out.push(Piece::Raw(self.text(&e.start).to_owned()));
+                    self.segmented(&e.children, defs, target, translated, out);
+                    if let Some(end) = &e.end {
+                        out.push(Piece::Raw(self.text(end).to_owned()));
+                    }
+                }
                 XNode::Elem(e) => out.push(Piece::Raw(self.text(&e.span()).to_owned())),
                 XNode::Text(range, _) => out.push(Piece::Raw(self.text(range).to_owned())),
             }
         }
-        out
     }
 
     /// The content of `elem` as a segment with its tags, or as raw markup
@@ -471,12 +600,17 @@ impl<'a, 't> SegDefs<'a, 't> {
     }
 }
 
-/// The `<mrk mtype="seg" mid="…">` of a target.
+/// The `<mrk mtype="seg" mid="…">` of a target, at any depth.
 fn seg_mrk<'a, 't>(src: &str, target: &'a Elem<'t>, mid: &str) -> Option<&'a Elem<'t>> {
-    target.elems().find(|m| {
-        local(m.name) == "mrk"
+    target.elems().find_map(|m| {
+        if local(m.name) == "mrk"
             && m.attr(src, "mtype").as_deref() == Some("seg")
             && m.attr(src, "mid").as_deref() == Some(mid)
+        {
+            Some(m)
+        } else {
+            seg_mrk(src, m, mid)
+        }
     })
 }
 

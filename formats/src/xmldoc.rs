@@ -100,7 +100,7 @@ pub(crate) fn extract_only(
     input: &[u8],
     only: &[&str],
 ) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let Decoded { text: source, form } = encoding::decode(input, None);
+    let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse_with(&source, true)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid XML: it {e}")))?;
     let root = tree

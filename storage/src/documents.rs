@@ -56,6 +56,9 @@ pub struct NewDocument {
     /// `translate` when JSON placeholders are translated with the text
     /// (`input_conversion_options` `json-placeholders:translate`).
     pub json_placeholders: Option<String>,
+    /// `overwrite` when every XLIFF target is translated anew, settled ones
+    /// too (`input_conversion_options` `xliff-targets:overwrite`).
+    pub xliff_targets: Option<String>,
 }
 
 /// A document row.
@@ -107,6 +110,8 @@ pub struct Document {
     pub style_id: Option<Uuid>,
     /// See [`NewDocument::json_placeholders`].
     pub json_placeholders: Option<String>,
+    /// See [`NewDocument::xliff_targets`].
+    pub xliff_targets: Option<String>,
 }
 
 impl Document {
@@ -146,8 +151,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
     sqlx::query!(
         r#"INSERT INTO documents (id, key_digest, organization_id, api_key_id, filename,
                input_format, output_format, source_lang, target_lang, source_object, job_id, trace_id,
-               glossary_ids, style_id, json_placeholders)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"#,
+               glossary_ids, style_id, json_placeholders, xliff_targets)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"#,
         doc.id,
         digest,
         doc.organization_id,
@@ -162,7 +167,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
         doc.trace_id,
         &doc.glossary_ids,
         doc.style_id,
-        doc.json_placeholders
+        doc.json_placeholders,
+        doc.xliff_targets
     )
     .execute(&mut *conn)
     .await?;
@@ -176,7 +182,8 @@ pub async fn get(pool: &PgPool, id: &str) -> Result<Option<Document>, StorageErr
         r#"SELECT id, organization_id, api_key_id, status, filename, input_format, output_format,
                source_lang, target_lang, source_object, result_object, billed_characters,
                error_message, progress, attempts, trace_id, created_at, started_at,
-               finished_at, downloaded_at, glossary_ids, style_id, json_placeholders
+               finished_at, downloaded_at, glossary_ids, style_id, json_placeholders,
+               xliff_targets
            FROM documents WHERE id = $1"#,
         id
     )

@@ -101,6 +101,8 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     let options = tolk_formats::ExtractOptions {
         translate_json_placeholders,
         source_language: doc.source_lang.clone(),
+        target_language: Some(doc.target_lang.clone()),
+        overwrite_targets: doc.xliff_targets.as_deref() == Some("overwrite"),
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let custom = customizations(state, &doc, &source_lang).await?;

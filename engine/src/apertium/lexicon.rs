@@ -102,8 +102,44 @@ impl Lexicons {
     }
 }
 
+/// Parts of speech of grammar words (Apertium's tags): determiners,
+/// pronouns, prepositions, conjunctions, relatives, auxiliary and modal
+/// verbs.
+const GRAMMAR: &[&str] = &[
+    "det", "predet", "prn", "pr", "cnjcoo", "cnjsub", "cnjadv", "rel", "vbser", "vbhaver", "vaux",
+    "vbmod", "preadv", "itg",
+];
+
+/// How one analysis reads a word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reading {
+    /// Only as a part of compounds, a letter of the alphabet or a name.
+    Marginal,
+    /// As a word of the language.
+    Word,
+    /// As a grammar word ([`GRAMMAR`]).
+    Grammar,
+}
+
+/// The reading of one analysis (`lemma<pos><tag>…`, `+`-joined for
+/// contractions, whose first part counts).
+fn reading(analysis: &str) -> Reading {
+    let Some((lemma, tags)) = analysis.split_once('<') else {
+        return Reading::Marginal;
+    };
+    let pos = tags.split('>').next().unwrap_or_default();
+    if tags.contains("compound-only") || lemma.ends_with("alphabet") || pos == "np" {
+        Reading::Marginal
+    } else if GRAMMAR.contains(&pos) {
+        Reading::Grammar
+    } else {
+        Reading::Word
+    }
+}
+
 /// What one output line (`^word/analysis$`…) says of its words: how many
-/// there are, and those marked unknown (`*`).
+/// there are, how many are known as words and as grammar words, and those
+/// marked unknown (`*`).
 fn vocabulary(line: &str) -> Vocabulary {
     let mut v = Vocabulary::default();
     for unit in line.split('^').skip(1) {
@@ -115,10 +151,19 @@ fn vocabulary(line: &str) -> Vocabulary {
             continue;
         }
         v.words += 1;
-        if !analyses.starts_with('*') {
-            v.known += 1;
-        } else if !v.unknown.iter().any(|u| u == surface) {
-            v.unknown.push(surface.to_owned());
+        if analyses.starts_with('*') {
+            if !v.unknown.iter().any(|u| u == surface) {
+                v.unknown.push(surface.to_owned());
+            }
+            continue;
+        }
+        match analyses.split('/').map(reading).max() {
+            Some(Reading::Grammar) => {
+                v.known += 1;
+                v.grammar += 1;
+            }
+            Some(Reading::Word) => v.known += 1,
+            _ => {}
         }
     }
     v
@@ -132,6 +177,14 @@ mod tests {
     fn known_and_unknown_words() {
         let v = vocabulary("^Hello/Hello<ij>$ ^beam/beam<n><sg>$^./.<sent>$");
         assert_eq!((v.words, v.known, v.share_known()), (2, 2, 1.0));
+        assert!(v.unknown.is_empty());
+        // Grammar words; names, letters and compound parts are not words.
+        let v = vocabulary(
+            "^del/de<pr>+el<det><def><m><sg>$ ^y/y<cnjcoo>$ ^casa/casa<n><f><sg>$ \
+             ^Toda/Toda<np><ant>$ ^y/yalphabet<n><m><sg><ind>$ \
+             ^pot/pott<n><m><sg><ind><cmp><compound-only-L>$",
+        );
+        assert_eq!((v.words, v.known, v.grammar), (6, 3, 2));
         assert!(v.unknown.is_empty());
         let v = vocabulary("^Zorg/*Zorg$ ^proton/proton<n>$ ^Zorg/*Zorg$ ^blix/*blix$");
         assert_eq!((v.words, v.known, v.share_known()), (4, 1, 0.25));

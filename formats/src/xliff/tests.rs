@@ -270,7 +270,8 @@ fn trados_files_keep_their_settled_segments_and_mark_machine_drafts() {
     let header = |s: &str| s[s.find("<header>").unwrap()..s.find("</header>").unwrap()].to_owned();
     assert_eq!(header(&out), header(SDLXLIFF));
     assert!(out.contains(concat!(
-        r#"<target state="translated" state-qualifier="leveraged-mt"><mrk mtype="seg" mid="1">La casa es <g id="0">grande</g>.</mrk> "#,
+        // Trados keeps states in `sdl:seg`: the target gets none of XLIFF's.
+        r#"<target><mrk mtype="seg" mid="1">La casa es <g id="0">grande</g>.</mrk> "#,
         r#"<mrk mtype="seg" mid="2">El perro<x id="1"/>corre.</mrk> <mrk mtype="seg" mid="3">Tolk Cloud</mrk></target>"#
     )), "{out}");
     assert!(out.contains(concat!(
@@ -329,9 +330,10 @@ fn memoq_files_keep_their_attributes_and_get_targets() {
             .unwrap(),
     )
     .unwrap();
+    // memoQ sees the unit pre-translated, no longer "not started".
     assert!(
         out.contains(
-            r#"<trans-unit id="1" mq:status="NotStarted" mq:segmentguid="a1" mq:percent="0">"#
+            r#"<trans-unit id="1" mq:status="PreTranslated" mq:segmentguid="a1" mq:percent="0">"#
         ),
         "{out}"
     );
@@ -348,4 +350,303 @@ fn memoq_files_keep_their_attributes_and_get_targets() {
         &[&path],
     );
     assert!(read.contains("La casa es"), "{read}");
+}
+
+/// `input` translated into `target` (a DeepL code) with every segment
+/// upper-cased, with `overwrite` as `xliff-targets:overwrite`: the segments
+/// sent and the output.
+fn upper_into(input: &[u8], target: &str, overwrite: bool) -> (Vec<String>, Vec<u8>) {
+    let options = crate::ExtractOptions {
+        target_language: Some(target.to_owned()),
+        overwrite_targets: overwrite,
+        ..Default::default()
+    };
+    let doc = crate::extract_with(DocumentFormat::Xliff, input, options)
+        .unwrap()
+        .with_target_language(target);
+    (doc.segments().to_vec(), uppercase_merge(&doc))
+}
+
+/// A 1.2 file a translator has worked on: approved, final, signed-off,
+/// translated and state-less targets are theirs; new, needs-translation and
+/// empty ones are still to do.
+const WORKED: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="app" source-language="en" target-language="es-ES" datatype="plaintext">
+    <body>
+      <trans-unit id="a" approved="yes"><source>Approved one</source><target state="needs-review-translation">Aprobada</target></trans-unit>
+      <trans-unit id="b"><source>Final one</source><target state="final">Definitiva</target></trans-unit>
+      <trans-unit id="c"><source>Signed one</source><target state="signed-off">Firmada</target></trans-unit>
+      <trans-unit id="d"><source>Done one</source><target state="translated">Hecha</target></trans-unit>
+      <trans-unit id="e"><source>Plain one</source><target>Sin estado</target></trans-unit>
+      <trans-unit id="f"><source>New one</source><target state="new">New one</target></trans-unit>
+      <trans-unit id="g"><source>Open one</source><target state="needs-translation"></target></trans-unit>
+      <trans-unit id="h"><source>Empty one</source><target xml:lang="fr"/></trans-unit>
+      <trans-unit id="i"><source>Bare one</source></trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+
+#[test]
+fn settled_targets_are_kept_and_only_open_ones_translated() {
+    let (segments, out) = upper_into(WORKED.as_bytes(), "ES", false);
+    assert_eq!(segments, ["New one", "Open one", "Empty one", "Bare one"]);
+    let out = String::from_utf8(out).unwrap();
+    for kept in [
+        r#"<target state="needs-review-translation">Aprobada</target>"#,
+        r#"<target state="final">Definitiva</target>"#,
+        r#"<target state="signed-off">Firmada</target>"#,
+        r#"<target state="translated">Hecha</target>"#,
+        "<target>Sin estado</target>",
+    ] {
+        assert!(out.contains(kept), "{kept} in {out}");
+    }
+    assert!(
+        out.contains(
+            r#"<target state="translated" state-qualifier="leveraged-mt">NEW ONE</target>"#
+        ),
+        "{out}"
+    );
+    // A replaced target that named its language names the one asked for
+    // (the file's own variant of it).
+    assert!(out.contains(r#"<target xml:lang="es-ES" state="translated" state-qualifier="leveraged-mt">EMPTY ONE</target>"#), "{out}");
+    assert!(out.contains(r#"target-language="es-ES""#), "{out}");
+    // translate-toolkit reads the states a CAT tool would.
+    let path = test_folder("xliff_states").join("worked.xlf");
+    std::fs::write(&path, &out).unwrap();
+    let read = python_snippet(
+        "import sys, json\nfrom translate.storage import xliff\n\
+         store = xliff.xlifffile.parsefile(sys.argv[1])\n\
+         print(json.dumps({u.getid().split('\\x04')[-1]: [u.target, u.isapproved()] for u in store.units}))",
+        &[&path],
+    );
+    let read: serde_json::Value = serde_json::from_str(read.trim()).unwrap();
+    assert_eq!(read["a"][0], "Aprobada");
+    assert_eq!(read["a"][1], true);
+    assert_eq!(read["b"][0], "Definitiva");
+    assert_eq!(read["i"][0], "BARE ONE");
+}
+
+#[test]
+fn every_target_is_translated_when_asked_or_in_another_language() {
+    // xliff-targets:overwrite.
+    let (segments, _) = upper_into(WORKED.as_bytes(), "ES", true);
+    assert_eq!(segments.len(), 9, "{segments:?}");
+    // The file's targets are Spanish; French is asked for: none is a
+    // French translation, so every one is translated and says French.
+    let (segments, out) = upper_into(WORKED.as_bytes(), "FR", false);
+    assert_eq!(segments.len(), 9, "{segments:?}");
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains(r#"target-language="fr""#), "{out}");
+    assert!(!out.contains("Aprobada") && !out.contains("es-ES"), "{out}");
+}
+
+#[test]
+fn xliff_2_segments_with_final_targets_are_kept() {
+    let doc = r#"<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="es">
+  <file id="f1">
+    <unit id="u1">
+      <segment id="s1" state="final"><source>Keep me.</source><target>Guárdame.</target></segment>
+      <segment id="s2" state="reviewed"><source>Me too.</source><target>Yo también.</target></segment>
+      <segment id="s3" state="translated"><source>Empty.</source><target></target></segment>
+      <segment id="s4"><source>Do me.</source><target>Do me.</target></segment>
+    </unit>
+  </file>
+</xliff>
+"#;
+    let (segments, out) = upper_into(doc.as_bytes(), "ES", false);
+    assert_eq!(segments, ["Empty.", "Do me."]);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains(r#"<segment id="s1" state="final"><source>Keep me.</source><target>Guárdame.</target></segment>"#), "{out}");
+    assert!(out.contains(r#"<segment id="s4" state="translated"><source>Do me.</source><target>DO ME.</target></segment>"#), "{out}");
+}
+
+#[test]
+fn a_declared_legacy_encoding_is_kept() {
+    let mut input = br#"<?xml version="1.0" encoding="windows-1252"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file original="a" source-language="en" datatype="plaintext"><body>
+    <trans-unit id="1"><source>Paragraph</source></trans-unit>
+    <trans-unit id="2"><source>Caf"#
+        .to_vec();
+    input.extend_from_slice(b"\xe9 menu</source></trans-unit>\n  </body></file>\n</xliff>\n");
+    let options = crate::ExtractOptions {
+        target_language: Some("ES".into()),
+        ..Default::default()
+    };
+    let doc = crate::extract_with(DocumentFormat::Xliff, &input, options)
+        .unwrap()
+        .with_target_language("ES");
+    assert_eq!(doc.segments(), ["Paragraph", "Café menu"]);
+    let out = doc
+        .merge(&["Párrafo".to_owned(), "Menú del café ☕".to_owned()])
+        .unwrap();
+    let has = |bytes: &[u8]| out.windows(bytes.len()).any(|w| w == bytes);
+    assert!(has(b"P\xe1rrafo") && has(b"&#9749;"), "{out:?}");
+    // lxml decodes it by its declaration.
+    let path = test_folder("xliff_cp1252").join("a.xlf");
+    std::fs::write(&path, &out).unwrap();
+    let read = python_snippet(
+        "import sys\nfrom lxml import etree\n\
+         t = etree.parse(sys.argv[1])\n\
+         ns = {'x': 'urn:oasis:names:tc:xliff:document:1.2'}\n\
+         print('|'.join(e.text for e in t.findall('.//x:target', ns)))",
+        &[&path],
+    );
+    assert_eq!(read.trim(), "Párrafo|Menú del café ☕");
+}
+
+/// The files CAT tools wrote themselves (`$TOLK_FIXTURES_DIR/cat`, when
+/// set): settled segments kept byte for byte, each Trados segment its own
+/// target `mrk` and `sdl:seg` status, memoQ's status moved on, the tools'
+/// own attributes untouched; lxml and translate-toolkit read every output.
+#[test]
+fn files_written_by_cat_tools_round_trip() {
+    let Some(dir) = std::env::var_os("TOLK_FIXTURES_DIR") else {
+        return;
+    };
+    let dir = std::path::Path::new(&dir).join("cat");
+    let read = |name: &str| {
+        std::fs::read(dir.join(name))
+            .unwrap_or_else(|e| panic!("TOLK_FIXTURES_DIR: {}: {e}", dir.join(name).display()))
+    };
+    let count = |out: &[u8], what: &str| String::from_utf8_lossy(out).matches(what).count();
+    let folder = test_folder("cat_fixtures");
+    let readers_agree = |name: &str, out: &[u8]| {
+        let path = folder.join(name);
+        std::fs::write(&path, out).unwrap();
+        let units = python_snippet(
+            "import sys\nfrom lxml import etree\nfrom translate.storage import xliff\n\
+             etree.parse(sys.argv[1])\n\
+             store = xliff.xlifffile.parsefile(sys.argv[1])\n\
+             print(len(store.units))",
+            &[&path],
+        );
+        assert!(
+            units.trim().parse::<usize>().unwrap() > 0,
+            "{name}: {units}"
+        );
+    };
+
+    // Trados Studio 2024: every segment confirmed, some nested in `g`.
+    let name = "Supervertaler_DOCX_Advanced_Test_Document.docx.sdlxliff";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "NL", false);
+    assert!(segments.is_empty(), "{segments:?}");
+    assert_eq!(
+        out, input,
+        "a file with nothing to translate is kept byte for byte"
+    );
+    let (segments, out) = upper_into(&input, "NL", true);
+    assert_eq!(segments.len(), 54, "one segment per mrk");
+    assert_eq!(
+        count(&out, r#"mtype="seg""#),
+        count(&input, r#"mtype="seg""#)
+    );
+    assert_eq!(count(&out, r#"conf="Draft" origin="mt""#), 54);
+    assert!(
+        String::from_utf8_lossy(&out).contains(
+            r#"<mrk mtype="seg" mid="50">WARNING:</mrk> <mrk mtype="seg" mid="51">THIS PARAGRAPH"#
+        ),
+        "the segments nested in g keep their own targets"
+    );
+    readers_agree(name, &out);
+
+    // Trados Studio 2017: one unit of five segments, one a draft.
+    let name = "test.txt_en-US_fr-FR.sdlxliff";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "FR", false);
+    assert_eq!(segments, ["Followed by a third one."]);
+    let text = String::from_utf8_lossy(&out);
+    for kept in [
+        r#"<mrk mtype="seg" mid="1">Première phrase</mrk>"#,
+        r#"<mrk mtype="seg" mid="4">Modifier </mrk>"#,
+        r#"<sdl:seg id="4" locked="true" conf="ApprovedSignOff""#,
+    ] {
+        assert!(text.contains(kept), "{kept}");
+    }
+    assert!(text.contains(r#"<mrk mtype="seg" mid="3">FOLLOWED BY A THIRD ONE.</mrk>"#));
+    assert!(
+        !text.contains("state-qualifier"),
+        "no XLIFF state on a Trados target"
+    );
+    readers_agree(name, &out);
+
+    // Trados Studio 2019, tracked changes in confirmed targets.
+    let name = "ChangeTracking_Trados_1.sdlxliff";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "JA", false);
+    assert!(segments.is_empty(), "{segments:?}");
+    assert_eq!(out, input);
+
+    // memoQ 10: a locked, proofread unit and two not started.
+    let name = "locked.mqxliff";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "DE", false);
+    assert_eq!(segments.len(), 2, "{segments:?}");
+    assert_eq!(count(&out, r#"mq:status="Proofread""#), 1);
+    assert_eq!(count(&out, r#"mq:status="PreTranslated""#), 2);
+    assert_eq!(count(&out, r#"mq:status="NotStarted""#), 0);
+    assert_eq!(
+        count(&out, "mq:"),
+        count(&input, "mq:"),
+        "memoQ's attributes kept"
+    );
+    readers_agree(name, &out);
+
+    // memoQ 12: every unit not started, formatting and hyperlink tags.
+    let name = "test_document_memoQ_bilingual.mqxliff";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "EN-GB", false);
+    assert_eq!(segments.len(), 27);
+    assert_eq!(count(&out, r#"mq:status="PreTranslated""#), 27);
+    let text = String::from_utf8_lossy(&out);
+    for unit in text.split("<trans-unit").skip(1) {
+        let inner = |open: &str, close: &str| {
+            let start = unit.find(open).unwrap_or(0);
+            unit[start..]
+                .split(close)
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let (source, target) = (inner("<source", "</source>"), inner("<target", "</target>"));
+        for tag in ["<bpt ", "<ept ", "<ph ", "<x "] {
+            assert_eq!(
+                source.matches(tag).count(),
+                target.matches(tag).count(),
+                "{tag}: {target}"
+            );
+        }
+    }
+    readers_agree(name, &out);
+
+    // Wordfast Anywhere: machine and fuzzy suggestions, none confirmed, are
+    // translated; Wordfast's own attributes stay.
+    let name = "The_Man_in_the_Moon_txt.txlf";
+    assert_eq!(
+        DocumentFormat::from_filename(name),
+        Some(DocumentFormat::Xliff)
+    );
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "JA", false);
+    assert_eq!(segments.len(), 7, "{segments:?}");
+    assert_eq!(count(&out, "gs4tr:"), count(&input, "gs4tr:"));
+    readers_agree(name, &out);
+
+    // Angular's extractor with a translator's French targets: only the
+    // units without one are translated; the placeholders stay.
+    let name = "messages.fr.xlf";
+    let input = read(name);
+    let (segments, out) = upper_into(&input, "FR", false);
+    assert_eq!(segments.len(), 3, "{segments:?}");
+    // Each placeholder of a translated source is in its new target.
+    let placeholders: usize = segments.iter().map(|s| s.matches("<x ").count()).sum();
+    assert_eq!(
+        count(&out, "equiv-text="),
+        count(&input, "equiv-text=") + placeholders
+    );
+    readers_agree(name, &out);
 }

@@ -50,6 +50,9 @@ pub struct ConversionOptions {
     pub suppress_image_types: Vec<String>,
     /// JSON placeholders.
     pub json_placeholders: JsonPlaceholders,
+    /// XLIFF: every target translated anew (`xliff-targets:overwrite`), not
+    /// only those still to do (`keep`, the default).
+    pub overwrite_xliff_targets: bool,
 }
 
 fn bad(message: String) -> ApiError {
@@ -105,6 +108,17 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
                     }
                 };
             }
+            "xliff-targets" => {
+                options.overwrite_xliff_targets = match v.trim() {
+                    "keep" => false,
+                    "overwrite" => true,
+                    other => {
+                        return Err(bad(format!(
+                            "Value for 'input_conversion_options' xliff-targets must be keep or overwrite, not '{other}'."
+                        )));
+                    }
+                };
+            }
             _ => {}
         }
     }
@@ -142,6 +156,13 @@ mod tests {
             Some(JsonPlaceholders::Translate)
         );
         assert!(parse("version:1,json-placeholders:maybe").is_err());
+        assert_eq!(
+            parse("version:1,xliff-targets:overwrite")
+                .ok()
+                .map(|o| o.overwrite_xliff_targets),
+            Some(true)
+        );
+        assert!(parse("version:1,xliff-targets:all").is_err());
         assert!(parse("version:1,nonsense").is_err());
     }
 }

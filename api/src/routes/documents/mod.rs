@@ -168,10 +168,13 @@ async fn upload(
             ApiError::BadRequest("Invalid file data: the file name is missing (send it in the file part or as 'filename').".to_owned())
         })?;
     let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
-        ApiError::BadRequest(format!(
-            "Invalid file data: the file extension of '{filename}' is not supported (supported: {}).",
-            DocumentFormat::extensions().collect::<Vec<_>>().join(", ")
-        ))
+        ApiError::BadRequest(match DocumentFormat::unsupported_kind(&filename) {
+            Some(why) => format!("Invalid file data: {why}"),
+            None => format!(
+                "Invalid file data: the file extension of '{filename}' is not supported (supported: {}).",
+                DocumentFormat::extensions().collect::<Vec<_>>().join(", ")
+            ),
+        })
     })?;
     let output = match up.output_format.as_deref() {
         None => format,
@@ -262,6 +265,10 @@ async fn upload(
         json_placeholders: (up.conversion.json_placeholders
             == conversion::JsonPlaceholders::Translate)
             .then(|| "translate".to_owned()),
+        xliff_targets: up
+            .conversion
+            .overwrite_xliff_targets
+            .then(|| "overwrite".to_owned()),
     };
     let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
         id: uuid::Uuid::new_v4(),
