@@ -1524,3 +1524,101 @@ async fn xliff_settled_targets_are_kept_unless_overwrite_is_asked() -> Result<()
     );
     Ok(())
 }
+
+/// Markup and the placeholders of every ecosystem inside software strings
+/// (i18next JSON, Rails YAML, Java properties) come back byte for byte
+/// around translated words; `&` stays `&`. Read back by Python's json and
+/// PyYAML, and the properties file line by line.
+#[tokio::test]
+async fn markup_and_placeholders_in_software_strings_survive() -> Result<()> {
+    let (world, api, key) = platform("strings_markup").await?;
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let json = r#"{"copy": "Copy to <em>{{ location }}</em>", "save": "Save & close the house", "link": "Read <a href=\"/help?a=1&b=2\">the help</a> now.", "nested": "$t(common.house) is big"}"#;
+    let (_, bytes) = translated(&api, &key, "en.json", json.as_bytes().to_vec(), &fields).await?;
+    let read: Value = serde_json::from_slice(&bytes)?;
+    let copy = read["copy"].as_str().unwrap_or_default();
+    assert!(
+        copy.contains("<em>{{ location }}</em>") && !copy.contains("&lt;"),
+        "{read}"
+    );
+    let save = read["save"].as_str().unwrap_or_default();
+    assert!(
+        save.contains('&') && !save.contains("&amp;") && save.contains("casa"),
+        "{read}"
+    );
+    let link = read["link"].as_str().unwrap_or_default();
+    assert!(
+        link.contains(r#"<a href="/help?a=1&b=2">"#) && link.contains("</a>"),
+        "{read}"
+    );
+    assert!(link.contains("ayuda"), "{read}");
+    assert!(
+        read["nested"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("$t(common.house)"),
+        "{read}"
+    );
+
+    let yaml = "en:\n  post: \"<strong>Post</strong> a comment\"\n  more: 'See <a href=\"/docs\">the documentation</a>, %{name}.'\n  when: \"%A, %B %d\"\n  raw: \"{% raw %}The house{% endraw %}\"\n";
+    let (_, bytes) = translated(&api, &key, "en.yml", yaml.as_bytes().to_vec(), &fields).await?;
+    let path = world.path("es.yml");
+    std::fs::write(&path, &bytes)?;
+    let read: Value = serde_json::from_str(
+        &python(
+            "import json, sys, yaml\nprint(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+            &[&path],
+        )
+        .await?,
+    )?;
+    let es = &read["es"];
+    let post = es["post"].as_str().unwrap_or_default();
+    assert!(
+        post.starts_with("<strong>") && post.contains("</strong>"),
+        "{read}"
+    );
+    let more = es["more"].as_str().unwrap_or_default();
+    assert!(
+        more.contains(r#"<a href="/docs">"#) && more.contains("</a>") && more.contains("%{name}"),
+        "{read}"
+    );
+    assert_eq!(es["when"], "%A, %B %d", "{read}");
+    let raw = es["raw"].as_str().unwrap_or_default();
+    assert!(
+        raw.starts_with("{% raw %}") && raw.ends_with("{% endraw %}"),
+        "{read}"
+    );
+
+    let properties = "error=<span class=error>The house</span> is closed\ncount=The house has {0,number,integer} rooms since {2,time,short}\nfiles={0,choice,0#no files|1#one file|1<{0} files} in the house\n";
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "messages.properties",
+        properties.as_bytes().to_vec(),
+        &fields,
+    )
+    .await?;
+    let out = String::from_utf8(bytes)?;
+    let value = |k: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let error = value("error");
+    assert!(
+        error.starts_with("<span class=error>") && error.contains("</span>"),
+        "{out}"
+    );
+    assert!(error.to_lowercase().contains("casa"), "{out}");
+    let count = value("count");
+    assert!(
+        count.contains("{0,number,integer}") && count.contains("{2,time,short}"),
+        "{out}"
+    );
+    assert!(
+        value("files").starts_with("{0,choice,0#no files|1#one file|1<{0} files}"),
+        "{out}"
+    );
+    Ok(())
+}

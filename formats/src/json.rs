@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
-use crate::placeholders::{Value, Values, splice};
+use crate::placeholders::{HtmlTags, Tags, Value, Values, splice};
 
 /// The file around its string values.
 #[derive(Debug)]
@@ -126,18 +126,26 @@ fn value_strings(text: &str) -> Vec<Range<usize>> {
 fn message(
     text: &str,
     builder: &mut SegmentBuilder,
-    tags: &mut Vec<String>,
+    tags: &mut Tags,
     (plural, translate): (bool, bool),
 ) {
+    let html = HtmlTags::scan(text);
     let mut rest = text;
     let mut pending = String::new();
     let flush = |pending: &mut String, builder: &mut SegmentBuilder| {
         if !pending.is_empty() {
-            builder.text(&inline::escape(pending));
+            builder.text(pending);
             pending.clear();
         }
     };
     while let Some(c) = rest.chars().next() {
+        let offset = text.len() - rest.len();
+        if let Some(len) = html.at(offset) {
+            flush(&mut pending, builder);
+            html.push(offset, &rest[..len], builder, tags);
+            rest = &rest[len..];
+            continue;
+        }
         if let Some((len, icu)) = icu_message(rest) {
             flush(&mut pending, builder);
             let (head, branches, kind_plural) = icu;
@@ -163,9 +171,9 @@ fn message(
     flush(&mut pending, builder);
 }
 
-fn placeholder(builder: &mut SegmentBuilder, tags: &mut Vec<String>, markup: &str) {
+fn placeholder(builder: &mut SegmentBuilder, tags: &mut Tags, markup: &str) {
     builder.placeholder();
-    tags.push(markup.to_owned());
+    tags.push((markup.to_owned(), None));
 }
 
 /// An ICU plural/select message at the start of `text`: its length, its

@@ -11,7 +11,21 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 /// The pattern of one placeholder.
-pub const PATTERN: &str = r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\$\{[A-Za-z_][\w.]*\}|\{\d+(?:,\s*-?\d+)?(?::[^{}]+)?\}|\{[A-Za-z_][\w.]*\}|%(?:\d+\$|\([A-Za-z_]\w*\))?[\-+#0]?\d*(?:\.\d+)?(?:l{1,2}|h{1,2}|z|j|L)?[sdifuxXoceEgGr@]|%[\-_0^#]?[aAbBCDFhHIjklmMpPRSTuUVwWyYzZ]";
+pub const PATTERN: &str = concat!(
+    // i18next / Angular / Handlebars `{{ name }}`, Liquid and Jinja `{% raw %}`
+    r"\{\{\s*[A-Za-z_][\w.]*\s*\}\}|\{%-?[^%{}]*-?%\}",
+    // `${name}`, i18next nesting `$t(key)`
+    r"|\$\{[A-Za-z_][\w.]*\}|\$t\([^()]*\)",
+    // Java MessageFormat with a type (`{0,number,integer}`, `{2,time,short}`)
+    // or a choice (`{0,choice,0#none|1#one|1<{0} many}`)
+    r"|\{\d+,\s*(?:number|date|time)(?:,\s*[^{}]+)?\}|\{\d+,\s*choice,(?:[^{}]|\{[^{}]*\})*\}",
+    // .NET `{0}`, `{0:N2}`, `{1,-8}`; named `{name}`; Python's `{}`
+    r"|\{\d+(?:,\s*-?\d+)?(?::[^{}]+)?\}|\{[A-Za-z_][\w.]*\}|\{\}",
+    // printf and Python `%(name)s`
+    r"|%(?:\d+\$|\([A-Za-z_]\w*\))?[\-+#0]?\d*(?:\.\d+)?(?:l{1,2}|h{1,2}|z|j|L)?[sdifuxXoceEgGr@]",
+    // strftime
+    r"|%[\-_0^#]?[aAbBCDFhHIjklmMpPRSTuUVwWyYzZ]",
+);
 
 static AT_START: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!("^(?:{PATTERN})"))
@@ -39,8 +53,12 @@ pub(crate) fn looks_like_code(text: &str) -> bool {
 pub(crate) struct Value {
     pub range: std::ops::Range<usize>,
     pub segment: usize,
-    pub tags: Vec<String>,
+    pub tags: Tags,
 }
+
+/// The markup of a segment's tags, tag `id` at `[id - 1]`: a placeholder's
+/// markup, or a span's start and end tags.
+pub(crate) type Tags = Vec<(String, Option<String>)>;
 
 /// Whether a software string reads as text to translate: it has letters and
 /// does not look like code ([`looks_like_code`]).
@@ -77,7 +95,7 @@ impl Values {
     }
 
     /// Adds a value already made a segment with `tags`.
-    pub fn add(&mut self, range: std::ops::Range<usize>, segment: String, tags: Vec<String>) {
+    pub fn add(&mut self, range: std::ops::Range<usize>, segment: String, tags: Tags) {
         self.values.push(Value {
             range,
             segment: self.segments.len(),
@@ -127,59 +145,192 @@ pub(crate) fn splice_each(
     out
 }
 
-/// A software string as a segment: its placeholders (`at`) as `<x/>` tags,
-/// the rest escaped text; the placeholders' markup in tag order.
-pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Vec<String>) {
+/// A software string as a segment: HTML markup in it (`<em>`, `<a
+/// href="…">`, `<br/>`) as tags — an element with its end tag a span around
+/// its words, any other tag a placeholder — its placeholders (`at`) as `<x/>`
+/// tags, the rest escaped text.
+pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Tags) {
     let mut builder = crate::inline::SegmentBuilder::new();
     let mut tags = Vec::new();
+    let html = HtmlTags::scan(text);
     let mut rest = text;
     let mut pending = String::new();
+    let flush = |pending: &mut String, builder: &mut crate::inline::SegmentBuilder| {
+        if !pending.is_empty() {
+            builder.text(pending);
+            pending.clear();
+        }
+    };
     while let Some(c) = rest.chars().next() {
+        let offset = text.len() - rest.len();
+        if let Some(len) = html.at(offset) {
+            flush(&mut pending, &mut builder);
+            html.push(offset, &rest[..len], &mut builder, &mut tags);
+            rest = &rest[len..];
+            continue;
+        }
         if let Some(len) = at(rest) {
-            if !pending.is_empty() {
-                builder.text(&pending);
-                pending.clear();
-            }
+            flush(&mut pending, &mut builder);
             builder.placeholder();
-            tags.push(rest[..len].to_owned());
+            tags.push((rest[..len].to_owned(), None));
             rest = &rest[len..];
             continue;
         }
         pending.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    if !pending.is_empty() {
-        builder.text(&pending);
-    }
+    flush(&mut pending, &mut builder);
     (builder.finish(), tags)
 }
 
-/// A translation's text with its placeholders' markup back (each once; the
-/// ones it lost at the end, so none goes missing).
-pub(crate) fn restore(translation: &str, tags: &[String]) -> String {
-    use crate::inline::Piece;
-    let mut out = String::new();
-    let mut used = vec![false; tags.len()];
-    for piece in crate::inline::parse(translation) {
-        match piece {
-            Piece::Text(t) => out.push_str(&t),
-            Piece::Placeholder(id) => {
-                let index = (id as usize).wrapping_sub(1);
-                if let Some(markup) = tags.get(index)
-                    && !used[index]
+/// HTML elements without an end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr",
+];
+
+/// The HTML tags of a software string: where each starts, its length, and
+/// for a start tag whose end tag follows (properly nested), where that is.
+#[derive(Debug, Default)]
+pub(crate) struct HtmlTags {
+    /// Offset → (length, offset of the matching end tag).
+    tags: std::collections::HashMap<usize, (usize, Option<usize>)>,
+    /// Offsets of end tags that close a span.
+    closes: std::collections::HashSet<usize>,
+}
+
+impl HtmlTags {
+    /// Finds the tags of `text`: `<name …>`, `</name>`, `<name …/>` with a
+    /// name of letters, digits, `-` and `:` starting with a letter (`<{0}>`
+    /// and `a < b` are text).
+    pub(crate) fn scan(text: &str) -> Self {
+        let mut found = Self::default();
+        let mut open: Vec<(String, usize)> = Vec::new();
+        let mut i = 0;
+        while let Some(at) = text[i..].find('<') {
+            let start = i + at;
+            let Some((len, name, kind)) = html_tag(&text[start..]) else {
+                i = start + 1;
+                continue;
+            };
+            match kind {
+                TagKind::Start if !VOID.contains(&name.to_ascii_lowercase().as_str()) => {
+                    open.push((name.to_owned(), start));
+                }
+                TagKind::End => {
+                    if let Some(pos) = open.iter().rposition(|(n, _)| n == name) {
+                        let (_, opened) = open.remove(pos);
+                        // Elements opened inside and left open stay placeholders.
+                        open.truncate(pos);
+                        if let Some(entry) = found.tags.get_mut(&opened) {
+                            entry.1 = Some(start);
+                        }
+                        found.closes.insert(start);
+                    }
+                }
+                _ => {}
+            }
+            found.tags.entry(start).or_insert((len, None));
+            i = start + len;
+        }
+        found
+    }
+
+    /// The length of the tag starting at `offset`, if one does.
+    pub(crate) fn at(&self, offset: usize) -> Option<usize> {
+        self.tags.get(&offset).map(|(len, _)| *len)
+    }
+
+    /// Adds the tag at `offset` (its markup `markup`) to a segment: a span's
+    /// start (with its end tag's markup), a span's end, or a placeholder.
+    pub(crate) fn push(
+        &self,
+        offset: usize,
+        markup: &str,
+        builder: &mut crate::inline::SegmentBuilder,
+        tags: &mut Tags,
+    ) {
+        match self.tags.get(&offset) {
+            Some((_, Some(_))) => {
+                builder.open();
+                // The end tag's markup is filled in when it is reached.
+                tags.push((markup.to_owned(), Some(String::new())));
+            }
+            _ if self.closes.contains(&offset) => {
+                builder.close();
+                // The innermost span still waiting for its end tag.
+                if let Some(slot) = tags
+                    .iter_mut()
+                    .rev()
+                    .find(|(_, close)| close.as_deref() == Some(""))
                 {
-                    used[index] = true;
-                    out.push_str(markup);
+                    slot.1 = Some(markup.to_owned());
                 }
             }
-            Piece::Open(_) | Piece::Close(_) => {}
+            _ => {
+                builder.placeholder();
+                tags.push((markup.to_owned(), None));
+            }
         }
     }
-    for (markup, used) in tags.iter().zip(used) {
-        if !used {
-            out.push_str(markup);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TagKind {
+    Start,
+    End,
+    Empty,
+}
+
+/// An HTML tag at the start of `text`: its length, name and kind.
+fn html_tag(text: &str) -> Option<(usize, &str, TagKind)> {
+    let rest = text.strip_prefix('<')?;
+    let (end_tag, rest) = match rest.strip_prefix('/') {
+        Some(r) => (true, r),
+        None => (false, rest),
+    };
+    if !rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let name_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '_'))
+        .unwrap_or(rest.len());
+    let name = &rest[..name_len];
+    let after = &rest[name_len..];
+    if !after.starts_with(|c: char| c == '>' || c == '/' || c.is_whitespace()) {
+        return None;
+    }
+    // Attributes: up to the first `>` outside quotes.
+    let mut quote: Option<char> = None;
+    for (i, c) in after.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '<') => return None,
+            (None, '>') => {
+                let len = text.len() - rest.len() + name_len + i + 1;
+                let kind = if end_tag {
+                    TagKind::End
+                } else if after[..i].trim_end().ends_with('/') {
+                    TagKind::Empty
+                } else {
+                    TagKind::Start
+                };
+                return Some((len, name, kind));
+            }
+            _ => {}
         }
     }
+    None
+}
+
+/// A translation's text with its tags' markup back: spans around the words
+/// they hold, placeholders where they stand (each once; the placeholders it
+/// lost at the end, so none goes missing).
+pub(crate) fn restore(translation: &str, tags: &Tags) -> String {
+    let mut out = String::with_capacity(translation.len());
+    crate::inline::write_tags(&mut out, translation, tags, |out, text| out.push_str(text));
     out
 }
 
@@ -192,6 +343,28 @@ mod tests {
         let (segment, tags) = super::segment("Save & close <{0}>", super::at_start);
         assert_eq!(segment, r#"Save &amp; close &lt;<x id="1"/>&gt;"#);
         assert_eq!(super::restore(&segment, &tags), "Save & close <{0}>");
+    }
+
+    /// HTML in a software string: elements with their end tag are spans
+    /// around their words, other tags placeholders, `<` alone text; the
+    /// markup comes back byte for byte around the translated words.
+    #[test]
+    fn markup_in_values_becomes_spans_and_placeholders() {
+        let text = r#"Copy to <em>{{ location }}</em> & <a href="/x?a=1&b=2">see <b>more</b></a><br/> if a < b <i>open"#;
+        let (segment, tags) = super::segment(text, super::at_start);
+        assert_eq!(
+            segment,
+            r#"Copy to <g id="1"><x id="2"/></g> &amp; <g id="3">see <g id="4">more</g></g><x id="5"/> if a &lt; b <x id="6"/>open"#
+        );
+        assert_eq!(super::restore(&segment, &tags), text);
+        let translated = r#"Copiar a <g id="1"><x id="2"/></g> y <g id="3">ver <g id="4">más</g></g><x id="5"/> si a &lt; b <x id="6"/>abierto"#;
+        assert_eq!(
+            super::restore(translated, &tags),
+            r#"Copiar a <em>{{ location }}</em> y <a href="/x?a=1&b=2">ver <b>más</b></a><br/> si a < b <i>abierto"#
+        );
+        // Crossing elements: the outer pair is a span, the rest placeholders.
+        let (segment, _) = super::segment("<b>x <i>y</b> z</i>", super::at_start);
+        assert_eq!(segment, r#"<g id="1">x <x id="2"/>y</g> z<x id="3"/>"#);
     }
 
     #[test]
@@ -216,6 +389,12 @@ mod tests {
             ("%B %Y", 2),
             ("%-d.", 3),
             ("%H:%M", 2),
+            ("{0,number,integer} items", 18),
+            ("{2,time,short}", 14),
+            ("{0,choice,0#no files|1#one file|1<{0} files}.", 44),
+            ("{% raw %}x", 9),
+            ("$t(common.ok)", 13),
+            ("{} and", 2),
         ] {
             assert_eq!(super::at_start(text), Some(len), "{text}");
         }
