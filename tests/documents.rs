@@ -1622,3 +1622,65 @@ async fn markup_and_placeholders_in_software_strings_survive() -> Result<()> {
     );
     Ok(())
 }
+
+/// An Android `strings.xml` through the queue into Catalan, whose
+/// apostrophes Android wants escaped: values translated with `\'`, format
+/// specifiers, `<xliff:g>` and styling kept, `translatable="false"` and
+/// references untouched; lxml reads the file.
+#[tokio::test]
+async fn android_strings_are_translated_with_their_escapes() -> Result<()> {
+    let (world, api, key) = platform("android_strings").await?;
+    let source = r#"<?xml version="1.0" encoding="utf-8"?>
+<resources xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2">
+    <string name="app_name" translatable="false">The house</string>
+    <string name="updates">@string/check_for_updates</string>
+    <string name="man">The man sleeps in <b>the house</b>, <xliff:g id="n">%1$s</xliff:g>.</string>
+    <plurals name="dogs">
+        <item quantity="other">%d dogs sleep in the house</item>
+    </plurals>
+</resources>
+"#;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "strings.xml",
+        source.as_bytes().to_vec(),
+        &[("target_lang", "CA"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/xml");
+    let out = String::from_utf8(bytes)?;
+    assert!(
+        out.contains(r#"<string name="app_name" translatable="false">The house</string>"#),
+        "{out}"
+    );
+    assert!(
+        out.contains(r#"<string name="updates">@string/check_for_updates</string>"#),
+        "{out}"
+    );
+    let man = out
+        .lines()
+        .find(|l| l.contains(r#"name="man""#))
+        .unwrap_or_default();
+    // Catalan elides ("d'home"): every apostrophe escaped.
+    assert!(
+        man.contains(r"\'") && !man.replace(r"\'", "").contains('\''),
+        "{man}"
+    );
+    assert!(
+        man.contains("<b>") && man.contains(r#"<xliff:g id="n">%1$s</xliff:g>"#),
+        "{man}"
+    );
+    // The specifier keeps the space after it.
+    assert!(out.contains("%d els gossos"), "{out}");
+    assert!(man.contains("casa"), "{man}");
+    let path = world.path("strings.ca.xml");
+    std::fs::write(&path, &out)?;
+    let names = python(
+        "import sys\nfrom lxml import etree\nprint(','.join(e.get('name') for e in etree.parse(sys.argv[1]).getroot()))",
+        &[&path],
+    )
+    .await?;
+    assert_eq!(names.trim(), "app_name,updates,man,dogs");
+    Ok(())
+}

@@ -209,19 +209,41 @@ pub fn release(text: &str, markup: bool) -> String {
 /// had (`source` and `output` wrapped, as sent to and returned by the
 /// engines): engines move or drop the blank beside a span they cannot see
 /// ("to <https://…>" → "a<https://…>", "%{count} messages" →
-/// "%{count}mensajes"). A span at the very start or end of the output keeps
-/// its edge as it is; spans are matched by their content, in order.
+/// "%{count}mensajes"). A document filter's placeholder tags (`<x id="1"/>`:
+/// a format specifier, a tab, a code) count as spans too ("<x id="1"/> dogs"
+/// → "<x id="1"/>els gossos" gets its space back). A span at the very start
+/// or end of the output keeps its edge as it is; spans are matched by their
+/// content, in order.
 pub fn respace(source: &str, output: &str) -> String {
+    /// How a filter's placeholder tag starts (see `tolk_formats::inline`).
+    const PLACEHOLDER: &str = "<x id=\"";
     let spans_of = |text: &str| -> Vec<(Range<usize>, String)> {
         let mut spans = Vec::new();
         let mut at = 0;
-        while let Some(i) = text[at..].find(OPEN) {
-            let start = at + i;
-            let Some(j) = text[start..].find(CLOSE) else {
-                break;
+        loop {
+            // The next wrapped span, or the next placeholder tag of a
+            // document's segment (`<x id="3"/>`, matched by itself).
+            let wrapped = text[at..].find(OPEN).map(|i| at + i);
+            let placeholder = text[at..].find(PLACEHOLDER).map(|i| at + i);
+            let (start, content, mut end) = match (wrapped, placeholder) {
+                (Some(w), p) if p.is_none_or(|p| w < p) => {
+                    let Some(j) = text[w..].find(CLOSE) else {
+                        break;
+                    };
+                    (
+                        w,
+                        text[w + OPEN.len()..w + j].to_owned(),
+                        w + j + CLOSE.len(),
+                    )
+                }
+                (_, Some(p)) => {
+                    let Some(j) = text[p..].find("/>") else {
+                        break;
+                    };
+                    (p, text[p..p + j + 2].to_owned(), p + j + 2)
+                }
+                _ => break,
             };
-            let content = text[start + OPEN.len()..start + j].to_owned();
-            let mut end = start + j + CLOSE.len();
             // With the tags right around it (`<a>` and `</a>` of an element
             // holding only the span), not reaching into the previous span.
             let floor = spans
@@ -377,6 +399,14 @@ mod tests {
                 &format!("a<a>{url}</a>ahora")
             ),
             format!("a <a>{url}</a> ahora")
+        );
+        // A filter's placeholder tags keep the source's spacing too.
+        assert_eq!(
+            respace(
+                r#"<x id="1"/> dogs sleep<x id="2"/>"#,
+                r#"<x id="1"/>els gossos dormen <x id="2"/>"#
+            ),
+            r#"<x id="1"/> els gossos dormen<x id="2"/>"#
         );
     }
 

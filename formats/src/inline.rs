@@ -179,6 +179,10 @@ pub fn map_text(segment: &str, mut f: impl FnMut(&str) -> String) -> String {
     out
 }
 
+/// The markup of a segment's tags, tag `id` at `[id - 1]`: a placeholder's
+/// markup, or a span's start and end tags.
+pub(crate) type Tags = Vec<(String, Option<String>)>;
+
 /// Writes a translation back into markup for the text filters (subtitles,
 /// Markdown) whose tag `id` is `tags[id - 1]`: its open markup and, for a
 /// span, its close markup. Each tag is written once, a span only as a span;

@@ -64,6 +64,7 @@
 
 #![deny(missing_docs)]
 
+mod android;
 mod archive;
 #[cfg(test)]
 mod contract;
@@ -388,6 +389,10 @@ pub fn extract_with(
             let (segments, skeleton) = mif::extract(input)?;
             (segments, Skeleton::Mif(skeleton))
         }
+        DocumentFormat::Xml if android::is_android(input) => {
+            let (segments, skeleton) = android::extract(input)?;
+            (segments, Skeleton::Android(skeleton))
+        }
         DocumentFormat::Xml | DocumentFormat::Dita => {
             let (segments, skeleton) = xmldoc::extract(input)?;
             (segments, Skeleton::XmlDoc(skeleton))
@@ -462,6 +467,7 @@ enum Skeleton {
     Strings(strings::Skeleton),
     Xliff(xliff::Skeleton),
     Resx(resx::Skeleton),
+    Android(android::Skeleton),
     Yaml(yaml::Skeleton),
     XmlDoc(xmldoc::Skeleton),
     Rtf(rtf::Skeleton),
@@ -529,6 +535,7 @@ impl Extracted {
             Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
             Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
+            Skeleton::Android(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Rtf(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
             Skeleton::Mif(skeleton) => Ok(skeleton.merge(&self.segments, translated)),

@@ -56,9 +56,7 @@ pub(crate) struct Value {
     pub tags: Tags,
 }
 
-/// The markup of a segment's tags, tag `id` at `[id - 1]`: a placeholder's
-/// markup, or a span's start and end tags.
-pub(crate) type Tags = Vec<(String, Option<String>)>;
+pub(crate) use crate::inline::Tags;
 
 /// Whether a software string reads as text to translate: it has letters and
 /// does not look like code ([`looks_like_code`]).

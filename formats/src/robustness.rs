@@ -76,12 +76,14 @@ fn samples() -> Vec<(DocumentFormat, Vec<u8>)> {
         (DocumentFormat::Properties, PROPERTIES.to_vec()),
         (DocumentFormat::Strings, STRINGS.to_vec()),
         (DocumentFormat::Resx, RESX.to_vec()),
+        (DocumentFormat::Xml, ANDROID.to_vec()),
         (DocumentFormat::Srt, SRT.to_vec()),
         (DocumentFormat::Vtt, VTT.to_vec()),
         (DocumentFormat::Txt, TXT.to_vec()),
     ]
 }
 
+const ANDROID: &[u8] = br#"<?xml version="1.0" encoding="utf-8"?><resources xmlns:xliff="urn:oasis:names:tc:xliff:document:1.2"><string name="a">Don\'t <b>go</b> %1$s\n<xliff:g id="x">%2$d</xliff:g> \u00e9</string><string name="r">@string/a</string><string name="q">"  The  dog "</string><plurals name="p"><item quantity="one">%d file</item></plurals><string-array name="s"><item>The cat</item></string-array></resources>"#;
 const HTML: &[u8] = br#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>T</title></head><body><p>The <b>house</b> is <a href="x" title="Link">big</a>.</p><img alt="A cat"><script>var a = "<p>";</script><pre>code</pre><p translate="no">Keep</p></body></html>"#;
 const JSON: &[u8] = br#"{"a": "The house {name} is big", "b": {"c": ["One %s", "{count, plural, one {# dog} other {# dogs}}"]}, "n": 3}"#;
 const MARKDOWN: &[u8] = br#"---

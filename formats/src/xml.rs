@@ -120,7 +120,7 @@ pub(crate) fn decode_into(src: &str, range: &Range<usize>, kind: TextKind, out: 
 
 /// Tag `id` of a segment built by [`inline_segment`] is `tags[id - 1]`: its
 /// open markup and, for a span, its close markup.
-pub(crate) type Tags = Vec<(String, Option<String>)>;
+pub(crate) use crate::inline::Tags;
 
 /// Appends mixed content (`children`) to a segment: text decoded, elements
 /// `paired` says are spans (with an end tag) as `<g>` spans around their own

@@ -390,8 +390,13 @@ impl Pipeline<'_> {
                 } else {
                     sources.clone()
                 };
-                // The wrapped texts, for the whitespace around their spans.
-                let sent: Vec<String> = if wrapped { texts.clone() } else { Vec::new() };
+                // The texts as sent, for the whitespace around their spans
+                // and placeholder tags.
+                let sent: Vec<String> = if wrapped || markup_in {
+                    texts.clone()
+                } else {
+                    Vec::new()
+                };
                 let request = TranslateRequest {
                     source_lang: req.source_lang.clone(),
                     target_lang: req.target_lang.clone(),
