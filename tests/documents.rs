@@ -1560,7 +1560,7 @@ async fn markup_and_placeholders_in_software_strings_survive() -> Result<()> {
         "{read}"
     );
 
-    let yaml = "en:\n  post: \"<strong>Post</strong> a comment\"\n  more: 'See <a href=\"/docs\">the documentation</a>, %{name}.'\n  when: \"%A, %B %d\"\n  raw: \"{% raw %}The house{% endraw %}\"\n";
+    let yaml = "en:\n  post: \"<strong>Post</strong> a comment\"\n  more: 'See <a href=\"/docs\">the documentation</a>, %{name}.'\n  when: \"%A, %B %d\"\n  raw: \"{% raw %}The house{% endraw %}\"\n  dogs: \"{count, plural, one {# dog sleeps} other {# dogs sleep}}\"\n";
     let (_, bytes) = translated(&api, &key, "en.yml", yaml.as_bytes().to_vec(), &fields).await?;
     let path = world.path("es.yml");
     std::fs::write(&path, &bytes)?;

@@ -16,7 +16,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
-use crate::placeholders::{HtmlTags, Tags, Value, Values, splice};
+use crate::placeholders::{Value, Values, message, splice};
 
 /// The file around its string values.
 #[derive(Debug)]
@@ -50,12 +50,9 @@ pub(crate) fn extract(
         }
         let mut builder = SegmentBuilder::new();
         let mut tags = Vec::new();
-        message(
-            &text,
-            &mut builder,
-            &mut tags,
-            (false, translate_placeholders),
-        );
+        message(&text, &mut builder, &mut tags, false, &|rest, plural| {
+            placeholder_len(rest, plural, translate_placeholders)
+        });
         let segment = builder.finish();
         if inline::plain_text(&segment).trim().is_empty()
             || !inline::plain_text(&segment)
@@ -118,132 +115,6 @@ fn value_strings(text: &str) -> Vec<Range<usize>> {
         i += 1;
     }
     out
-}
-
-/// Appends a message's text and placeholders to a segment. `plural`: inside
-/// an ICU plural branch, where `#` stands for the number; `translate`:
-/// identifier-shaped placeholders are text.
-fn message(
-    text: &str,
-    builder: &mut SegmentBuilder,
-    tags: &mut Tags,
-    (plural, translate): (bool, bool),
-) {
-    let html = HtmlTags::scan(text);
-    let mut rest = text;
-    let mut pending = String::new();
-    let flush = |pending: &mut String, builder: &mut SegmentBuilder| {
-        if !pending.is_empty() {
-            builder.text(pending);
-            pending.clear();
-        }
-    };
-    while let Some(c) = rest.chars().next() {
-        let offset = text.len() - rest.len();
-        if let Some(len) = html.at(offset) {
-            flush(&mut pending, builder);
-            html.push(offset, &rest[..len], builder, tags);
-            rest = &rest[len..];
-            continue;
-        }
-        if let Some((len, icu)) = icu_message(rest) {
-            flush(&mut pending, builder);
-            let (head, branches, kind_plural) = icu;
-            placeholder(builder, tags, head);
-            for (selector, body) in branches {
-                placeholder(builder, tags, selector);
-                message(body, builder, tags, (kind_plural, translate));
-                placeholder(builder, tags, "}");
-            }
-            placeholder(builder, tags, "}");
-            rest = &rest[len..];
-            continue;
-        }
-        if let Some(len) = placeholder_len(rest, plural, translate) {
-            flush(&mut pending, builder);
-            placeholder(builder, tags, &rest[..len]);
-            rest = &rest[len..];
-            continue;
-        }
-        pending.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    flush(&mut pending, builder);
-}
-
-fn placeholder(builder: &mut SegmentBuilder, tags: &mut Tags, markup: &str) {
-    builder.placeholder();
-    tags.push((markup.to_owned(), None));
-}
-
-/// An ICU plural/select message at the start of `text`: its length, its
-/// head (`{count, plural,` with any `offset:`), its branches (selector with
-/// its opening brace, body) and whether it is a plural.
-#[allow(clippy::type_complexity)]
-fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
-    let inner = text.strip_prefix('{')?;
-    let mut parts = inner.splitn(3, ',');
-    let (arg_raw, kind_raw) = (parts.next()?, parts.next()?);
-    // The branches follow a comma after the kind.
-    parts.next()?;
-    let (arg, kind) = (arg_raw.trim(), kind_raw.trim());
-    if arg.is_empty() || !arg.chars().all(|c| c.is_alphanumeric() || c == '_') {
-        return None;
-    }
-    if !matches!(kind, "plural" | "select" | "selectordinal") {
-        return None;
-    }
-    let head_len = 1 + arg_raw.len() + 1 + kind_raw.len() + 1;
-    let mut at = head_len;
-    // `offset:n` belongs to the head.
-    let after = text.get(at..)?;
-    let skip = after.len() - after.trim_start().len();
-    if after.trim_start().starts_with("offset:") {
-        let off = after.trim_start();
-        let end = off.find(char::is_whitespace).unwrap_or(off.len());
-        at += skip + end;
-    }
-    let head = text.get(..at)?;
-    let mut branches = Vec::new();
-    loop {
-        let rest = text.get(at..)?;
-        let trimmed = rest.trim_start();
-        let ws = rest.len() - trimmed.len();
-        if let Some(after_close) = trimmed.strip_prefix('}') {
-            let _ = after_close;
-            let total = at + ws + 1;
-            if branches.is_empty() {
-                return None;
-            }
-            return Some((total, (head, branches, kind != "select")));
-        }
-        let open = trimmed.find('{')?;
-        let selector_end = at + ws + open + 1;
-        // The selector with the whitespace before it and its brace.
-        let selector = text.get(at..selector_end)?;
-        let key = selector.trim().trim_end_matches('{').trim();
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            return None;
-        }
-        let body_start = selector_end;
-        let body_len = matching_brace(text.get(body_start..)?)?;
-        branches.push((selector, text.get(body_start..body_start + body_len)?));
-        at = body_start + body_len + 1;
-    }
-}
-
-/// The length of text up to the `}` closing a group already open.
-fn matching_brace(text: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in text.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => return Some(i),
-            '}' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The length of a placeholder at the start of `text`.

@@ -56,6 +56,7 @@ pub(crate) struct Value {
     pub tags: Tags,
 }
 
+use crate::inline::SegmentBuilder;
 pub(crate) use crate::inline::Tags;
 
 /// Whether a software string reads as text to translate: it has letters and
@@ -143,17 +144,39 @@ pub(crate) fn splice_each(
     out
 }
 
-/// A software string as a segment: HTML markup in it (`<em>`, `<a
-/// href="…">`, `<br/>`) as tags — an element with its end tag a span around
-/// its words, any other tag a placeholder — its placeholders (`at`) as `<x/>`
-/// tags, the rest escaped text.
+/// A software string as a segment ([`message`]): HTML markup, ICU plural
+/// and select skeletons and its placeholders (`at`; `#` inside a plural
+/// branch) as tags, the rest escaped text.
 pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Tags) {
-    let mut builder = crate::inline::SegmentBuilder::new();
+    let mut builder = SegmentBuilder::new();
     let mut tags = Vec::new();
+    message(text, &mut builder, &mut tags, false, &|rest, plural| {
+        if plural && rest.starts_with('#') {
+            Some(1)
+        } else {
+            at(rest)
+        }
+    });
+    (builder.finish(), tags)
+}
+
+/// Appends a software string's message to a segment: its HTML markup as
+/// spans and placeholders ([`HtmlTags`]), ICU plural and select messages
+/// (`{count, plural, one {# file} other {# files}}`) with their skeleton —
+/// argument, keyword, selectors, braces — as tags so only each branch's text
+/// is translated, and the placeholders `at` finds as tags. `at` is told
+/// whether it looks inside a plural branch, where `#` stands for the number.
+pub(crate) fn message(
+    text: &str,
+    builder: &mut SegmentBuilder,
+    tags: &mut Tags,
+    plural: bool,
+    at: &dyn Fn(&str, bool) -> Option<usize>,
+) {
     let html = HtmlTags::scan(text);
     let mut rest = text;
     let mut pending = String::new();
-    let flush = |pending: &mut String, builder: &mut crate::inline::SegmentBuilder| {
+    let flush = |pending: &mut String, builder: &mut SegmentBuilder| {
         if !pending.is_empty() {
             builder.text(pending);
             pending.clear();
@@ -162,23 +185,109 @@ pub(crate) fn segment(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String
     while let Some(c) = rest.chars().next() {
         let offset = text.len() - rest.len();
         if let Some(len) = html.at(offset) {
-            flush(&mut pending, &mut builder);
-            html.push(offset, &rest[..len], &mut builder, &mut tags);
+            flush(&mut pending, builder);
+            html.push(offset, &rest[..len], builder, tags);
             rest = &rest[len..];
             continue;
         }
-        if let Some(len) = at(rest) {
-            flush(&mut pending, &mut builder);
-            builder.placeholder();
-            tags.push((rest[..len].to_owned(), None));
+        if let Some((len, icu)) = icu_message(rest) {
+            flush(&mut pending, builder);
+            let (head, branches, kind_plural) = icu;
+            placeholder(builder, tags, head);
+            for (selector, body) in branches {
+                placeholder(builder, tags, selector);
+                message(body, builder, tags, kind_plural, at);
+                placeholder(builder, tags, "}");
+            }
+            placeholder(builder, tags, "}");
+            rest = &rest[len..];
+            continue;
+        }
+        if let Some(len) = at(rest, plural) {
+            flush(&mut pending, builder);
+            placeholder(builder, tags, &rest[..len]);
             rest = &rest[len..];
             continue;
         }
         pending.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    flush(&mut pending, &mut builder);
-    (builder.finish(), tags)
+    flush(&mut pending, builder);
+}
+
+fn placeholder(builder: &mut SegmentBuilder, tags: &mut Tags, markup: &str) {
+    builder.placeholder();
+    tags.push((markup.to_owned(), None));
+}
+
+/// An ICU plural/select message at the start of `text`: its length, its
+/// head (`{count, plural,` with any `offset:`), its branches (selector with
+/// its opening brace, body) and whether it is a plural.
+#[allow(clippy::type_complexity)]
+fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
+    let inner = text.strip_prefix('{')?;
+    let mut parts = inner.splitn(3, ',');
+    let (arg_raw, kind_raw) = (parts.next()?, parts.next()?);
+    // The branches follow a comma after the kind.
+    parts.next()?;
+    let (arg, kind) = (arg_raw.trim(), kind_raw.trim());
+    if arg.is_empty() || !arg.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return None;
+    }
+    if !matches!(kind, "plural" | "select" | "selectordinal") {
+        return None;
+    }
+    let head_len = 1 + arg_raw.len() + 1 + kind_raw.len() + 1;
+    let mut at = head_len;
+    // `offset:n` belongs to the head.
+    let after = text.get(at..)?;
+    let skip = after.len() - after.trim_start().len();
+    if after.trim_start().starts_with("offset:") {
+        let off = after.trim_start();
+        let end = off.find(char::is_whitespace).unwrap_or(off.len());
+        at += skip + end;
+    }
+    let head = text.get(..at)?;
+    let mut branches = Vec::new();
+    loop {
+        let rest = text.get(at..)?;
+        let trimmed = rest.trim_start();
+        let ws = rest.len() - trimmed.len();
+        if let Some(after_close) = trimmed.strip_prefix('}') {
+            let _ = after_close;
+            let total = at + ws + 1;
+            if branches.is_empty() {
+                return None;
+            }
+            return Some((total, (head, branches, kind != "select")));
+        }
+        let open = trimmed.find('{')?;
+        let selector_end = at + ws + open + 1;
+        // The selector with the whitespace before it and its brace.
+        let selector = text.get(at..selector_end)?;
+        let key = selector.trim().trim_end_matches('{').trim();
+        if key.is_empty() || key.contains(char::is_whitespace) {
+            return None;
+        }
+        let body_start = selector_end;
+        let body_len = matching_brace(text.get(body_start..)?)?;
+        branches.push((selector, text.get(body_start..body_start + body_len)?));
+        at = body_start + body_len + 1;
+    }
+}
+
+/// The length of text up to the `}` closing a group already open.
+fn matching_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return Some(i),
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// HTML elements without an end tag.
@@ -245,7 +354,7 @@ impl HtmlTags {
         &self,
         offset: usize,
         markup: &str,
-        builder: &mut crate::inline::SegmentBuilder,
+        builder: &mut SegmentBuilder,
         tags: &mut Tags,
     ) {
         match self.tags.get(&offset) {
@@ -363,6 +472,25 @@ mod tests {
         // Crossing elements: the outer pair is a span, the rest placeholders.
         let (segment, _) = super::segment("<b>x <i>y</b> z</i>", super::at_start);
         assert_eq!(segment, r#"<g id="1">x <x id="2"/>y</g> z<x id="3"/>"#);
+    }
+
+    /// ICU messages in any software string (YAML, properties…): skeleton as
+    /// tags, `#` a tag inside plural branches only, branch text translated.
+    #[test]
+    fn icu_messages_keep_their_skeleton() {
+        let text = "{count, plural, one {# house} other {# houses}} #1";
+        let (segment, tags) = super::segment(text, super::at_start);
+        assert_eq!(
+            segment,
+            r#"<x id="1"/><x id="2"/><x id="3"/> house<x id="4"/><x id="5"/><x id="6"/> houses<x id="7"/><x id="8"/> #1"#
+        );
+        let translated = segment
+            .replace(" houses", " casas")
+            .replace(" house", " casa");
+        assert_eq!(
+            super::restore(&translated, &tags),
+            "{count, plural, one {# casa} other {# casas}} #1"
+        );
     }
 
     #[test]
