@@ -19,6 +19,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{SegmentBuilder, Tags, write_tags};
+use crate::placeholders::{Value, Values};
 use crate::xml::{self, Elem, TextKind, XNode};
 
 /// The file around its translated values.
@@ -27,14 +28,6 @@ pub(crate) struct Skeleton {
     source: String,
     form: Form,
     values: Vec<Value>,
-}
-
-/// A translatable value: the range of its content, its segment and tags.
-#[derive(Debug)]
-struct Value {
-    range: Range<usize>,
-    segment: usize,
-    tags: Tags,
 }
 
 /// Whether `input` is an Android string resource file: its root element is
@@ -62,15 +55,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             "The file is not a valid Android string resource file: it {e}"
         ))
     })?;
-    let root = tree
-        .iter()
-        .find_map(|n| match n {
-            XNode::Elem(e) => Some(e),
-            XNode::Text(..) => None,
-        })
-        .ok_or_else(|| FormatError::corrupt("The file has no root element"))?;
-    let mut segments = Vec::new();
-    let mut values = Vec::new();
+    let root =
+        xml::root(&tree).ok_or_else(|| FormatError::corrupt("The file has no root element"))?;
+    let mut found = Values::default();
     let translatable = |e: &Elem<'_>| e.attr(&source, "translatable").as_deref() != Some("false");
     for entry in root.elems().filter(|e| translatable(e)) {
         let items: Vec<&Elem<'_>> = match entry.name {
@@ -90,14 +77,10 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             {
                 continue;
             }
-            values.push(Value {
-                range: item.start.end..end.start,
-                segment: segments.len(),
-                tags,
-            });
-            segments.push(segment);
+            found.add(item.start.end..end.start, segment, tags);
         }
     }
+    let Values { segments, values } = found;
     Ok((
         segments,
         Skeleton {

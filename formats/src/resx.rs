@@ -13,7 +13,7 @@
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::placeholders::{Value, Values, splice};
-use crate::xml::{self, Elem, XNode};
+use crate::xml::{self, Elem};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -27,12 +27,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse(&source)
         .map_err(|e| FormatError::corrupt(format!("The file is not a valid .resx file: it {e}")))?;
-    let root = tree
-        .iter()
-        .find_map(|n| match n {
-            XNode::Elem(e) => Some(e),
-            XNode::Text(..) => None,
-        })
+    let root = xml::root(&tree)
         .ok_or_else(|| FormatError::corrupt("The .resx file has no root element"))?;
     if root.name != "root" {
         return Err(FormatError::corrupt(format!(

@@ -101,12 +101,7 @@ pub(crate) fn extract(
     let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse(&source)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid XLIFF: it {e}")))?;
-    let root = tree
-        .iter()
-        .find_map(|n| match n {
-            XNode::Elem(e) => Some(e),
-            XNode::Text(..) => None,
-        })
+    let root = xml::root(&tree)
         .ok_or_else(|| FormatError::corrupt("The file is not valid XLIFF: no root element"))?;
     if local(root.name) != "xliff" {
         return Err(FormatError::corrupt(format!(

@@ -245,6 +245,14 @@ pub(crate) fn is_blank(src: &str, range: &Range<usize>, kind: TextKind) -> bool 
 pub(crate) const DOCTYPE: &str = "declares a DOCTYPE";
 
 /// Parses a whole part. `src` must not start with a byte-order mark.
+/// The root element of a parsed document, if it has one.
+pub(crate) fn root<'a, 't>(tree: &'a [XNode<'t>]) -> Option<&'a Elem<'t>> {
+    tree.iter().find_map(|n| match n {
+        XNode::Elem(e) => Some(e),
+        XNode::Text(..) => None,
+    })
+}
+
 pub(crate) fn parse(src: &str) -> Result<Vec<XNode<'_>>, String> {
     parse_with(src, false)
 }
@@ -349,13 +357,7 @@ mod tests {
     fn tree_keeps_ranges() {
         let src = "<?xml version=\"1.0\"?>\n<a x='1'><b>Hi &amp; <![CDATA[<z>]]></b><c/></a>";
         let nodes = parse(src).unwrap();
-        let root = nodes
-            .iter()
-            .find_map(|n| match n {
-                XNode::Elem(e) => Some(e),
-                XNode::Text(..) => None,
-            })
-            .unwrap();
+        let root = root(&nodes).unwrap();
         assert_eq!(root.name, "a");
         assert_eq!(
             &src[root.span()],

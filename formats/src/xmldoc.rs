@@ -103,13 +103,8 @@ pub(crate) fn extract_only(
     let Decoded { text: source, form } = encoding::decode(input, encoding::xml_declared(input));
     let tree = xml::parse_with(&source, true)
         .map_err(|e| FormatError::corrupt(format!("The file is not valid XML: it {e}")))?;
-    let root = tree
-        .iter()
-        .find_map(|n| match n {
-            XNode::Elem(e) => Some(e),
-            XNode::Text(..) => None,
-        })
-        .ok_or_else(|| FormatError::corrupt("The XML file has no root element"))?;
+    let root =
+        xml::root(&tree).ok_or_else(|| FormatError::corrupt("The XML file has no root element"))?;
     let mut walk = Walk {
         src: &source,
         only: (!only.is_empty()).then_some(only),

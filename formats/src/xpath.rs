@@ -590,7 +590,7 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xml::{XNode, parse};
+    use crate::xml::parse;
 
     const DOC: &str = r#"<doc xmlns:h="urn:h" xmlns="urn:d">
         <head><title>T</title></head>
@@ -630,13 +630,7 @@ mod tests {
             }
             above.remove(0);
         }
-        let root = tree
-            .iter()
-            .find_map(|n| match n {
-                XNode::Elem(e) => Some(e),
-                XNode::Text(..) => None,
-            })
-            .unwrap();
+        let root = crate::xml::root(&tree).unwrap();
         walk(root, &mut Vec::new(), &mut |chain| {
             let node = Node { chain, src: DOC };
             let elem = chain[0];
