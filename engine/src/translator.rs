@@ -360,12 +360,8 @@ impl Translator {
         }
         let lookups = by_base.into_iter().map(|(base, texts)| async move {
             let sample: Vec<String> = texts.iter().map(|&i| samples[i].clone()).collect();
-            for engine in &self.inner.engines {
-                if let Some(shares) = engine.known_words(base, &sample).await {
-                    return Some((base, texts, shares));
-                }
-            }
-            None
+            let shares = self.vocabularies(base, &sample).await?;
+            Some((base, texts, shares))
         });
         for (base, texts, shares) in futures::future::join_all(lookups)
             .await
@@ -615,8 +611,14 @@ impl Translator {
                 TagHandling::None => t.clone(),
             })
             .collect();
+        self.vocabularies(base, &samples).await
+    }
+
+    /// What the first engine with a dictionary of `base` (in preference
+    /// order) knows of each of `texts`; `None` when no engine has one.
+    async fn vocabularies(&self, base: &str, texts: &[String]) -> Option<Vec<Vocabulary>> {
         for engine in &self.inner.engines {
-            if let Some(known) = engine.known_words(base, &samples).await {
+            if let Some(known) = engine.known_words(base, texts).await {
                 return Some(known);
             }
         }
