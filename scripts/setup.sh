@@ -137,6 +137,7 @@ TEST_PYTHON_MODULES=(
     "jproperties                          -                    jproperties"   # reads .properties in the filter's tests
     "saml2.server                         python3-pysaml2      pysaml2"       # the SAML sign-in tests' identity provider
     "deepl                                -                    deepl==1.32.0" # DeepL's official Python client, run against the API
+    "pyicumessageformat                   -                    pyicumessageformat" # parses ICU messages the XLIFF filter writes
 )
 
 # The packages this mode installs.

@@ -1311,8 +1311,8 @@ async fn rails_yaml_becomes_a_spanish_locale_file() -> Result<()> {
 }
 
 /// A DITA topic (with its DOCTYPE) translated EN→ES over HTTP: lxml reads
-/// the title and paragraph in Spanish, the code phrase and the
-/// `translate="no"` paragraph as they were.
+/// the title and paragraph in Spanish, the code phrase, the parameter name,
+/// the option and the `translate="no"` paragraph as they were.
 #[tokio::test]
 async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
     let (world, api, key) = platform("dita_doc").await?;
@@ -1320,6 +1320,7 @@ async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
 <!DOCTYPE topic PUBLIC "-//OASIS//DTD DITA Topic//EN" "topic.dtd">
 <topic id="t"><title>The big house</title><body>
 <p>The dog sleeps, run <codeph>make dog</codeph> now.</p>
+<p>The dog runs with <parmname>--verbose</parmname> and the option <option>quiet</option>.</p>
 <p translate="no">The cat</p></body></topic>
 "#;
     let (content_type, bytes) = translated(
@@ -1335,7 +1336,7 @@ async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
     std::fs::write(&path, &bytes)?;
     let read = python(
         "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
-         print(json.dumps([etree.tostring(e, encoding='unicode', with_tail=False) for e in root.iter('title', 'p', 'codeph')]))",
+         print(json.dumps([etree.tostring(e, encoding='unicode', with_tail=False) for e in root.iter('title', 'p', 'codeph', 'parmname', 'option')]))",
         &[&path],
     )
     .await?;
@@ -1343,6 +1344,8 @@ async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
     let all = read.to_string().to_lowercase();
     assert!(all.contains("casa") && all.contains("perro"), "{read}");
     assert!(all.contains("<codeph>make dog</codeph>"), "{read}");
+    assert!(all.contains("<parmname>--verbose</parmname>"), "{read}");
+    assert!(all.contains("<option>quiet</option>"), "{read}");
     assert!(all.contains(r#"<p translate=\"no\">the cat</p>"#), "{read}");
     assert!(String::from_utf8(bytes)?.contains("<!DOCTYPE topic PUBLIC"));
     Ok(())

@@ -80,7 +80,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             found.add(item.start.end..end.start, segment, tags);
         }
     }
-    let Values { segments, values } = found;
+    let Values {
+        segments, values, ..
+    } = found;
     Ok((
         segments,
         Skeleton {

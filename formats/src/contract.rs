@@ -103,6 +103,72 @@ fn every_package_filter_keeps_the_contract_and_libreoffice_opens_the_output() {
     }
 }
 
+/// Code LibreOffice marks with its styles (an HTML page's `<code>`, `<tt>`
+/// and `<pre>` become "Source Text", "Teletype" and "Preformatted Text", in
+/// ODF through an automatic paragraph style) stays as written in its Writer
+/// and Word files, the prose around it translated; LibreOffice reads both.
+#[test]
+fn code_in_libreoffice_code_styles_is_kept_in_odt_and_docx() {
+    let dir = test_folder("code-styles");
+    let page = dir.join("page.html");
+    std::fs::write(
+        &page,
+        "<html><body><p>Run the command <code>make install</code> to build the house.</p>\
+         <pre>cargo build --release</pre><p>The <tt>--verbose</tt> flag is long.</p></body></html>",
+    )
+    .unwrap();
+    let written = dir.join("written");
+    soffice(&dir, "odt", &written, std::slice::from_ref(&page));
+    soffice(
+        &dir,
+        "docx:MS Word 2007 XML",
+        &written,
+        std::slice::from_ref(&page),
+    );
+    let mut outputs = Vec::new();
+    for format in [DocumentFormat::Odt, DocumentFormat::Docx] {
+        let bytes = std::fs::read(written.join(format!("page.{}", format.extension()))).unwrap();
+        let doc = extract(format, &bytes).unwrap();
+        let plain: Vec<String> = doc
+            .segments()
+            .iter()
+            .map(|s| inline::plain_text(s))
+            .collect();
+        assert!(
+            plain
+                .iter()
+                .all(|p| !p.contains("cargo") && !p.contains("install") && !p.contains("verbose")),
+            "{format:?}: {plain:?}"
+        );
+        let out = crate::ooxml::testdoc::uppercase_merge(&doc);
+        let path = dir.join(format!(
+            "upper-{}.{}",
+            format.extension(),
+            format.extension()
+        ));
+        std::fs::write(&path, out).unwrap();
+        outputs.push(path);
+    }
+    let txt = dir.join("txt");
+    soffice(&dir, "txt:Text", &txt, &outputs);
+    for output in &outputs {
+        let text =
+            std::fs::read_to_string(txt.join(output.with_extension("txt").file_name().unwrap()))
+                .unwrap_or_default();
+        for kept in [
+            "RUN THE COMMAND make install TO BUILD THE HOUSE.",
+            "cargo build --release",
+            "THE --verbose FLAG IS LONG.",
+        ] {
+            assert!(
+                text.contains(kept),
+                "{}: {kept:?} in {text}",
+                output.display()
+            );
+        }
+    }
+}
+
 /// Translated in the smallest chunks (a cut wherever one may fall), a
 /// package gives the same segments and the same output as whole; and
 /// [`crate::translate`], batch by batch, gives the output of `merge`.

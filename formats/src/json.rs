@@ -63,7 +63,9 @@ pub(crate) fn extract(
         }
         found.add(range, segment, tags);
     }
-    let Values { segments, values } = found;
+    let Values {
+        segments, values, ..
+    } = found;
     Ok((
         segments,
         Skeleton {

@@ -11,6 +11,11 @@
 //! tables and footnotes) is a placeholder. `<TextRectID>` is layout and
 //! stays in its line.
 //!
+//! Text flows laid out on reference pages (`<PageType ReferencePage>`:
+//! FrameMaker's format definitions — HTML and XML mapping tables with
+//! `P:Body` and `Parent = UL`, table-of-contents and index templates) and the
+//! tables anchored in them are not text to translate and are kept.
+//!
 //! A paragraph translated as itself keeps its bytes. Otherwise it is
 //! written back with all its text in its first `<ParaLine>` and its other
 //! lines holding only their layout: FrameMaker breaks lines again when it
@@ -249,6 +254,11 @@ struct Reader<'t> {
     text: &'t str,
     segments: Vec<String>,
     paras: Vec<Para>,
+    /// Text rectangles of reference pages (`<TextRect <ID n>>` on a page
+    /// of `<PageType ReferencePage>`): their flows are format definitions.
+    reference_rects: Vec<String>,
+    /// Tables anchored in reference flows (`<ATbl n>`).
+    reference_tables: Vec<String>,
 }
 
 impl Reader<'_> {
@@ -256,15 +266,87 @@ impl Reader<'_> {
         &self.text[s.name.clone()]
     }
 
+    /// The value of the first `<name value>` statement among `items`.
+    fn value(&self, items: &[Item], name: &str) -> Option<String> {
+        items.iter().find_map(|item| match item {
+            Item::Statement(s) if self.name(s) == name => {
+                Some(self.text[s.name.end..s.range.end - 1].trim().to_owned())
+            }
+            _ => None,
+        })
+    }
+
+    /// Every `<name value>` statement's value below `items`.
+    fn values(&self, items: &[Item], name: &str, out: &mut Vec<String>) {
+        for item in items {
+            if let Item::Statement(s) = item {
+                if self.name(s) == name {
+                    out.push(self.text[s.name.end..s.range.end - 1].trim().to_owned());
+                } else {
+                    self.values(&s.children, name, out);
+                }
+            }
+        }
+    }
+
+    /// Finds the reference pages' rectangles, then the flows laid out in
+    /// them and the tables those anchor ([`Reader::reference_rects`]).
+    fn find_reference_flows(&mut self, items: &[Item]) {
+        for item in items {
+            let Item::Statement(page) = item else {
+                continue;
+            };
+            if self.name(page) == "Page"
+                && self.value(&page.children, "PageType").as_deref() == Some("ReferencePage")
+            {
+                let mut rects = Vec::new();
+                for child in &page.children {
+                    if let Item::Statement(r) = child
+                        && self.name(r) == "TextRect"
+                        && let Some(id) = self.value(&r.children, "ID")
+                    {
+                        rects.push(id);
+                    }
+                }
+                self.reference_rects.extend(rects);
+            }
+        }
+        for item in items {
+            let Item::Statement(flow) = item else {
+                continue;
+            };
+            if self.name(flow) == "TextFlow" && self.is_reference_flow(flow) {
+                let mut tables = Vec::new();
+                self.values(&flow.children, "ATbl", &mut tables);
+                self.reference_tables.extend(tables);
+            }
+        }
+    }
+
+    /// Whether a text flow is laid out in a reference page's rectangle.
+    fn is_reference_flow(&self, flow: &Statement) -> bool {
+        let mut rects = Vec::new();
+        self.values(&flow.children, "TextRectID", &mut rects);
+        rects
+            .first()
+            .is_some_and(|r| self.reference_rects.contains(r))
+    }
+
     fn walk(&mut self, items: &[Item]) {
         for item in items {
             if let Item::Statement(s) = item {
                 // Paragraphs stand in flows, table cells and footnotes,
                 // never in another paragraph.
-                if self.name(s) == "Para" {
-                    self.para(s);
-                } else {
-                    self.walk(&s.children);
+                match self.name(s) {
+                    "Para" => self.para(s),
+                    // Reference pages' flows and their tables define formats
+                    // (`P:Body`, mapping tables, TOC templates): kept.
+                    "TextFlow" if self.is_reference_flow(s) => {}
+                    "Tbl"
+                        if self
+                            .value(&s.children, "TblID")
+                            .is_some_and(|id| self.reference_tables.contains(&id)) => {}
+                    _ => self.walk(&s.children),
                 }
             }
         }
@@ -396,7 +478,10 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         text: &text,
         segments: Vec::new(),
         paras: Vec::new(),
+        reference_rects: Vec::new(),
+        reference_tables: Vec::new(),
     };
+    reader.find_reference_flows(&items);
     // Paragraphs come in document order: none holds another.
     reader.walk(&items);
     let Reader {

@@ -54,6 +54,78 @@ pub(crate) struct Value {
     pub range: std::ops::Range<usize>,
     pub segment: usize,
     pub tags: Tags,
+    /// The access key marked in the value (`E&xit`), taken out of its
+    /// segment and put back in the translation.
+    pub accelerator: Option<Accelerator>,
+}
+
+/// A menu or button label's access key: `&` before a letter (`E&xit`,
+/// `&Save`), as Windows resources mark it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Accelerator {
+    /// The letter marked.
+    letter: char,
+    /// The word holding it, without the `&`, and the letter's place in it.
+    word: String,
+    at: usize,
+}
+
+impl Accelerator {
+    /// The access key of `text` and the text without it: one `&` before a
+    /// letter (not `&&`, a literal ampersand, nor an entity such as `&nbsp;`).
+    pub(crate) fn find(text: &str) -> Option<(String, Self)> {
+        if text.contains("&&") || text.matches('&').count() != 1 {
+            return None;
+        }
+        let amp = text.find('&')?;
+        let after = &text[amp + 1..];
+        let letter = after.chars().next().filter(|c| c.is_alphanumeric())?;
+        let name_len = after
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(after.len());
+        if after[name_len..].starts_with(';') {
+            return None;
+        }
+        let stripped = format!("{}{after}", &text[..amp]);
+        let start = text[..amp]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric())
+            .last()
+            .map_or(amp, |(i, _)| i);
+        let word: String = stripped[start..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric())
+            .collect();
+        let at = text[start..amp].chars().count();
+        Some((stripped, Self { letter, word, at }))
+    }
+
+    /// `translation` with the access key marked again: in the same word when
+    /// the translation kept it, else before the first same letter, else
+    /// before the first letter.
+    pub(crate) fn place(&self, translation: &str) -> String {
+        let chars: Vec<(usize, char)> = translation.char_indices().collect();
+        let starts_word = |i: usize| i == 0 || !chars[i - 1].1.is_alphanumeric();
+        let kept = (0..chars.len()).find(|&i| {
+            starts_word(i)
+                && translation[chars[i].0..].starts_with(&self.word)
+                && !translation[chars[i].0 + self.word.len()..].starts_with(char::is_alphanumeric)
+        });
+        let lower = |c: char| c.to_lowercase().collect::<String>();
+        let index = kept
+            .map(|i| i + self.at)
+            .or_else(|| {
+                chars
+                    .iter()
+                    .position(|(_, c)| lower(*c) == lower(self.letter))
+            })
+            .or_else(|| chars.iter().position(|(_, c)| c.is_alphanumeric()));
+        match index.and_then(|i| chars.get(i)) {
+            Some((byte, _)) => format!("{}&{}", &translation[..*byte], &translation[*byte..]),
+            None => translation.to_owned(),
+        }
+    }
 }
 
 use crate::inline::SegmentBuilder;
@@ -71,6 +143,9 @@ pub(crate) fn reads_as_text(text: &str) -> bool {
 pub(crate) struct Values {
     pub segments: Vec<String>,
     pub values: Vec<Value>,
+    /// Whether `&` before a letter marks an access key in this format
+    /// (Windows resources) rather than being text.
+    pub accelerators: bool,
 }
 
 impl Values {
@@ -87,9 +162,17 @@ impl Values {
         text: &str,
         at: impl Fn(&str) -> Option<usize>,
     ) {
-        if reads_as_text(text) {
-            let (segment, tags) = segment(text, at);
-            self.add(range, segment, tags);
+        if !reads_as_text(text) {
+            return;
+        }
+        let key = self.accelerators.then(|| Accelerator::find(text)).flatten();
+        let (segment, tags) = match &key {
+            Some((stripped, _)) => segment(stripped, at),
+            None => segment(text, at),
+        };
+        self.add(range, segment, tags);
+        if let Some(value) = self.values.last_mut() {
+            value.accelerator = key.map(|(_, a)| a);
         }
     }
 
@@ -99,6 +182,7 @@ impl Values {
             range,
             segment: self.segments.len(),
             tags,
+            accelerator: None,
         });
         self.segments.push(segment);
     }
@@ -136,7 +220,11 @@ pub(crate) fn splice_each(
         if translation == original {
             out.push_str(&text[value.range.clone()]);
         } else {
-            write(&mut out, &restore(translation, &value.tags), index);
+            let restored = restore(translation, &value.tags);
+            match &value.accelerator {
+                Some(key) => write(&mut out, &key.place(&restored), index),
+                None => write(&mut out, &restored, index),
+            }
         }
         at = value.range.end;
     }
@@ -192,14 +280,14 @@ pub(crate) fn message(
         }
         if let Some((len, icu)) = icu_message(rest) {
             flush(&mut pending, builder);
-            let (head, branches, kind_plural) = icu;
+            let (head, branches, kind_plural, tail) = icu;
             placeholder(builder, tags, head);
             for (selector, body) in branches {
                 placeholder(builder, tags, selector);
                 message(body, builder, tags, kind_plural, at);
                 placeholder(builder, tags, "}");
             }
-            placeholder(builder, tags, "}");
+            placeholder(builder, tags, tail);
             rest = &rest[len..];
             continue;
         }
@@ -222,9 +310,10 @@ fn placeholder(builder: &mut SegmentBuilder, tags: &mut Tags, markup: &str) {
 
 /// An ICU plural/select message at the start of `text`: its length, its
 /// head (`{count, plural,` with any `offset:`), its branches (selector with
-/// its opening brace, body) and whether it is a plural.
+/// its opening brace, body), whether it is a plural and its end (the closing
+/// brace with the spaces before it).
 #[allow(clippy::type_complexity)]
-fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
+fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool, &str))> {
     let inner = text.strip_prefix('{')?;
     let mut parts = inner.splitn(3, ',');
     let (arg_raw, kind_raw) = (parts.next()?, parts.next()?);
@@ -259,7 +348,7 @@ fn icu_message(text: &str) -> Option<(usize, (&str, Vec<(&str, &str)>, bool))> {
             if branches.is_empty() {
                 return None;
             }
-            return Some((total, (head, branches, kind != "select")));
+            return Some((total, (head, branches, kind != "select", &text[at..total])));
         }
         let open = trimmed.find('{')?;
         let selector_end = at + ws + open + 1;
@@ -432,6 +521,73 @@ fn html_tag(text: &str) -> Option<(usize, &str, TagKind)> {
     None
 }
 
+/// The first code point standing for one of a segment's own tags in
+/// [`with_messages`] (Supplementary Private Use Area-A).
+const TAG_MARK: u32 = 0xF0000;
+
+/// A segment built from markup (XLIFF) whose text holds an ICU plural or
+/// select message (Angular's `{VAR_PLURAL, plural, =0 {…} other {…}}`),
+/// with the message's skeleton as tags as in software strings ([`message`]):
+/// keywords, variable and selectors kept, each branch translated. The
+/// segment's own tags stay where they stand (a span's two ends become
+/// placeholders); the new tags' markup is XML-escaped, as a segment's tags
+/// are written as markup. `None` when the text holds no such message.
+pub(crate) fn with_messages(segment: &str, tags: &Tags) -> Option<(String, Tags)> {
+    use crate::inline::Piece;
+    let mut flat = String::with_capacity(segment.len());
+    let mut marks: Vec<String> = Vec::new();
+    for piece in crate::inline::parse(segment) {
+        let tag = |id: u32| tags.get((id as usize).checked_sub(1)?);
+        let markup = match piece {
+            Piece::Text(text) => {
+                if text.chars().any(|c| c as u32 >= TAG_MARK) {
+                    return None;
+                }
+                flat.push_str(&text);
+                continue;
+            }
+            Piece::Open(id) | Piece::Placeholder(id) => tag(id)?.0.clone(),
+            Piece::Close(id) => tag(id)?.1.clone()?,
+        };
+        flat.push(char::from_u32(TAG_MARK + u32::try_from(marks.len()).ok()?)?);
+        marks.push(markup);
+    }
+    let has_message = flat
+        .char_indices()
+        .any(|(i, c)| c == '{' && icu_message(&flat[i..]).is_some());
+    if !has_message {
+        return None;
+    }
+    let mark = |c: char| {
+        let index = (c as u32).checked_sub(TAG_MARK)? as usize;
+        marks.get(index)
+    };
+    let mut builder = SegmentBuilder::new();
+    let mut found = Vec::new();
+    message(&flat, &mut builder, &mut found, false, &|rest, plural| {
+        let c = rest.chars().next()?;
+        if mark(c).is_some() {
+            Some(c.len_utf8())
+        } else {
+            (plural && c == '#').then_some(1)
+        }
+    });
+    let tags = found
+        .into_iter()
+        .map(|(open, close)| {
+            let mut chars = open.chars();
+            match (chars.next().and_then(mark), chars.next()) {
+                (Some(markup), None) => (markup.clone(), None),
+                _ => (
+                    crate::inline::escape(&open),
+                    close.map(|c| crate::inline::escape(&c)),
+                ),
+            }
+        })
+        .collect();
+    Some((builder.finish(), tags))
+}
+
 /// A translation's text with its tags' markup back: spans around the words
 /// they hold, placeholders where they stand (each once; the placeholders it
 /// lost at the end, so none goes missing).
@@ -443,6 +599,65 @@ pub(crate) fn restore(translation: &str, tags: &Tags) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::Accelerator;
+
+    fn marked(text: &str, translation: &str) -> String {
+        let (stripped, key) = Accelerator::find(text).unwrap();
+        assert!(!stripped.contains('&'), "{stripped}");
+        key.place(translation)
+    }
+
+    /// An access key is taken out for the engine and put back: in the word
+    /// the translation kept, else on the same letter, else the first.
+    #[test]
+    fn access_keys_come_back_in_the_translation() {
+        assert_eq!(marked("E&xit", "Salir"), "&Salir");
+        assert_eq!(marked("&Save", "Guardar"), "&Guardar");
+        assert_eq!(marked("&Open file", "Abrir archivo"), "Abrir archiv&o");
+        assert_eq!(marked("Save &all", "Guardar todo"), "Gu&ardar todo");
+        assert_eq!(
+            marked("Tolk &Cloud settings", "Ajustes de Tolk Cloud"),
+            "Ajustes de Tolk &Cloud"
+        );
+        assert_eq!(marked("&Help", "?"), "?");
+        for text in [
+            "Tom && Jerry",
+            "a&nbsp;b",
+            "A & B",
+            "R&D & more",
+            "&#169; 2026",
+        ] {
+            assert!(Accelerator::find(text).is_none(), "{text}");
+        }
+    }
+
+    /// Angular's XLIFF plural: the skeleton and the unit's own placeholder
+    /// are tags, each branch's words text; markup written back escaped.
+    #[test]
+    fn icu_messages_in_markup_segments_keep_their_skeleton() {
+        let segment =
+            r#"{VAR_PLURAL, plural, =0 {just now} other {<x id="1"/> minutes &amp; more} }"#;
+        let tags = vec![(
+            r#"<x id="INTERPOLATION" equiv-text="{{minutes}}"/>"#.to_owned(),
+            None,
+        )];
+        let (segment, tags) = super::with_messages(segment, &tags).unwrap();
+        assert_eq!(
+            segment,
+            r#"<x id="1"/><x id="2"/>just now<x id="3"/><x id="4"/><x id="5"/> minutes &amp; more<x id="6"/><x id="7"/>"#
+        );
+        assert_eq!(
+            super::restore(&segment, &tags),
+            r#"{VAR_PLURAL, plural, =0 {just now} other {<x id="INTERPOLATION" equiv-text="{{minutes}}"/> minutes & more} }"#
+        );
+        let translated = r#"<x id="1"/><x id="2"/>ahora mismo<x id="3"/><x id="4"/><x id="5"/> minutos y más<x id="6"/><x id="7"/>"#;
+        assert_eq!(
+            super::restore(translated, &tags),
+            r#"{VAR_PLURAL, plural, =0 {ahora mismo} other {<x id="INTERPOLATION" equiv-text="{{minutes}}"/> minutos y más} }"#
+        );
+        assert!(super::with_messages("No message {here}", &Vec::new()).is_none());
+    }
+
     /// Markup characters are escaped once in the segment and come back as
     /// themselves (a value `Save & close` is not written `Save &amp; close`).
     #[test]

@@ -6,7 +6,9 @@
 //! metadata (names starting with `>>`), values that look like code or an
 //! identifier, and `resheader`, `metadata`, `assembly` and `comment`
 //! elements. Composite-format placeholders (`{0}`, `{0:N2}`) and printf ones
-//! are tags. A translated value replaces the original text between its
+//! are tags; an access key (`E&xit`) is taken out for the engine and marked
+//! again in the translation (in the same word if kept, else on the same
+//! letter, else the first). A translated value replaces the original text between its
 //! tags, XML-escaped, so everything else keeps its bytes. A DOCTYPE is
 //! refused.
 
@@ -35,13 +37,19 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             root.name
         )));
     }
-    let mut found = Values::default();
+    // Windows Forms labels mark their access key with `&` (`E&xit`).
+    let mut found = Values {
+        accelerators: true,
+        ..Values::default()
+    };
     for data in root.elems().filter(|e| e.name == "data") {
         if let Some((range, text)) = text_value(&source, data) {
             found.text(range, &text);
         }
     }
-    let Values { segments, values } = found;
+    let Values {
+        segments, values, ..
+    } = found;
     Ok((
         segments,
         Skeleton {

@@ -1,7 +1,9 @@
 //! SCORM packages (`.zip` with an `imsmanifest.xml`): every HTML page
 //! (`.html`, `.htm`) and XML file (generic XML with ITS) of the package is
 //! translated by its own filter; in `imsmanifest.xml` only the titles and
-//! descriptions (`title`, and the LOM `string`/`langstring` text) are.
+//! descriptions (`title`, and the LOM `string`/`langstring` text) are —
+//! not LOM vocabulary terms (a `source` or `value`, or text in `x-none`),
+//! which learning systems match as written.
 //! Scripts, style sheets, media and every other entry are copied byte for
 //! byte, in their order, with their compression; an entry whose filter
 //! cannot read it is copied as it is. The package checks of the Office

@@ -48,7 +48,9 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         let text = unescape(&source[value.clone()]);
         found.text(value, &text);
     }
-    let Values { segments, values } = found;
+    let Values {
+        segments, values, ..
+    } = found;
     Ok((
         segments,
         Skeleton {

@@ -8,7 +8,10 @@
 //! become tags of the segment: paired ones (`g`, `mrk` in 1.2; `pc`, `mrk`
 //! in 2.x) spans, every other element (`x`, `bx`, `ex`, `ph`, `bpt`, `ept`,
 //! `it` in 1.2; `ph`, `sc`, `ec`, `sm`, `em` in 2.x) a placeholder written
-//! back exactly, with its native code. A 1.2 `seg-source` segmented into
+//! back exactly, with its native code. An ICU plural or select message in a
+//! source (Angular's `{VAR_PLURAL, plural, =0 {…} other {…}}`) keeps its
+//! keywords, variable and selectors; only its branches' words are
+//! translated. A 1.2 `seg-source` segmented into
 //! `<mrk mtype="seg">` gives one segment per `mrk`, and the target repeats
 //! that segmentation. A source without text is copied to the target as it
 //! is.
@@ -511,8 +514,13 @@ impl Walk<'_> {
             };
             return Piece::Raw(inner.to_owned());
         }
+        let mut text = builder.finish();
+        // An ICU message (Angular's plurals and selects) keeps its skeleton.
+        if let Some((with, message_tags)) = crate::placeholders::with_messages(&text, &tags) {
+            (text, tags) = (with, message_tags);
+        }
         let segment = self.segments.len();
-        self.segments.push(builder.finish());
+        self.segments.push(text);
         Piece::Slot { segment, tags }
     }
 }

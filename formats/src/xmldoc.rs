@@ -13,7 +13,12 @@
 //! selects it — XPath 1.0 location paths with predicates ([`crate::xpath`]);
 //! else DITA's code elements (`codeblock`, `codeph`, `pre`, `screen`,
 //! `msgblock`, `systemoutput`, `userinput`, `varname`, `filepath`,
-//! `cmdname`, `apiname`, `draft-comment`, `required-cleanup`) are not; else
+//! `cmdname`, `apiname`; the programming domain's `parmname`, `option`,
+//! `kwd`, `synph`, `syntaxdiagram`, `delim`, `oper`, `sep`, `coderef`; the
+//! software domain's `msgnum`, `msgph`; the XML mention domain's
+//! `xmlelement`, `xmlatt`, `xmlnsname`, `xmlpi`, `textentity`,
+//! `numcharref`, `parameterentity`; `draft-comment`, `required-cleanup`)
+//! are not; else
 //! its parent's state. Untranslated elements are kept byte for byte (inline
 //! ones become placeholders of their segment). Attributes a rule selects
 //! with `translate="yes"` (`//img/@alt`) are segments of their own, on
@@ -47,6 +52,24 @@ const DITA_CODE: &[&str] = &[
     "filepath",
     "cmdname",
     "apiname",
+    "parmname",
+    "option",
+    "kwd",
+    "synph",
+    "syntaxdiagram",
+    "delim",
+    "oper",
+    "sep",
+    "coderef",
+    "msgnum",
+    "msgph",
+    "xmlelement",
+    "xmlatt",
+    "xmlnsname",
+    "xmlpi",
+    "textentity",
+    "numcharref",
+    "parameterentity",
     "draft-comment",
     "required-cleanup",
 ];
@@ -258,6 +281,18 @@ impl Walk<'_> {
         }
     }
 
+    /// Whether `chain[0]` (a manifest's LOM string) is a vocabulary term —
+    /// inside a `source` or `value` (`<value><langstring>yes</langstring>`),
+    /// or in the language `x-none` — which tools match as written.
+    fn is_vocabulary(&self, chain: &[&Elem<'_>]) -> bool {
+        let none = |key: &str| chain[0].attr(self.src, key).is_some_and(|l| l == "x-none");
+        none("xml:lang")
+            || none("language")
+            || chain[1..]
+                .iter()
+                .any(|e| matches!(local(e.name), "source" | "value"))
+    }
+
     fn has_text(&self, elem: &Elem<'_>) -> bool {
         elem.children.iter().any(|c| match c {
             XNode::Text(range, kind) => {
@@ -274,7 +309,7 @@ impl Walk<'_> {
         self.attributes(above);
         let wanted = self
             .only
-            .is_none_or(|names| names.contains(&local(elem.name)));
+            .is_none_or(|names| names.contains(&local(elem.name)) && !self.is_vocabulary(above));
         if translate && wanted && self.has_text(elem) {
             self.block(above);
         } else {

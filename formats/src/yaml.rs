@@ -158,7 +158,9 @@ pub(crate) fn extract_keys(
         }
         _ => None,
     };
-    let Values { segments, values } = found;
+    let Values {
+        segments, values, ..
+    } = found;
     Ok((
         segments,
         Skeleton {

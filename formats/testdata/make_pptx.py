@@ -3,6 +3,7 @@ python-pptx (an independent reader of what the filter writes).
 
     python3 make_pptx.py write OUTPUT.pptx
     python3 make_pptx.py read INPUT.pptx     # prints the texts as JSON
+    python3 make_pptx.py frames INPUT.pptx   # prints how text fits its boxes, and chart labels
 
 The deck has a title slide, a slide with a bold run and a line break in one
 paragraph, a table, a group of two shapes, speaker notes and a chart with a
@@ -120,5 +121,24 @@ def read(path):
     print(json.dumps({"slides": slides, "layouts": len(prs.slide_layouts)}))
 
 
+def frames(path):
+    """Each text frame's text, auto-size setting and font scale (as
+    PowerPoint's shrink on overflow stores it), and each chart's category
+    labels and series names (read from the chart's caches)."""
+    prs = Presentation(path)
+    fits, charts = [], []
+    for slide in prs.slides:
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                frame = shape.text_frame
+                fit = frame._bodyPr.find("{http://schemas.openxmlformats.org/drawingml/2006/main}normAutofit")
+                scale = fit.get("fontScale") if fit is not None else None
+                fits.append([frame.text, str(frame.auto_size), scale])
+            if getattr(shape, "has_chart", False) and shape.has_chart:
+                plot = shape.chart.plots[0]
+                charts.append([list(plot.categories), [s.name for s in plot.series]])
+    print(json.dumps({"fits": fits, "charts": charts}))
+
+
 if __name__ == "__main__":
-    {"write": write, "read": read, "languages": languages}[sys.argv[1]](sys.argv[2])
+    {"write": write, "read": read, "languages": languages, "frames": frames}[sys.argv[1]](sys.argv[2])

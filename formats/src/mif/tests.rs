@@ -134,3 +134,34 @@ fn broken_files_are_refused_with_a_message() {
         Err(FormatError::Corrupt(m)) if m.contains("UTF-8")
     ));
 }
+
+/// The report with a reference page as FrameMaker writes one for HTML
+/// export: a page of `ReferencePage` type, its text flow (laid out in the
+/// page's rectangle) holding a mapping paragraph and a mapping table.
+fn with_reference_page() -> String {
+    let table = "<Tbl\n  <TblID 2>\n  <TblTag `Mapping Table'>\n  <TblH\n   <Row\n    <Cell\n     <CellContent\n      <Para\n       <PgfTag `CellBody'>\n       <ParaLine\n        <String `P:Body'>\n       > # end of ParaLine\n      > # end of Para\n     > # end of CellContent\n    > # end of Cell\n    <Cell\n     <CellContent\n      <Para\n       <PgfTag `CellBody'>\n       <ParaLine\n        <String `Parent = UL'>\n       > # end of ParaLine\n      > # end of Para\n     > # end of CellContent\n    > # end of Cell\n   > # end of Row\n  > # end of TblH\n > # end of Tbl\n> # end of Tbls\n";
+    let pages = "<Page\n <PageType BodyPage>\n <TextRect\n  <ID 9>\n > # end of TextRect\n> # end of Page\n<Page\n <PageType ReferencePage>\n <PageTag `HTML'>\n <TextRect\n  <ID 20>\n > # end of TextRect\n> # end of Page\n<TextFlow\n <TFTag `HTML'>\n <Para\n  <PgfTag `Mapping Table Title'>\n  <ParaLine\n   <TextRectID 20>\n   <String `The headings map to these elements.'>\n   <ATbl 2>\n  > # end of ParaLine\n > # end of Para\n> # end of TextFlow\n";
+    MIF.replacen("> # end of Tbls\n", table, 1).replacen(
+        "<TextFlow\n <TFTag `A'>",
+        &format!("{pages}<TextFlow\n <TFTag `A'>"),
+        1,
+    )
+}
+
+/// Reference pages hold FrameMaker's format definitions: their flows and the
+/// tables anchored there are kept; the body flow is translated as before.
+#[test]
+fn reference_pages_and_their_tables_are_kept() {
+    let source = with_reference_page();
+    let doc = mif(&source);
+    assert_eq!(doc.segments(), mif(MIF).segments());
+    let out = String::from_utf8(crate::ooxml::testdoc::uppercase_merge(&doc)).unwrap();
+    for kept in [
+        "`P:Body'",
+        "`Parent = UL'",
+        "`The headings map to these elements.'",
+    ] {
+        assert!(out.contains(kept), "{kept}: {out}");
+    }
+    assert!(out.contains("`THE ANNUAL REPORT'"), "{out}");
+}

@@ -147,6 +147,8 @@ impl<R: Read> Chunker<R> {
                 let name = String::from_utf8_lossy(&self.buf[name]).into_owned();
                 let uncut = self.dialect.paragraphs.contains(&name.as_str())
                     || self.dialect.attributes.iter().any(|(e, _)| *e == name)
+                    || self.dialect.pieces.iter().any(|(e, _)| *e == name)
+                    || self.dialect.text_bodies.contains(&name.as_str())
                     || UNCUT.contains(&name.as_str());
                 self.uncut += usize::from(uncut);
                 let start = self.buf[start..self.scanned].to_vec();

@@ -10,6 +10,7 @@
 mod atoms;
 mod chunks;
 mod paragraph;
+mod pieces;
 mod skeleton;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ use crate::archive::EntryProblem;
 use crate::slots::{Slots, Texts};
 use crate::stream::Translator;
 use crate::xml;
+use pieces::Pieces;
 use skeleton::NodeList;
 
 /// Larger XML parts are refused (a guard against ZIP bombs).
@@ -77,6 +79,16 @@ pub(crate) struct Dialect {
     pub dropped: &'static [&'static str],
     /// Attributes whose values are text to translate, by element: alt text.
     pub attributes: &'static [(&'static str, &'static str)],
+    /// Elements holding text, not paragraphs, with translatable pieces in
+    /// it: formulas' structured references, chart caches' values.
+    pub pieces: &'static [(&'static str, &'static Pieces)],
+    /// Text bodies (`p:txBody`) whose properties (`a:bodyPr`) get a font
+    /// scale when their translation is longer than the source.
+    pub text_bodies: &'static [&'static str],
+    /// Named styles that mark code (pandoc's `VerbatimChar`, Word's
+    /// `HTMLCode`, LibreOffice's `Source Text`): a run, span or paragraph in
+    /// one is kept as it is.
+    pub code_styles: &'static [&'static str],
     /// Zero-width markers (bookmarks, comment ranges): one that falls inside a
     /// word is moved to the word's end, so the engine sees the word whole.
     pub markers: &'static [&'static str],
@@ -161,6 +173,20 @@ pub(crate) static WORD: Dialect = Dialect {
     ignored_props: &["w:lang", "w:noProof"],
     dropped: &["w:proofErr", "w:lastRenderedPageBreak"],
     attributes: &[("wp:docPr", "descr"), ("wp:docPr", "title")],
+    pieces: &[],
+    text_bodies: &[],
+    code_styles: &[
+        "VerbatimChar",
+        "SourceCode",
+        "HTMLCode",
+        "HTMLKeyboard",
+        "HTMLSample",
+        "HTMLTypewriter",
+        "HTMLPreformatted",
+        "SourceText",
+        "Teletype",
+        "PreformattedText",
+    ],
     markers: &[
         "w:bookmarkStart",
         "w:bookmarkEnd",
@@ -207,6 +233,9 @@ pub(crate) static DRAWING: Dialect = Dialect {
         ("p:cNvPr", "title"),
         ("xdr:cNvPr", "descr"),
     ],
+    pieces: &[("c:v", &pieces::CACHED_TEXT)],
+    text_bodies: &["p:txBody"],
+    code_styles: &[],
     markers: &[],
     hard_breaks: &["a:br"],
     revisions: &[],
@@ -234,7 +263,21 @@ pub(crate) static SPREADSHEET: Dialect = Dialect {
     droppable: &[],
     ignored_props: &[],
     dropped: &[],
-    attributes: &[],
+    attributes: &[
+        ("tableColumn", "name"),
+        ("tableColumn", "totalsRowLabel"),
+        ("cacheField", "name"),
+        ("s", "v"),
+        ("dataField", "name"),
+    ],
+    pieces: &[
+        ("f", &pieces::STRUCTURED_REFERENCES),
+        ("definedName", &pieces::STRUCTURED_REFERENCES),
+        ("calculatedColumnFormula", &pieces::STRUCTURED_REFERENCES),
+        ("totalsRowFormula", &pieces::STRUCTURED_REFERENCES),
+    ],
+    text_bodies: &[],
+    code_styles: &[],
     markers: &[],
     hard_breaks: &[],
     revisions: &[],
@@ -263,6 +306,9 @@ const MIXED_CONTENT: Dialect = Dialect {
     ignored_props: &[],
     dropped: &[],
     attributes: &[],
+    pieces: &[],
+    text_bodies: &[],
+    code_styles: &[],
     markers: &[],
     hard_breaks: &[],
     revisions: &[],
@@ -280,6 +326,7 @@ pub(crate) static OPEN_DOCUMENT: Dialect = Dialect {
     },
     spaces: &["text:s"],
     containers: &["text:span", "text:a", "text:meta"],
+    code_styles: &["Source_20_Text", "Teletype", "Preformatted_20_Text"],
     dropped: &["text:soft-page-break"],
     markers: &[
         "text:bookmark",
@@ -314,6 +361,9 @@ pub(crate) static IDML: Dialect = Dialect {
     ignored_props: &["AppliedLanguage"],
     dropped: &[],
     attributes: &[],
+    pieces: &[],
+    text_bodies: &[],
+    code_styles: &[],
     markers: &["HyperlinkTextDestination"],
     hard_breaks: &["Br"],
     revisions: &[],
@@ -562,12 +612,19 @@ pub(crate) fn translate<E>(
             w.start_file(name.as_str(), options)
                 .map_err(|e| write_error(&e))?;
         }
+        let code_styles = if dialect.code_styles.is_empty() {
+            Vec::new()
+        } else {
+            let file = open_entry(kind, &mut archive, index, name)?;
+            paragraph::code_styles(file, dialect)
+        };
         let file = open_entry(kind, &mut archive, index, name)?;
         let mut chunks = chunks::Chunker::new(file, dialect, chunk_size, MAX_PART_SIZE);
         let part = Part {
             kind,
             name,
             dialect,
+            code_styles: &code_styles,
             source: part_source,
             lang,
             done,
@@ -603,6 +660,8 @@ struct Part<'a> {
     dialect: &'static Dialect,
     /// The source language, when the part's language marks are trusted.
     source: Option<&'a str>,
+    /// Styles marking code ([`paragraph::code_styles`]).
+    code_styles: &'a [String],
     lang: Option<&'a str>,
     /// Bytes of the package's translatable parts read before this one, and
     /// in all (the translator's progress).
@@ -625,8 +684,14 @@ impl Part<'_> {
             let tree = xml::parse(&chunk.text).map_err(|detail| self.parse_error(&detail))?;
             let mut slots = Slots::default();
             let mut nodes = NodeList::default();
-            paragraph::PartExtractor::new(self.dialect, &chunk.text, &mut slots, self.source)
-                .copy_nodes(&tree, &mut nodes);
+            paragraph::PartExtractor::new(
+                self.dialect,
+                &chunk.text,
+                &mut slots,
+                self.source,
+                self.code_styles,
+            )
+            .copy_nodes(&tree, &mut nodes);
             drop(tree);
             let (segments, map) = slots.finish();
             let translated = if segments.is_empty() {

@@ -30,6 +30,7 @@ use super::Dialect;
 use super::atoms::{
     Atom, FieldChar, Part, Run, base_run, has_text, normalize, resolve_fields, trim,
 };
+use super::pieces::Pieces;
 use super::skeleton::{Node, NodeList, Para, RunStyle, Segment, Tag};
 use crate::base_language;
 use crate::inline::SegmentBuilder;
@@ -47,6 +48,9 @@ pub(crate) struct PartExtractor<'s, 'x> {
     /// part's marks are trusted ([`marks_language`]): runs marked with
     /// another language are kept as placeholders.
     source: Option<String>,
+    /// Styles marking code: the dialect's and the part's automatic styles
+    /// derived from one ([`code_styles`]).
+    code_styles: &'x [String],
 }
 
 impl<'s, 'x> PartExtractor<'s, 'x> {
@@ -55,6 +59,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         src: &'s str,
         slots: &'x mut Slots,
         source: Option<&str>,
+        code_styles: &'x [String],
     ) -> Self {
         PartExtractor {
             dialect,
@@ -62,6 +67,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             slots,
             keys: HashMap::new(),
             source: source.map(base_language).filter(|b| !b.is_empty()),
+            code_styles,
         }
     }
 
@@ -96,16 +102,107 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         }
     }
 
+    /// Whether `elem` (a paragraph, run or span) is in a style marking code:
+    /// its `text:style-name`, or the `w:pStyle`/`w:rStyle` of its properties.
+    fn is_code(&self, elem: &Elem<'_>) -> bool {
+        if self.code_styles.is_empty() {
+            return false;
+        }
+        let named = elem.attr(self.src, "text:style-name").or_else(|| {
+            elem.elems()
+                .find(|e| {
+                    e.name == self.dialect.paragraph_props || e.name == self.dialect.run_props
+                })
+                .and_then(|props| {
+                    props
+                        .elems()
+                        .find(|e| e.name == "w:pStyle" || e.name == "w:rStyle")
+                })
+                .and_then(|style| style.attr(self.src, "w:val"))
+        });
+        named.is_some_and(|n| self.code_styles.contains(&n))
+    }
+
     fn copy_elem<'t>(&mut self, elem: &'t Elem<'t>, out: &mut NodeList) {
         if self.dialect.paragraphs.contains(&elem.name) && elem.end.is_some() {
-            self.paragraph(elem, out);
+            if self.is_code(elem) {
+                out.raw(elem.span());
+            } else {
+                self.paragraph(elem, out);
+            }
+            return;
+        }
+        if self.dialect.text_bodies.contains(&elem.name) {
+            self.text_body(elem, out);
             return;
         }
         self.start_tag(elem, out);
-        self.copy_nodes(&elem.children, out);
+        if let Some((_, pieces)) = self.dialect.pieces.iter().find(|(n, _)| *n == elem.name)
+            && let Some(text) = text_content(elem)
+        {
+            self.pieces(text, pieces, out);
+        } else {
+            self.copy_nodes(&elem.children, out);
+        }
         if let Some(end) = &elem.end {
             out.raw(end.clone());
         }
+    }
+
+    /// Copies a text body, its properties as a [`Node::Fit`] over the
+    /// segments the body holds.
+    fn text_body<'t>(&mut self, body: &'t Elem<'t>, out: &mut NodeList) {
+        self.start_tag(body, out);
+        let first = self.slots.reserved();
+        let mut fit = None;
+        for child in &body.children {
+            match child {
+                XNode::Elem(e) if e.name == "a:bodyPr" && fit.is_none() => {
+                    fit = Some(out.0.len());
+                    out.0.push(Node::Fit {
+                        body_pr: e.span(),
+                        slots: 0..0,
+                    });
+                }
+                XNode::Elem(e) => self.copy_elem(e, out),
+                XNode::Text(range, _) => out.raw(range.clone()),
+            }
+        }
+        let reserved = self.slots.reserved();
+        if let Some(Node::Fit { slots, .. }) = fit.and_then(|i| out.0.get_mut(i)) {
+            *slots = first..reserved;
+        }
+        if let Some(end) = &body.end {
+            out.raw(end.clone());
+        }
+    }
+
+    /// Copies an element's text (`text`, its range), the pieces `pieces`
+    /// finds in it as segments of their own.
+    fn pieces(
+        &mut self,
+        text: std::ops::Range<usize>,
+        pieces: &'static Pieces,
+        out: &mut NodeList,
+    ) {
+        let raw = self.src.get(text.clone()).unwrap_or("");
+        let mut at = text.start;
+        for piece in (pieces.find)(raw) {
+            let range = text.start + piece.start..text.start + piece.end;
+            let value = self.src.get(range.clone()).unwrap_or("");
+            let value = quick_xml::escape::unescape(value)
+                .map_or_else(|_| value.to_owned(), |v| v.into_owned());
+            out.raw(at..range.start);
+            let slot = self.slots.reserve();
+            self.slots.fill(slot, crate::inline::escape(&value));
+            out.0.push(Node::Attr {
+                slot,
+                range: range.clone(),
+                write: pieces.write,
+            });
+            at = range.end;
+        }
+        out.raw(at..text.end);
     }
 
     /// Copies a start tag, its translatable attribute values (alt text) as
@@ -140,6 +237,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             out.0.push(Node::Attr {
                 slot,
                 range: range.clone(),
+                write: str::to_owned,
             });
             at = range.end;
         }
@@ -465,7 +563,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                     name if (!name.is_empty() && name == self.dialect.paragraph_props)
                         || self.dialect.dropped.contains(&name) => {}
                     name if !name.is_empty() && name == self.dialect.run => {
-                        if self.in_other_language(elem) {
+                        if self.in_other_language(elem) || self.is_code(elem) {
                             out.push(Atom::Placeholder {
                                 parts: vec![Part::Elem(elem)],
                                 keep: true,
@@ -490,7 +588,10 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                             });
                         }
                     }
-                    name if self.dialect.containers.contains(&name) && elem.end.is_some() => {
+                    name if self.dialect.containers.contains(&name)
+                        && elem.end.is_some()
+                        && !self.is_code(elem) =>
+                    {
                         let mut children = Vec::new();
                         self.collect(&elem.children, &mut children);
                         out.push(Atom::Container {
@@ -769,6 +870,21 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
 }
 
 /// Canonical markup of an element: source markup without blank text.
+/// The range of an element's content when it is only text (character data
+/// and references, no elements, CDATA or comments) and not empty.
+fn text_content(elem: &Elem<'_>) -> Option<std::ops::Range<usize>> {
+    let mut range: Option<std::ops::Range<usize>> = None;
+    for child in &elem.children {
+        match child {
+            XNode::Text(r, TextKind::Chars | TextKind::Ref) => {
+                range = Some(range.map_or(r.clone(), |a| a.start..r.end));
+            }
+            _ => return None,
+        }
+    }
+    range
+}
+
 fn canonical_into(src: &str, elem: &Elem<'_>, out: &mut String) {
     out.push_str(src.get(elem.start.clone()).unwrap_or(""));
     for child in &elem.children {
@@ -801,6 +917,51 @@ fn has_markup(elem: &Elem<'_>) -> bool {
 /// throughout; such marks say nothing, and the part is translated whole.
 /// Read as a stream, so the part is not held; unreadable XML says no (its
 /// translation reports it).
+/// The styles of a part that mark code: the dialect's named ones and the
+/// automatic styles (OpenDocument's `style:style` in
+/// `office:automatic-styles`) whose parent is one of them, as LibreOffice
+/// writes a code paragraph with direct formatting.
+pub(crate) fn code_styles(reader: impl std::io::Read, dialect: &Dialect) -> Vec<String> {
+    use quick_xml::events::Event;
+    let mut styles: Vec<String> = dialect
+        .code_styles
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    if styles.is_empty() || !dialect.mixed {
+        return styles;
+    }
+    let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(reader));
+    let mut buf = Vec::new();
+    loop {
+        match xml.read_event_into(&mut buf) {
+            Ok(Event::Start(tag) | Event::Empty(tag)) => {
+                if tag.name().0 == "office:body" {
+                    break;
+                }
+                if tag.name().0 == "style:style" {
+                    let attr = |key: &str| {
+                        tag.try_get_attribute(key)
+                            .ok()
+                            .flatten()
+                            .map(|a| a.value.into_owned())
+                    };
+                    if let (Some(name), Some(parent)) =
+                        (attr("style:name"), attr("style:parent-style-name"))
+                        && dialect.code_styles.contains(&parent.as_str())
+                    {
+                        styles.push(name);
+                    }
+                }
+            }
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+        buf.clear();
+    }
+    styles
+}
+
 pub(crate) fn marks_language(reader: impl std::io::Read, dialect: &Dialect, source: &str) -> bool {
     use quick_xml::events::Event;
     let source = base_language(source);

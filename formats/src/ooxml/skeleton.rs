@@ -23,8 +23,17 @@ pub(crate) enum Node {
     Attr {
         /// The segment.
         slot: usize,
-        /// The value as written, between its quotes.
+        /// The value as written, between its quotes (or in its element).
         range: Range<usize>,
+        /// How its translation is written there, before XML escaping.
+        write: fn(&str) -> String,
+    },
+    /// A text body's properties (`<a:bodyPr>`), given a shrink-on-overflow
+    /// font scale when the translation of the body's segments (`slots`) is
+    /// longer than their source ([`fit`]).
+    Fit {
+        body_pr: Range<usize>,
+        slots: Range<usize>,
     },
 }
 
@@ -137,12 +146,25 @@ impl Writer<'_> {
                     }
                 }
                 Node::Segment(segment) => self.segment(out, segment),
-                Node::Attr { slot, range } => {
+                Node::Fit { body_pr, slots } => {
+                    let raw = src.get(body_pr.clone()).unwrap_or("");
+                    let (mut before, mut after) = (0usize, 0usize);
+                    for slot in slots.clone() {
+                        let (source, translation) = self.texts.get(slot);
+                        before += inline::plain_text(source).chars().count();
+                        after += inline::plain_text(translation).chars().count();
+                    }
+                    match fit(raw, before, after) {
+                        Some(fitted) => out.push_str(&fitted),
+                        None => out.push_str(raw),
+                    }
+                }
+                Node::Attr { slot, range, write } => {
                     let (source, translation) = self.texts.get(*slot);
                     if translation == source {
                         out.push_str(src.get(range.clone()).unwrap_or(""));
                     } else {
-                        for c in inline::plain_text(translation).chars() {
+                        for c in write(&inline::plain_text(translation)).chars() {
                             match c {
                                 '&' => out.push_str("&amp;"),
                                 '<' => out.push_str("&lt;"),
@@ -402,5 +424,131 @@ fn escape_xml(out: &mut String, text: &str, kept: &str) {
             '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => {}
             c => out.push(c),
         }
+    }
+}
+
+/// Translations over this much longer than their source (in tenths: 10 %)
+/// get a font scale.
+const GROWTH_TENTHS: usize = 11;
+/// The smallest font scale written (PowerPoint's own shrink goes lower, but
+/// text smaller than this is hard to read).
+const MIN_SCALE: f64 = 0.55;
+
+/// `body_pr` (a text body's `<a:bodyPr>` as written) for text that grew from
+/// `before` to `after` characters: PowerPoint's shrink on overflow
+/// (`<a:normAutofit fontScale="…" lnSpcReduction="…"/>`) with the font scaled
+/// by the square root of the ratio (the area text takes grows with the
+/// square of its size), combined with a scale already there; `None` when the
+/// text did not grow enough, or the box resizes to its text (`spAutoFit`) or
+/// was set never to fit it (`noAutofit`).
+pub(crate) fn fit(body_pr: &str, before: usize, after: usize) -> Option<String> {
+    if before == 0 || after * 10 <= before * GROWTH_TENTHS {
+        return None;
+    }
+    if body_pr.contains("<a:noAutofit") || body_pr.contains("<a:spAutoFit") {
+        return None;
+    }
+    let existing = body_pr.find("<a:normAutofit").map(|start| {
+        let rest = &body_pr[start..];
+        let close = "</a:normAutofit>";
+        let end = match rest.find('>') {
+            Some(gt) if rest[..gt].ends_with('/') => gt + 1,
+            _ => rest.find(close).map_or(rest.len(), |e| e + close.len()),
+        };
+        start..start + end
+    });
+    let old_scale = existing
+        .as_ref()
+        .and_then(|r| {
+            let tag = &body_pr[r.clone()];
+            let at = tag.find("fontScale=\"")? + "fontScale=\"".len();
+            let len = tag[at..].find('"')?;
+            tag[at..at + len].parse::<f64>().ok()
+        })
+        .map_or(1.0, |v| v / 100_000.0);
+    let scale = ((before as f64 / after as f64).sqrt() * old_scale).max(MIN_SCALE);
+    // PowerPoint writes its scales in steps of 2.5 %.
+    let font = (scale * 40.0).floor() as u32 * 2500;
+    let spacing = if scale < 0.75 {
+        " lnSpcReduction=\"20000\""
+    } else if scale < 0.9 {
+        " lnSpcReduction=\"10000\""
+    } else {
+        ""
+    };
+    let autofit = format!("<a:normAutofit fontScale=\"{font}\"{spacing}/>");
+    if let Some(range) = existing {
+        return Some(format!(
+            "{}{autofit}{}",
+            &body_pr[..range.start],
+            &body_pr[range.end..]
+        ));
+    }
+    if let Some(open) = body_pr.strip_suffix("/>") {
+        return Some(format!("{}>{autofit}</a:bodyPr>", open.trim_end()));
+    }
+    // The fit follows a text warp, else opens the properties (schema order).
+    let at = body_pr
+        .find("</a:prstTxWarp>")
+        .map(|i| i + "</a:prstTxWarp>".len())
+        .or_else(|| {
+            let warp = body_pr.find("<a:prstTxWarp")?;
+            body_pr[warp..].find("/>").map(|i| warp + i + 2)
+        })
+        .or_else(|| body_pr.find('>').map(|i| i + 1))?;
+    Some(format!("{}{autofit}{}", &body_pr[..at], &body_pr[at..]))
+}
+
+#[cfg(test)]
+mod fit_tests {
+    use super::fit;
+
+    #[test]
+    fn grown_text_gets_a_font_scale_in_its_body_properties() {
+        assert_eq!(
+            fit("<a:bodyPr/>", 10, 20).as_deref(),
+            Some(
+                r#"<a:bodyPr><a:normAutofit fontScale="70000" lnSpcReduction="20000"/></a:bodyPr>"#
+            )
+        );
+        assert_eq!(
+            fit(
+                r#"<a:bodyPr wrap="square"><a:normAutofit/></a:bodyPr>"#,
+                100,
+                120
+            )
+            .as_deref(),
+            Some(r#"<a:bodyPr wrap="square"><a:normAutofit fontScale="90000"/></a:bodyPr>"#)
+        );
+        assert_eq!(
+            fit(
+                r#"<a:bodyPr><a:normAutofit fontScale="90000"/></a:bodyPr>"#,
+                100,
+                120
+            )
+            .as_deref(),
+            Some(
+                r#"<a:bodyPr><a:normAutofit fontScale="80000" lnSpcReduction="10000"/></a:bodyPr>"#
+            )
+        );
+        assert_eq!(
+            fit(
+                r#"<a:bodyPr><a:prstTxWarp prst="textNoShape"/><a:scene3d/></a:bodyPr>"#,
+                10,
+                13
+            )
+            .as_deref(),
+            Some(
+                r#"<a:bodyPr><a:prstTxWarp prst="textNoShape"/><a:normAutofit fontScale="87500" lnSpcReduction="10000"/><a:scene3d/></a:bodyPr>"#
+            )
+        );
+    }
+
+    #[test]
+    fn text_that_did_not_grow_or_boxes_that_resize_are_left_alone() {
+        assert_eq!(fit("<a:bodyPr/>", 10, 11), None);
+        assert_eq!(fit("<a:bodyPr><a:spAutoFit/></a:bodyPr>", 10, 30), None);
+        assert_eq!(fit("<a:bodyPr><a:noAutofit/></a:bodyPr>", 10, 30), None);
+        assert_eq!(fit("<a:bodyPr/>", 0, 30), None);
     }
 }

@@ -8,7 +8,14 @@
 //! properties. Slide masters and layouts are left as they are (their text is
 //! placeholder prompts, not content). A line break (`a:br`) ends a segment;
 //! fields (`a:fld`, e.g. the slide number) are placeholders of their
-//! paragraph; `a:bodyPr` (autofit included) is not touched.
+//! paragraph. A shape whose translation is over 10 % longer than its source
+//! gets PowerPoint's shrink on overflow (`a:normAutofit` with a font scale,
+//! the square root of the length ratio, combined with a scale already set,
+//! never under 55 %), unless the box grows with its text (`a:spAutoFit`) or
+//! was set never to fit it (`a:noAutofit`). Charts' category labels and
+//! series names are translated in their caches (`c:v`), which is what
+//! PowerPoint shows; the workbook embedded for editing the data keeps its
+//! source text.
 
 #[cfg(test)]
 mod tests;

@@ -119,6 +119,55 @@ fn a_translated_deck_reads_back_with_every_text_translated_and_formatting_kept()
     assert_eq!(before["layouts"], after["layouts"]);
 }
 
+/// A translation twice as long as its source shrinks to fit its box, as
+/// PowerPoint's shrink on overflow does (`normAutofit` with a font scale);
+/// text boxes that grow with their text are left to grow; chart categories
+/// and series names, read from the chart's caches, are translated.
+#[test]
+fn grown_text_shrinks_to_fit_and_chart_labels_are_translated() {
+    let dir = folder("fit");
+    let bytes = deck(&dir);
+    let doc = pptx(&bytes);
+    let doubled: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| crate::ooxml::testdoc::map_text(s, |t| t.to_uppercase().repeat(2)))
+        .collect();
+    let path = dir.join("fit.pptx");
+    std::fs::write(&path, doc.merge(&doubled).unwrap()).unwrap();
+    let read: Value = serde_json::from_str(&make_pptx(&[Path::new("frames"), &path])).unwrap();
+    let fits = read["fits"].as_array().cloned().unwrap_or_default();
+    let title = fits
+        .iter()
+        .find(|f| f[0] == "THE QUARTERLY REPORTTHE QUARTERLY REPORT")
+        .unwrap_or_else(|| panic!("{read}"));
+    assert_eq!(title[1], "TEXT_TO_FIT_SHAPE (2)", "{read}");
+    let scale: u32 = title[2]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    assert!((55_000..100_000).contains(&scale), "{read}");
+    assert_eq!(
+        read["charts"],
+        serde_json::json!([[["NORTHNORTH", "SOUTHSOUTH"], ["SALESSALES"]]]),
+        "{read}"
+    );
+    // Untranslated, nothing changes.
+    let same: Value = {
+        let path = dir.join("same.pptx");
+        std::fs::write(&path, doc.merge(doc.segments()).unwrap()).unwrap();
+        serde_json::from_str(&make_pptx(&[Path::new("frames"), &path])).unwrap()
+    };
+    assert!(
+        same["fits"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|f| f[2].is_null()),
+        "{same}"
+    );
+}
+
 #[test]
 fn masters_and_layouts_are_copied_as_they_are() {
     let dir = folder("masters");

@@ -11,6 +11,7 @@ const RESX: &str = r#"<?xml version="1.0" encoding="utf-8"?>
     <comment>Shown after sign-in.</comment>
   </data>
   <data name="$this.Text" xml:space="preserve"><value>Settings</value></data>
+  <data name="exitToolStripMenuItem.Text" xml:space="preserve"><value>E&amp;xit</value></data>
   <data name="&gt;&gt;button1.Name" xml:space="preserve"><value>button1</value></data>
   <data name="button1.Size" type="System.Drawing.Size, System.Drawing"><value>75, 23</value></data>
   <data name="Logo" type="System.Resources.ResXFileRef, System.Windows.Forms"><value>logo.png;System.Byte[]</value></data>
@@ -27,14 +28,15 @@ fn text_values_are_segments_typed_binary_and_designer_entries_never() {
         [
             r#"Hello <x id="1"/>, you have <x id="2"/> new messages &amp; alerts."#,
             "Settings",
+            "Exit",
         ]
     );
     assert_eq!(d.merge(d.segments()).unwrap(), RESX.as_bytes(), "identity");
 }
 
 /// lxml reads the translated file: every entry is still there with its
-/// attributes, the text values upper-cased with their placeholders, the
-/// others byte for byte.
+/// attributes, the text values upper-cased with their placeholders and
+/// access keys, the others byte for byte.
 #[test]
 fn lxml_reads_the_translated_values() {
     let d = extract(DocumentFormat::Resx, RESX.as_bytes()).unwrap();
@@ -53,6 +55,7 @@ fn lxml_reads_the_translated_values() {
         serde_json::json!({
             "Greeting": ["HELLO {0}, YOU HAVE {1:N0} NEW MESSAGES & ALERTS.", null, "Shown after sign-in."],
             "$this.Text": ["SETTINGS", null, null],
+            "exitToolStripMenuItem.Text": ["E&XIT", null, null],
             ">>button1.Name": ["button1", null, null],
             "button1.Size": ["75, 23", "System.Drawing.Size, System.Drawing", null],
             "Logo": ["logo.png;System.Byte[]", "System.Resources.ResXFileRef, System.Windows.Forms", null],

@@ -13,9 +13,12 @@
 //! formatting groups holding text (`{\b bold}`, fields' results) become
 //! `<g>` spans, other control words and groups (`\tab`, `\b0`, bookmarks,
 //! pictures) `<x/>` placeholders; codes and groups wrapping the whole text
-//! stay in the skeleton. Destinations that are not text (font, colour and
-//! style tables, document information, field instructions, pictures,
-//! objects, list numbers, `\*` destinations) are copied as they are.
+//! stay in the skeleton. The document information's title, subject,
+//! keywords and comments (`\info`'s `\title`, `\subject`, `\keywords`,
+//! `\doccomm`) are segments of their own. Destinations that are not text
+//! (font, colour and style tables, the rest of the document information —
+//! author, company, dates —, field instructions, pictures, objects, list
+//! numbers, `\*` destinations) are copied as they are.
 //!
 //! Translated text is written as ASCII: characters of the current code page
 //! as `\'hh`, others as `\uN` followed by `\ucN` question marks. A
@@ -42,7 +45,18 @@ const SKIPPED: &[&str] = &[
     "fonttbl",
     "colortbl",
     "stylesheet",
-    "info",
+    // Document information other than its title, subject and keywords.
+    "author",
+    "operator",
+    "company",
+    "manager",
+    "category",
+    "hlinkbase",
+    "comment",
+    "creatim",
+    "revtim",
+    "printim",
+    "buptim",
     "listtable",
     "listoverridetable",
     "revtbl",
@@ -99,6 +113,12 @@ const NESTED: &[&str] = &[
     "footerr",
     "footerf",
     "shptxt",
+    // The document information, and its text.
+    "info",
+    "title",
+    "subject",
+    "keywords",
+    "doccomm",
 ];
 
 /// `\*` destinations whose content is walked (they hold text destinations).

@@ -34,6 +34,8 @@ fn paragraphs_are_segments_with_groups_as_spans_and_codes_as_placeholders() {
     assert_eq!(
         doc.segments(),
         [
+            // The document information's title.
+            "A title",
             r#"Café <g id="1">bold</g> text"#,
             "Привет",
             r#"€5 and<x id="1"/>tab"#,
@@ -53,6 +55,7 @@ fn identity_gives_the_file_back_and_translations_are_written_in_rtf() {
     let doc = rtf(HAND_MADE);
     assert_eq!(doc.merge(doc.segments()).unwrap(), HAND_MADE.as_bytes());
     let translated = [
+        "Un título",
         r#"Café <g id="1">negrita</g> {texto}"#,
         "Здравствуйте",
         r#"€5 y<x id="1"/>tabulación Ж"#,
@@ -65,6 +68,7 @@ fn identity_gives_the_file_back_and_translations_are_written_in_rtf() {
     ]
     .map(str::to_owned);
     let out = String::from_utf8(doc.merge(&translated).unwrap()).unwrap();
+    assert!(out.contains(r"{\info{\title Un t\'edtulo}}"), "{out}");
     assert!(
         out.contains(r"\pard\plain Caf\'e9 {\b negrita} \{texto\}\par"),
         "{out}"
@@ -99,7 +103,7 @@ fn a_translation_losing_an_unbalanced_brace_keeps_the_groups() {
     let mut translated = doc.segments().to_vec();
     // The `}` closing the group opened in the paragraph before is lost: the
     // translation is written with the source's tags after its text.
-    translated[8] = "y cierra allí".to_owned();
+    translated[9] = "y cierra allí".to_owned();
     let out = String::from_utf8(doc.merge(&translated).unwrap()).unwrap();
     assert!(out.contains(r"y cierra all\'ed}\par"), "{out}");
     extract(DocumentFormat::Rtf, out.as_bytes()).unwrap();

@@ -7,7 +7,12 @@ use crate::ooxml::testdoc::uppercase_merge;
 use crate::{DocumentFormat, FormatError, extract};
 
 const MANIFEST: &str = r#"<?xml version="1.0"?>
-<manifest identifier="course" xmlns="http://www.imsglobal.org/xsd/imscp_v1p1" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_v1p3">
+<manifest identifier="course" xmlns="http://www.imsglobal.org/xsd/imscp_v1p1" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_v1p3" xmlns:imsmd="http://www.imsglobal.org/xsd/imsmd_rootv1p2p1">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion><imsmd:lom>
+    <imsmd:general><imsmd:description><imsmd:langstring xml:lang="en">A course about safety.</imsmd:langstring></imsmd:description></imsmd:general>
+    <imsmd:rights><imsmd:cost><imsmd:source><imsmd:langstring xml:lang="x-none">LOMv1.0</imsmd:langstring></imsmd:source><imsmd:value><imsmd:langstring xml:lang="x-none">no</imsmd:langstring></imsmd:value></imsmd:cost>
+    <imsmd:copyrightandotherrestrictions><imsmd:source><imsmd:langstring>LOMv1.0</imsmd:langstring></imsmd:source><imsmd:value><imsmd:langstring>yes</imsmd:langstring></imsmd:value></imsmd:copyrightandotherrestrictions></imsmd:rights>
+  </imsmd:lom></metadata>
   <organizations default="org"><organization identifier="org">
     <title>The safety course</title>
     <item identifier="i1" identifierref="r1"><title>The first lesson</title></item>
@@ -49,12 +54,13 @@ fn entries(zip: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 #[test]
-fn pages_and_manifest_titles_are_translated_the_rest_copied() {
+fn pages_and_manifest_titles_are_translated_vocabulary_and_the_rest_copied() {
     let zip = package();
     let d = extract(DocumentFormat::Scorm, &zip).unwrap();
     assert_eq!(
         d.segments(),
         [
+            "A course about safety.",
             "The safety course",
             "The first lesson",
             "Lesson one",
@@ -84,6 +90,9 @@ fn pages_and_manifest_titles_are_translated_the_rest_copied() {
         text(0)
     );
     assert!(text(0).contains(r#"href="lesson1.html""#));
+    for term in [">LOMv1.0<", ">no<", ">yes<"] {
+        assert!(text(0).contains(term), "vocabulary kept: {}", text(0));
+    }
     assert!(
         text(1).contains("<b>HELMET</b>") && text(1).contains("var s = \"Do not translate\""),
         "{}",

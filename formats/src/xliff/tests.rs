@@ -650,3 +650,91 @@ fn files_written_by_cat_tools_round_trip() {
     );
     readers_agree(name, &out);
 }
+
+/// An XLIFF file as Angular's extractor (`ng extract-i18n`) writes plurals
+/// and selects: the ICU message in its own unit, interpolations as `x`.
+const ANGULAR: &str = r#"<?xml version="1.0" encoding="UTF-8" ?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en-US" datatype="plaintext" original="ng2.template">
+    <body>
+      <trans-unit id="5a134dee893586d02bffc9611056b9cadf9abfad" datatype="html">
+        <source>{VAR_PLURAL, plural, =0 {just now} =1 {one minute ago} other {<x id="INTERPOLATION" equiv-text="{{minutes}}"/> minutes ago} }</source>
+        <context-group purpose="location">
+          <context context-type="sourcefile">src/app/app.component.html</context>
+          <context context-type="linenumber">10</context>
+        </context-group>
+      </trans-unit>
+      <trans-unit id="f99f34ac9bd4606345071bd813858dec29f3b7d1" datatype="html">
+        <source>The author is <x id="ICU" equiv-text="{gender, select, male {...} female {...} other {...}}"/></source>
+      </trans-unit>
+      <trans-unit id="eff74b75ab7364b6fa888f1cbfae901aaaf02295" datatype="html">
+        <source>{VAR_SELECT, select, male {the man} female {the woman} other {the person} }</source>
+      </trans-unit>
+    </body>
+  </file>
+</xliff>
+"#;
+
+/// Each ICU message's skeleton is tags, so a translation changes only the
+/// branches' words: pyicumessageformat parses every target to the source's
+/// message (same variable, type and selectors, interpolations in place).
+#[test]
+fn icu_messages_of_angular_files_keep_their_skeleton() {
+    let d = extract(DocumentFormat::Xliff, ANGULAR.as_bytes())
+        .unwrap()
+        .with_target_language("ES");
+    let plain: Vec<String> = d
+        .segments()
+        .iter()
+        .map(|s| crate::inline::plain_text(s))
+        .collect();
+    assert_eq!(
+        plain,
+        [
+            "just nowone minute ago minutes ago",
+            "The author is ",
+            "the manthe womanthe person"
+        ]
+    );
+    let path = test_folder("xliff-icu").join("messages.es.xlf");
+    std::fs::write(&path, uppercase_merge(&d)).unwrap();
+    let check = r#"
+import json, sys
+from lxml import etree
+from pyicumessageformat import Parser
+ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+def text(elem):
+    out = elem.text or ""
+    for child in elem:
+        out += "{" + child.get("id") + "}" + (child.tail or "")
+    return out
+def shape(ast):
+    if isinstance(ast, str):
+        return "text"
+    if isinstance(ast, list):
+        return [shape(a) for a in ast]
+    return {k: {o: shape(b) for o, b in v.items()} if k == "options" else v for k, v in ast.items()}
+parser = Parser()
+out = []
+for unit in etree.parse(sys.argv[1]).iterfind(".//x:trans-unit", ns):
+    source, target = text(unit.find("x:source", ns)), text(unit.find("x:target", ns))
+    same = shape(parser.parse(source)) == shape(parser.parse(target))
+    out.append([same, target])
+print(json.dumps(out))
+"#;
+    let read: serde_json::Value = serde_json::from_str(&python_snippet(check, &[&path])).unwrap();
+    assert_eq!(
+        read,
+        serde_json::json!([
+            [
+                true,
+                "{VAR_PLURAL, plural, =0 {JUST NOW} =1 {ONE MINUTE AGO} other {{INTERPOLATION} MINUTES AGO} }"
+            ],
+            [true, "THE AUTHOR IS {ICU}"],
+            [
+                true,
+                "{VAR_SELECT, select, male {THE MAN} female {THE WOMAN} other {THE PERSON} }"
+            ],
+        ])
+    );
+}

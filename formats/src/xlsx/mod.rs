@@ -3,10 +3,17 @@
 //! (`xl/sharedStrings.xml`, plain and rich), the inline strings of the
 //! worksheets, cell comments (SpreadsheetML) and threaded comments, the
 //! document properties, and the DrawingML text of
-//! drawings (text boxes, shapes) and charts. Formulas, numbers, dates, sheet
-//! names and defined names are not in those parts' strings and stay as they
-//! are; so does every other entry, the VBA project of an `.xlsm` included
-//! (byte-identical).
+//! drawings (text boxes, shapes) and charts.
+//!
+//! Names that repeat a cell's text are translated as the cell is, so the
+//! workbook stays consistent (Excel repairs a table whose column names differ
+//! from its header cells, and a pivot table drops fields its cache no longer
+//! finds): tables' column names and totals labels, the column names of
+//! structured references in formulas (`Orders[Amount]`), pivot caches' field
+//! names and text items, pivot tables' data field captions, and the text
+//! values of chart caches. Formulas otherwise, numbers, dates, sheet names and
+//! defined names stay as they are; so does every other entry, the VBA project
+//! of an `.xlsm` included (byte-identical).
 
 #[cfg(test)]
 mod tests;
@@ -41,7 +48,8 @@ fn dialect(name: &str) -> &'static Dialect {
     }
 }
 
-/// Shared strings, worksheets, comments, drawings, charts and the properties.
+/// Shared strings, worksheets, comments, drawings, charts, tables, pivot
+/// caches and tables, and the properties.
 fn is_translatable_part(name: &str) -> bool {
     let in_folder = |folder: &str, prefix: &str| {
         name.strip_prefix(folder)
@@ -55,4 +63,7 @@ fn is_translatable_part(name: &str) -> bool {
         || in_folder("xl/threadedComments/", "threadedComment")
         || in_folder("xl/drawings/", "drawing")
         || in_folder("xl/charts/", "chart")
+        || in_folder("xl/tables/", "table")
+        || in_folder("xl/pivotCache/", "pivotCache")
+        || in_folder("xl/pivotTables/", "pivotTable")
 }

@@ -209,3 +209,58 @@ fn chart_and_axis_titles_are_translated() {
     // The series still points at the same cells.
     assert!(chart.contains("'Sales'!$B$1:$B$2"), "{chart}");
 }
+
+/// `bytes` translated by upper-casing with `'S` added (a quote, which
+/// structured references must escape).
+fn possessive(bytes: &[u8]) -> Vec<u8> {
+    let doc = extract(DocumentFormat::Xlsx, bytes).unwrap();
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| crate::ooxml::testdoc::map_text(s, |t| format!("{}'S", t.to_uppercase())))
+        .collect();
+    doc.merge(&translated).unwrap()
+}
+
+#[test]
+fn tables_formulas_and_chart_caches_follow_the_translated_cells() {
+    let dir = test_folder("xlsx-table");
+    let book = dir.join("book.xlsx");
+    testdata_script("make_xlsx_table.py", &[&book]);
+    // LibreOffice writes the chart's caches, which openpyxl leaves out.
+    let resaved = dir.join("lo");
+    crate::contract::soffice(&dir, "xlsx", &resaved, std::slice::from_ref(&book));
+    for (name, source) in [
+        ("openpyxl", book.clone()),
+        ("libreoffice", resaved.join("book.xlsx")),
+    ] {
+        let out = possessive(&std::fs::read(&source).unwrap());
+        let path = dir.join(format!("{name}-translated.xlsx"));
+        std::fs::write(&path, &out).unwrap();
+        let report = testdata_script("read_xlsx_table.py", &[&path]);
+        assert_eq!(report.trim(), "ok", "{name}: {report}");
+        let table = crate::ooxml::testdoc::part(&out, "xl/tables/table1.xml");
+        assert!(table.contains("name=\"AMOUNT'S\""), "{table}");
+        let sheet = crate::ooxml::testdoc::part(&out, "xl/worksheets/sheet1.xml");
+        assert!(sheet.contains("SUM(Orders[AMOUNT''S])"), "{sheet}");
+        assert!(
+            sheet.contains("COUNTA(Orders[[#Data],[REGION''S]])"),
+            "{sheet}"
+        );
+    }
+    let chart = crate::ooxml::testdoc::part(
+        &possessive(&std::fs::read(resaved.join("book.xlsx")).unwrap()),
+        "xl/charts/chart1.xml",
+    );
+    assert!(
+        chart.contains("<c:v>EAST&apos;S</c:v>") || chart.contains("<c:v>EAST'S</c:v>"),
+        "{chart}"
+    );
+    // LibreOffice computes the translated formulas: their references resolve.
+    let csv = dir.join("csv");
+    crate::contract::soffice(&dir, "csv", &csv, &[dir.join("openpyxl-translated.xlsx")]);
+    let values = std::fs::read_to_string(csv.join("openpyxl-translated.csv")).unwrap();
+    let rows: Vec<&str> = values.lines().collect();
+    assert!(rows[0].ends_with("TOTAL'S,60"), "{values}");
+    assert!(rows[1].ends_with("COUNT'S,3"), "{values}");
+}

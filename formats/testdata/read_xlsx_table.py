@@ -1,0 +1,67 @@
+"""Checks a translated workbook as Excel would, with openpyxl and zipfile.
+
+    python3 read_xlsx_table.py BOOK.xlsx
+
+Prints one line per problem: a table column name that is not its header
+cell's text (Excel repairs such a table), a structured reference naming a
+column the table lacks, a chart cache value that is not the text of the cell
+it was read from. Prints "ok" when there is none.
+"""
+
+import re
+import sys
+import zipfile
+
+from openpyxl import load_workbook
+from openpyxl.utils import range_boundaries
+
+
+def unescape(name):
+    return re.sub(r"'(.)", r"\1", name)
+
+
+def check(path):
+    problems = []
+    wb = load_workbook(path)
+    columns = {}
+    for ws in wb.worksheets:
+        for table in ws.tables.values():
+            min_col, min_row, _, _ = range_boundaries(table.ref)
+            names = [c.name for c in table.tableColumns]
+            columns[table.displayName] = names
+            for i, name in enumerate(names):
+                cell = ws.cell(row=min_row, column=min_col + i).value
+                if cell != name:
+                    problems.append(f"table {table.displayName}: column {name!r}, header cell {cell!r}")
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    for table, body in re.findall(r"(\w+)\[((?:[^\[\]']|'.|\[(?:[^\[\]']|'.)*\])*)\]", cell.value):
+                        inner = re.findall(r"\[((?:[^\[\]']|'.)*)\]", body) or [body]
+                        for name in inner:
+                            name = unescape(name.lstrip("@"))
+                            if name.startswith("#"):
+                                continue
+                            if name not in columns.get(table, []):
+                                problems.append(f"{cell.coordinate} {cell.value}: no column {name!r} in {table}")
+    with zipfile.ZipFile(path) as z:
+        for entry in z.namelist():
+            if not entry.startswith("xl/charts/chart"):
+                continue
+            xml = z.read(entry).decode()
+            for ref, cache in re.findall(r"<c:strRef><c:f>([^<]*)</c:f><c:strCache>(.*?)</c:strCache>", xml):
+                sheet, cells = ref.split("!")
+                ws = wb[sheet.strip("'")]
+                values = [v for v in re.findall(r"<c:v>([^<]*)</c:v>", cache)]
+                cells = cells.replace("$", "")
+                wanted = [c.value for row in ws[cells] for c in (row if isinstance(row, tuple) else (row,))] if ":" in cells else [ws[cells].value]
+                wanted = [str(v) for v in wanted]
+                values = [v.replace("&apos;", "'").replace("&amp;", "&") for v in values]
+                if values != wanted:
+                    problems.append(f"{entry} cache of {ref}: {values}, cells {wanted}")
+    print("\n".join(problems) or "ok")
+
+
+if __name__ == "__main__":
+    check(sys.argv[1])
