@@ -189,20 +189,34 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         let mut at = text.start;
         for piece in (pieces.find)(raw) {
             let range = text.start + piece.start..text.start + piece.end;
-            let value = self.src.get(range.clone()).unwrap_or("");
-            let value = quick_xml::escape::unescape(value)
-                .map_or_else(|_| value.to_owned(), |v| v.into_owned());
-            out.raw(at..range.start);
-            let slot = self.slots.reserve();
-            self.slots.fill(slot, crate::inline::escape(&value));
-            out.0.push(Node::Attr {
-                slot,
-                range: range.clone(),
-                write: pieces.write,
-            });
-            at = range.end;
+            if self.value(at, range.clone(), pieces.write, out) {
+                at = range.end;
+            }
         }
         out.raw(at..text.end);
+    }
+
+    /// Makes the XML-escaped text at `range` (an attribute's value, a piece
+    /// of an element's text) a segment of its own, written back by `write`,
+    /// after the source from `at`; whether it held text.
+    fn value(
+        &mut self,
+        at: usize,
+        range: std::ops::Range<usize>,
+        write: fn(&str) -> String,
+        out: &mut NodeList,
+    ) -> bool {
+        let raw = self.src.get(range.clone()).unwrap_or("");
+        let value =
+            quick_xml::escape::unescape(raw).map_or_else(|_| raw.to_owned(), |v| v.into_owned());
+        if value.trim().is_empty() {
+            return false;
+        }
+        out.raw(at..range.start);
+        let slot = self.slots.reserve();
+        self.slots.fill(slot, crate::inline::escape(&value));
+        out.0.push(Node::Attr { slot, range, write });
+        true
     }
 
     /// Copies a start tag, its translatable attribute values (alt text) as
@@ -225,21 +239,9 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             .collect();
         values.sort_by_key(|r| r.start);
         for range in values {
-            let raw = self.src.get(range.clone()).unwrap_or("");
-            let value = quick_xml::escape::unescape(raw)
-                .map_or_else(|_| raw.to_owned(), |v| v.into_owned());
-            if value.trim().is_empty() {
-                continue;
+            if self.value(at, range.clone(), str::to_owned, out) {
+                at = range.end;
             }
-            out.raw(at..range.start);
-            let slot = self.slots.reserve();
-            self.slots.fill(slot, crate::inline::escape(&value));
-            out.0.push(Node::Attr {
-                slot,
-                range: range.clone(),
-                write: str::to_owned,
-            });
-            at = range.end;
         }
         out.raw(at..tag.end);
     }

@@ -150,7 +150,10 @@ mod tests {
 
     #[test]
     fn cached_values_are_text_unless_numbers() {
-        assert_eq!(text_value("East"), std::iter::once(0..4).collect::<Vec<_>>());
+        assert_eq!(
+            text_value("East"),
+            std::iter::once(0..4).collect::<Vec<_>>()
+        );
         assert_eq!(text_value("12.5"), Vec::<Range<usize>>::new());
         assert_eq!(text_value("2026"), Vec::<Range<usize>>::new());
         assert_eq!(text_value(" "), Vec::<Range<usize>>::new());
