@@ -80,9 +80,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             found.add(item.start.end..end.start, segment, tags);
         }
     }
-    let Values {
-        segments, values, ..
-    } = found;
+    let (segments, values) = found.finish();
     Ok((
         segments,
         Skeleton {

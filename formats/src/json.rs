@@ -63,9 +63,7 @@ pub(crate) fn extract(
         }
         found.add(range, segment, tags);
     }
-    let Values {
-        segments, values, ..
-    } = found;
+    let (segments, values) = found.finish();
     Ok((
         segments,
         Skeleton {

@@ -176,6 +176,11 @@ impl Values {
         }
     }
 
+    /// The segments and the values that say where they go back.
+    pub fn finish(self) -> (Vec<String>, Vec<Value>) {
+        (self.segments, self.values)
+    }
+
     /// Adds a value already made a segment with `tags`.
     pub fn add(&mut self, range: std::ops::Range<usize>, segment: String, tags: Tags) {
         self.values.push(Value {

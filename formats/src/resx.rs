@@ -47,9 +47,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             found.text(range, &text);
         }
     }
-    let Values {
-        segments, values, ..
-    } = found;
+    let (segments, values) = found.finish();
     Ok((
         segments,
         Skeleton {

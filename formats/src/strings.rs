@@ -48,9 +48,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         let text = unescape(&source[value.clone()]);
         found.text(value, &text);
     }
-    let Values {
-        segments, values, ..
-    } = found;
+    let (segments, values) = found.finish();
     Ok((
         segments,
         Skeleton {

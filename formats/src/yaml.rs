@@ -158,9 +158,7 @@ pub(crate) fn extract_keys(
         }
         _ => None,
     };
-    let Values {
-        segments, values, ..
-    } = found;
+    let (segments, values) = found.finish();
     Ok((
         segments,
         Skeleton {

@@ -11,6 +11,7 @@ mod atoms;
 mod chunks;
 mod paragraph;
 mod pieces;
+mod prescan;
 mod skeleton;
 
 #[cfg(test)]
@@ -599,7 +600,7 @@ pub(crate) fn translate<E>(
         let part_source = match source {
             Some(source) => {
                 let file = open_entry(kind, &mut archive, index, name)?;
-                paragraph::marks_language(file, dialect, source).then_some(source)
+                prescan::marks_language(file, dialect, source).then_some(source)
             }
             None => None,
         };
@@ -612,12 +613,15 @@ pub(crate) fn translate<E>(
             w.start_file(name.as_str(), options)
                 .map_err(|e| write_error(&e))?;
         }
-        let code_styles = if dialect.code_styles.is_empty() {
-            Vec::new()
-        } else {
+        let mut code_styles: Vec<String> = dialect
+            .code_styles
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        if dialect.mixed && !code_styles.is_empty() {
             let file = open_entry(kind, &mut archive, index, name)?;
-            paragraph::code_styles(file, dialect)
-        };
+            code_styles.extend(prescan::derived_styles(file, dialect.code_styles));
+        }
         let file = open_entry(kind, &mut archive, index, name)?;
         let mut chunks = chunks::Chunker::new(file, dialect, chunk_size, MAX_PART_SIZE);
         let part = Part {
@@ -660,7 +664,8 @@ struct Part<'a> {
     dialect: &'static Dialect,
     /// The source language, when the part's language marks are trusted.
     source: Option<&'a str>,
-    /// Styles marking code ([`paragraph::code_styles`]).
+    /// Styles marking code: the dialect's and those derived from them
+    /// ([`prescan::derived_styles`]).
     code_styles: &'a [String],
     lang: Option<&'a str>,
     /// Bytes of the package's translatable parts read before this one, and

@@ -45,11 +45,11 @@ pub(crate) struct PartExtractor<'s, 'x> {
     /// Canonical run properties → style key (0 = no properties).
     keys: HashMap<String, usize>,
     /// Lower-case base of the document's source language, when given and the
-    /// part's marks are trusted ([`marks_language`]): runs marked with
+    /// part's marks are trusted ([`super::prescan::marks_language`]): runs marked with
     /// another language are kept as placeholders.
     source: Option<String>,
     /// Styles marking code: the dialect's and the part's automatic styles
-    /// derived from one ([`code_styles`]).
+    /// derived from one ([`super::prescan::derived_styles`]).
     code_styles: &'x [String],
 }
 
@@ -910,108 +910,4 @@ fn has_markup(elem: &Elem<'_>) -> bool {
     elem.children
         .iter()
         .any(|c| matches!(c, XNode::Elem(_) | XNode::Text(_, TextKind::Other)))
-}
-
-/// Whether a run of the part read from `reader` is marked with the language
-/// `source` (its base). A part's language marks are trusted only then:
-/// Office writes the editing language on runs (PowerPoint on every run), so
-/// a Spanish deck made in an English PowerPoint is marked `en-US`
-/// throughout; such marks say nothing, and the part is translated whole.
-/// Read as a stream, so the part is not held; unreadable XML says no (its
-/// translation reports it).
-/// The styles of a part that mark code: the dialect's named ones and the
-/// automatic styles (OpenDocument's `style:style` in
-/// `office:automatic-styles`) whose parent is one of them, as LibreOffice
-/// writes a code paragraph with direct formatting.
-pub(crate) fn code_styles(reader: impl std::io::Read, dialect: &Dialect) -> Vec<String> {
-    use quick_xml::events::Event;
-    let mut styles: Vec<String> = dialect
-        .code_styles
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    if styles.is_empty() || !dialect.mixed {
-        return styles;
-    }
-    let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(reader));
-    let mut buf = Vec::new();
-    loop {
-        match xml.read_event_into(&mut buf) {
-            Ok(Event::Start(tag) | Event::Empty(tag)) => {
-                if tag.name().0 == "office:body" {
-                    break;
-                }
-                if tag.name().0 == "style:style" {
-                    let attr = |key: &str| {
-                        tag.try_get_attribute(key)
-                            .ok()
-                            .flatten()
-                            .map(|a| a.value.into_owned())
-                    };
-                    if let (Some(name), Some(parent)) =
-                        (attr("style:name"), attr("style:parent-style-name"))
-                        && dialect.code_styles.contains(&parent.as_str())
-                    {
-                        styles.push(name);
-                    }
-                }
-            }
-            Ok(Event::Eof) | Err(_) => break,
-            Ok(_) => {}
-        }
-        buf.clear();
-    }
-    styles
-}
-
-pub(crate) fn marks_language(reader: impl std::io::Read, dialect: &Dialect, source: &str) -> bool {
-    use quick_xml::events::Event;
-    let source = base_language(source);
-    if dialect.run.is_empty() || source.is_empty() {
-        return false;
-    }
-    let mut xml = quick_xml::Reader::from_reader(std::io::BufReader::new(reader));
-    let mut buf = Vec::new();
-    let mut open: Vec<String> = Vec::new();
-    loop {
-        let (tag, empty) = match xml.read_event_into(&mut buf) {
-            Ok(Event::Start(tag)) => (tag, false),
-            Ok(Event::Empty(tag)) => (tag, true),
-            Ok(Event::End(_)) => {
-                open.pop();
-                buf.clear();
-                continue;
-            }
-            Ok(Event::Eof) | Err(_) => return false,
-            Ok(_) => {
-                buf.clear();
-                continue;
-            }
-        };
-        let parent = |up: usize| {
-            open.len()
-                .checked_sub(up)
-                .and_then(|i| open.get(i))
-                .map(String::as_str)
-        };
-        let name = tag.name().0;
-        let (run, props) = (Some(dialect.run), Some(dialect.run_props));
-        let mark = if name == dialect.run_props && parent(1) == run {
-            tag.try_get_attribute("lang").ok().flatten()
-        } else if name == "w:lang" && parent(1) == props && parent(2) == run {
-            tag.try_get_attribute("w:val").ok().flatten()
-        } else {
-            None
-        };
-        if mark.is_some_and(|m| base_language(&m.value) == source) {
-            return true;
-        }
-        if !empty {
-            if open.len() >= crate::xml::MAX_DEPTH {
-                return false;
-            }
-            open.push(name.to_owned());
-        }
-        buf.clear();
-    }
 }
