@@ -19,7 +19,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{SegmentBuilder, Tags, write_tags};
-use crate::placeholders::{Value, Values};
+use crate::placeholders::{Value, Values, splice_with};
 use crate::xml::{self, Elem, TextKind, XNode};
 
 /// The file around its translated values.
@@ -233,25 +233,20 @@ fn escape(out: &mut String, text: &str, at_start: bool) {
 
 impl Skeleton {
     pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
-        let src = &self.source;
-        let mut out = String::with_capacity(src.len() + src.len() / 4);
-        let mut at = 0;
-        for value in &self.values {
-            out.push_str(&src[at..value.range.start]);
-            let original = source.get(value.segment).map_or("", String::as_str);
-            let translation = translated.get(value.segment).map_or("", String::as_str);
-            if translation == original {
-                out.push_str(&src[value.range.clone()]);
-            } else {
+        let values = &self.values;
+        let out = splice_with(
+            &self.source,
+            values,
+            source,
+            translated,
+            |out, i, translation| {
                 let start = out.len();
-                write_tags(&mut out, translation, &value.tags, |out, text| {
+                write_tags(out, translation, &values[i].tags, |out, text| {
                     let at_start = out.len() == start;
                     escape(out, text, at_start);
                 });
-            }
-            at = value.range.end;
-        }
-        out.push_str(&src[at..]);
+            },
+        );
         self.form.encode(&out, true)
     }
 }

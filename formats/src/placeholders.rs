@@ -216,6 +216,33 @@ pub(crate) fn splice_each(
     translated: &[String],
     mut write: impl FnMut(&mut String, &str, usize),
 ) -> String {
+    splice_with(
+        text,
+        values,
+        source,
+        translated,
+        |out, index, translation| {
+            let value = &values[index];
+            let restored = restore(translation, &value.tags);
+            match &value.accelerator {
+                Some(key) => write(out, &key.place(&restored), index),
+                None => write(out, &restored, index),
+            }
+        },
+    )
+}
+
+/// The source text with each value whose translation differs from its
+/// segment written by `render` (given the value's index in `values` and its
+/// translation); the rest, and values translated as themselves, keep their
+/// bytes.
+pub(crate) fn splice_with(
+    text: &str,
+    values: &[Value],
+    source: &[String],
+    translated: &[String],
+    mut render: impl FnMut(&mut String, usize, &str),
+) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / 4);
     let mut at = 0;
     for (index, value) in values.iter().enumerate() {
@@ -225,11 +252,7 @@ pub(crate) fn splice_each(
         if translation == original {
             out.push_str(&text[value.range.clone()]);
         } else {
-            let restored = restore(translation, &value.tags);
-            match &value.accelerator {
-                Some(key) => write(&mut out, &key.place(&restored), index),
-                None => write(&mut out, &restored, index),
-            }
+            render(&mut out, index, translation);
         }
         at = value.range.end;
     }
