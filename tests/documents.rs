@@ -52,7 +52,7 @@ print(json.dumps(out))
 "#;
 
 /// A world with an API, one worker and an API key, for a test named `name`.
-async fn platform(name: &str) -> Result<(World, crate::support::Api, String)> {
+pub(crate) async fn platform(name: &str) -> Result<(World, crate::support::Api, String)> {
     let mut world = World::new(name).await?;
     let key = world.create_key(name, false).await?;
     let api = world.start_api().await?;
@@ -342,7 +342,7 @@ async fn make_pptx(args: &[&std::path::Path]) -> Result<String> {
 
 /// Uploads `data` as `name` with `fields`, waits for it to be done and
 /// downloads it: (the Content-Type, the bytes).
-async fn translated(
+pub(crate) async fn translated(
     api: &crate::support::Api,
     key: &str,
     name: &str,

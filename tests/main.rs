@@ -24,6 +24,7 @@ mod migrations;
 mod official_clients;
 mod outage;
 mod pg_server;
+mod preserve;
 mod quality;
 mod queue_rows;
 mod queue_wake;

@@ -277,11 +277,20 @@ fn render(out: &mut String, translation: &str, block: &Block) {
     });
 }
 
-/// Text escaped where Markdown would read it as markup.
+/// Text escaped where Markdown would read it as markup. An underscore
+/// inside a word (`max_retries`, `statue_by_nicu.png`) cannot open or close
+/// emphasis and stays as it is.
 fn escape(out: &mut String, text: &str, in_table: bool) {
-    for c in text.chars() {
+    let mut prev: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let intraword = c == '_'
+            && prev.is_some_and(char::is_alphanumeric)
+            && chars.peek().is_some_and(|n| n.is_alphanumeric());
+        prev = Some(c);
         match c {
             '\n' | '\r' => out.push(' '),
+            '_' if intraword => out.push(c),
             '\\' | '*' | '_' | '`' | '[' | ']' | '<' => {
                 out.push('\\');
                 out.push(c);

@@ -11,6 +11,13 @@
 //! tables and footnotes) is a placeholder. `<TextRectID>` is layout and
 //! stays in its line.
 //!
+//! The text of markers a reader sees or searches (`<Marker>` of type Index,
+//! Subject, Comment, Glossary and the running header/footer markers) is a
+//! segment of its own, after its paragraph's: an index entry's separators
+//! (`:` between levels, `;` between entries), its sort strings (`[…]`) and
+//! its building blocks (`<$startrange>`, `<Emphasis>`) are tags. Markers
+//! holding commands (Hypertext, Cross-Ref, Conditional Text…) are kept.
+//!
 //! Text flows laid out on reference pages (`<PageType ReferencePage>`:
 //! FrameMaker's format definitions — HTML and XML mapping tables with
 //! `P:Body` and `Parent = UL`, table-of-contents and index templates) and the
@@ -241,6 +248,39 @@ struct Para {
     units: Vec<Unit>,
 }
 
+/// A marker's text (`` `…' `` of its `<MText>`): its segment and the
+/// markup of the segment's tags.
+#[derive(Debug)]
+struct MarkerText {
+    range: Range<usize>,
+    index: usize,
+    tags: inline::Tags,
+}
+
+/// Marker types whose text is read (by name, and by number when a marker
+/// names none): running header/footer texts, index entries, comments,
+/// subjects and glossary entries.
+const TEXT_MARKERS: &[(&str, &str)] = &[
+    ("0", "Header/Footer $1"),
+    ("1", "Header/Footer $2"),
+    ("2", "Index"),
+    ("3", "Comment"),
+    ("4", "Subject"),
+    ("6", "Glossary"),
+];
+
+/// The length of an index entry's building block at the start of `text`:
+/// a level or entry separator, a sort string (`[…]`) or a tag (`<$nopage>`,
+/// `<Emphasis>`, `<Default Para Font>`).
+fn index_code(text: &str) -> Option<usize> {
+    match text.chars().next()? {
+        ':' | ';' => Some(1),
+        '[' => text.find(']').map(|end| end + 1),
+        '<' => text.find('>').map(|end| end + 1),
+        _ => None,
+    }
+}
+
 /// The skeleton of a MIF file.
 #[derive(Debug)]
 pub(crate) struct Skeleton {
@@ -248,12 +288,15 @@ pub(crate) struct Skeleton {
     /// MIF before 8: FrameRoman.
     legacy: bool,
     paras: Vec<Para>,
+    /// Marker texts, in document order.
+    markers: Vec<MarkerText>,
 }
 
 struct Reader<'t> {
     text: &'t str,
     segments: Vec<String>,
     paras: Vec<Para>,
+    markers: Vec<MarkerText>,
     /// Text rectangles of reference pages (`<TextRect <ID n>>` on a page
     /// of `<PageType ReferencePage>`): their flows are format definitions.
     reference_rects: Vec<String>,
@@ -352,9 +395,31 @@ impl Reader<'_> {
         }
     }
 
+    /// The string of a marker's `<MText>` when its type holds text for
+    /// readers; whether it is an index entry.
+    fn marker_text(&self, marker: &Statement) -> Option<(Range<usize>, bool)> {
+        let type_name = self.value(&marker.children, "MTypeName");
+        let type_name = type_name.as_deref().map(|n| n.trim_matches(['`', '\'']));
+        let number = self.value(&marker.children, "MType");
+        let kind = TEXT_MARKERS.iter().find(|(n, name)| match type_name {
+            Some(t) => t == *name,
+            None => number.as_deref() == Some(*n),
+        })?;
+        let mtext = marker.children.iter().find_map(|c| match c {
+            Item::Statement(s) if self.name(s) == "MText" => Some(s),
+            _ => None,
+        })?;
+        let string = mtext.children.iter().find_map(|c| match c {
+            Item::Str(r) => Some(r.clone()),
+            Item::Statement(_) => None,
+        })?;
+        Some((string, kind.1 == "Index"))
+    }
+
     fn para(&mut self, para: &Statement) {
         let mut lines = Vec::new();
         let mut flow = Vec::new();
+        let mut markers = Vec::new();
         for item in &para.children {
             let Item::Statement(line) = item else {
                 continue;
@@ -382,6 +447,10 @@ impl Reader<'_> {
                     }
                     "TextRectID" => layout.push(s.range.clone()),
                     "Char" => flow.push(self.char(s)),
+                    "Marker" => {
+                        markers.extend(self.marker_text(s));
+                        flow.push(Flow::Code(s.range.clone()));
+                    }
                     _ => flow.push(Flow::Code(s.range.clone())),
                 }
             }
@@ -410,6 +479,23 @@ impl Reader<'_> {
             lines,
             units,
         });
+        for (range, index_entry) in markers {
+            let text = decode(&self.text[range.clone()]);
+            if !text.chars().any(char::is_alphabetic) {
+                continue;
+            }
+            let (segment, tags) = if index_entry {
+                crate::placeholders::with_codes(&text, index_code)
+            } else {
+                crate::placeholders::with_codes(&text, |_| None)
+            };
+            self.markers.push(MarkerText {
+                range,
+                index: self.segments.len(),
+                tags,
+            });
+            self.segments.push(segment);
+        }
     }
 
     /// A `<Char Name>` statement: a character, a hard return or a code.
@@ -478,6 +564,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         text: &text,
         segments: Vec::new(),
         paras: Vec::new(),
+        markers: Vec::new(),
         reference_rects: Vec::new(),
         reference_tables: Vec::new(),
     };
@@ -485,7 +572,10 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     // Paragraphs come in document order: none holds another.
     reader.walk(&items);
     let Reader {
-        segments, paras, ..
+        segments,
+        paras,
+        markers,
+        ..
     } = reader;
     Ok((
         segments,
@@ -493,6 +583,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
             text,
             legacy,
             paras,
+            markers,
         },
     ))
 }
@@ -511,16 +602,48 @@ impl Skeleton {
             if unchanged || para.range.start < done {
                 continue;
             }
-            out.push_str(&self.text[done..para.range.start]);
+            self.copy(done..para.range.start, source, translated, &mut out);
             self.para(para, source, translated, &mut out);
             done = para.range.end;
         }
-        out.push_str(&self.text[done..]);
+        self.copy(done..self.text.len(), source, translated, &mut out);
         if self.legacy {
             MACINTOSH.encode(&out).0.into_owned()
         } else {
             out.into_bytes()
         }
+    }
+
+    /// Copies the source at `range`, the marker texts in it translated.
+    fn copy(
+        &self,
+        range: Range<usize>,
+        source: &[String],
+        translated: &[String],
+        out: &mut String,
+    ) {
+        let first = self
+            .markers
+            .partition_point(|m| m.range.start < range.start);
+        let mut at = range.start;
+        for marker in self.markers[first..]
+            .iter()
+            .take_while(|m| m.range.end <= range.end)
+        {
+            let (Some(src), Some(tr)) = (source.get(marker.index), translated.get(marker.index))
+            else {
+                continue;
+            };
+            if src == tr {
+                continue;
+            }
+            out.push_str(&self.text[at..marker.range.start]);
+            out.push('`');
+            self.escape_into(out, &crate::placeholders::restore(tr, &marker.tags));
+            out.push('\'');
+            at = marker.range.end;
+        }
+        out.push_str(&self.text[at..range.end]);
     }
 
     /// Writes a paragraph with all its text in its first line.
@@ -556,7 +679,7 @@ impl Skeleton {
             for f in flows {
                 let (Flow::Text { range, .. } | Flow::Code(range) | Flow::Break(range)) = f;
                 out.push_str("\n   ");
-                out.push_str(&self.text[range.clone()]);
+                self.copy(range.clone(), source, translated, out);
             }
         };
         match unit {
@@ -588,7 +711,7 @@ impl Skeleton {
                                 used[at] = true;
                                 for code in codes {
                                     out.push_str("\n   ");
-                                    out.push_str(&self.text[code.clone()]);
+                                    self.copy(code.clone(), source, translated, out);
                                 }
                             }
                         }
@@ -600,7 +723,7 @@ impl Skeleton {
                 for (codes, _) in tags.iter().zip(&used).filter(|(_, u)| !**u) {
                     for code in codes {
                         out.push_str("\n   ");
-                        out.push_str(&self.text[code.clone()]);
+                        self.copy(code.clone(), source, translated, out);
                     }
                 }
             }

@@ -331,6 +331,29 @@ pub(crate) fn message(
     flush(&mut pending, builder);
 }
 
+/// A text as a segment whose codes (`at` finds the one a text starts with)
+/// are placeholders and the rest escaped text: no markup or messages are
+/// looked for (a sheet's header codes).
+pub(crate) fn with_codes(text: &str, at: impl Fn(&str) -> Option<usize>) -> (String, Tags) {
+    let mut builder = SegmentBuilder::new();
+    let mut tags = Vec::new();
+    let mut plain = 0;
+    let mut i = 0;
+    while let Some(c) = text[i..].chars().next() {
+        match at(&text[i..]).filter(|&len| len > 0 && text.is_char_boundary(i + len)) {
+            Some(len) => {
+                builder.text(&text[plain..i]);
+                placeholder(&mut builder, &mut tags, &text[i..i + len]);
+                i += len;
+                plain = i;
+            }
+            None => i += c.len_utf8(),
+        }
+    }
+    builder.text(&text[plain..]);
+    (builder.finish(), tags)
+}
+
 fn placeholder(builder: &mut SegmentBuilder, tags: &mut Tags, markup: &str) {
     builder.placeholder();
     tags.push((markup.to_owned(), None));

@@ -163,6 +163,8 @@ def read(path):
                 "paragraphs": paragraphs,
                 "cells": [text_of(c) for c in doc.getElementsByTagName("Cell")],
                 "footnotes": [text_of(f) for f in doc.getElementsByTagName("Footnote")],
+                "links": [[h.getAttribute("Self"), text_of(h)]
+                          for h in doc.getElementsByTagName("HyperlinkTextSource")],
                 "bold": [text_of(r) for r in doc.getElementsByTagName("CharacterStyleRange")
                          if r.getAttribute("FontStyle") == "Bold"],
                 "counts": {name: len(doc.getElementsByTagName(name)) for name in (

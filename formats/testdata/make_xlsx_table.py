@@ -5,7 +5,8 @@
 Sheet "Orders": a table named Orders (Region, Product, Amount; three rows),
 formulas with structured references to its columns (SUM(Orders[Amount]),
 COUNTA(Orders[[#Data],[Region]])) and a bar chart of the amounts by region,
-its series named by the Amount header.
+its series named by the Amount header. The page header has a bold left
+section and a centred page number; the footer a date code after its text.
 """
 
 import sys
@@ -38,6 +39,11 @@ def write(path):
     chart.add_data(Reference(ws, min_col=3, min_row=1, max_row=4), titles_from_data=True)
     chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=4))
     ws.add_chart(chart, "H2")
+    ws.oddHeader.left.text = "Confidential"
+    ws.oddHeader.left.font = "Arial,Bold"
+    ws.oddHeader.left.size = 12
+    ws.oddHeader.center.text = "Page &P of &N"
+    ws.oddFooter.right.text = "Printed on &D"
     wb.save(path)
 
 

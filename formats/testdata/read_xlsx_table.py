@@ -6,8 +6,14 @@ Prints one line per problem: a table column name that is not its header
 cell's text (Excel repairs such a table), a structured reference naming a
 column the table lacks, a chart cache value that is not the text of the cell
 it was read from. Prints "ok" when there is none.
+
+    python3 read_xlsx_table.py BOOK.xlsx headers
+
+Prints the sections of the first sheet's page header and footer as openpyxl
+reads them (text, font, size), as JSON.
 """
 
+import json
 import re
 import sys
 import zipfile
@@ -63,5 +69,20 @@ def check(path):
     print("\n".join(problems) or "ok")
 
 
+def headers(path):
+    ws = load_workbook(path).worksheets[0]
+    out = {}
+    for name in ("oddHeader", "oddFooter"):
+        part = getattr(ws, name)
+        for side in ("left", "center", "right"):
+            section = getattr(part, side)
+            if section.text is not None:
+                out[f"{name}.{side}"] = [section.text, section.font, section.size]
+    print(json.dumps(out, ensure_ascii=False))
+
+
 if __name__ == "__main__":
-    check(sys.argv[1])
+    if sys.argv[2:] == ["headers"]:
+        headers(sys.argv[1])
+    else:
+        check(sys.argv[1])

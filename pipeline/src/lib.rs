@@ -4,7 +4,9 @@
 //! quality evaluation's back-translation, a voice job's transcript) goes
 //! through [`Pipeline::translate`]:
 //!
-//! 1. texts cut into lines when the caller asks for it ([`lines`]);
+//! 1. texts cut into lines when the caller asks for it ([`lines`]); soft
+//!    hyphens taken out of words, and put back in the words the translation
+//!    keeps (`hyphens`);
 //! 2. segments with a good enough translation-memory match take the memory's
 //!    translation ([`customizations::memory`]);
 //! 3. glossary terms of the others, and spans no engine may change (URLs,
@@ -29,6 +31,7 @@ pub mod chunks;
 pub mod customizations;
 mod error;
 pub mod glossary_cache;
+mod hyphens;
 pub mod lines;
 pub mod protect;
 pub mod repair;

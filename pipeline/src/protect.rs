@@ -1,5 +1,7 @@
-//! Spans no engine may change: URLs, e-mail addresses, file paths, code
-//! spans (`` `cargo build` ``), numbers with a unit of measure (`5 kg`,
+//! Spans no engine may change: URLs, e-mail addresses, file paths, file
+//! names (`statue_by_nicu.png`, `setup.exe`), identifiers written in
+//! snake_case (`max_retries`), code spans (`` `cargo build` ``), numbers
+//! with a unit of measure (`5 kg`,
 //! `2.4 GHz`, `16 GB`; percentages are text) and placeholders (`{0}`,
 //! `{name}`, `{{name}}`, `${name}`, `%s`, `%1$d`, `%@`).
 //! They travel through the engines wrapped like glossary terms (an ignored
@@ -25,6 +27,10 @@ const SPANS: &str = concat!(
     r"(?:[A-Za-z]:|\\\\[A-Za-z0-9._\-]+)\\[^\s<>]+",
     "|",
     r"(?:~|\.{1,2})?/[A-Za-z0-9._\-]+(?:/[A-Za-z0-9._\-]+)+/?",
+    "|",
+    r"\b[\w\-]+(?:\.[\w\-]+)*\.(?i:png|jpe?g|gif|bmp|svg|webp|tiff?|ico|pdf|docx?|xlsx?|pptx?|od[tspg]|rtf|txt|csv|tsv|json|ya?ml|xml|html?|md|zip|gz|tgz|7z|tar|exe|msi|dll|so|dylib|apk|dmg|iso|js|mjs|ts|py|rb|rs|go|java|jar|php|cs|cpp|hpp|c|h|sh|bat|ps1|sql|mp3|mp4|m4a|wav|ogg|flac|mov|avi|mkv|ttf|otf|woff2?|log|ini|cfg|conf|toml|lock)\b",
+    "|",
+    r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b",
     "|",
     r"`[^`\n]+`",
     "|",
@@ -189,6 +195,24 @@ mod tests {
         );
         // A number before a word that only starts like a unit is text.
         for text in ["3 liters", "2 minutes", "5 great ideas", "in 10 mins"] {
+            assert_eq!(spans(text, true), text, "{text}");
+        }
+    }
+
+    #[test]
+    fn file_names_and_snake_case_identifiers_are_found() {
+        assert_eq!(
+            wrapped(
+                "The photo statue_by_nicu.png, the report Q3-results.final.PDF? No: report.pdf and max_retries."
+            ),
+            [
+                "statue_by_nicu.png",
+                "Q3-results.final.PDF",
+                "report.pdf",
+                "max_retries"
+            ]
+        );
+        for text in ["The end. Then more.", "Node and js.", "A_ B _c"] {
             assert_eq!(spans(text, true), text, "{text}");
         }
     }

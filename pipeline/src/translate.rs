@@ -14,7 +14,7 @@ use tolk_style::language;
 
 use crate::chunks::{self, CHUNKS_IN_FLIGHT};
 use crate::repair::repair;
-use crate::{Customizations, Pipeline, PipelineError, lines, protect};
+use crate::{Customizations, Pipeline, PipelineError, hyphens, lines, protect};
 
 /// One translation.
 #[derive(Debug, Clone)]
@@ -203,6 +203,8 @@ impl Pipeline<'_> {
         } else {
             (None, req.texts.clone())
         };
+        let (segments, hyphenated): (Vec<String>, Vec<Vec<String>>) =
+            segments.into_iter().map(hyphens::strip).unzip();
         let hits = match &req.custom.memory {
             Some(memory) => {
                 let hits = self.memory_matches(memory, &segments, markup).await?;
@@ -247,6 +249,11 @@ impl Pipeline<'_> {
                     .ok_or(PipelineError::Mismatch { sent, got: 0 }),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let segments: Vec<String> = segments
+            .into_iter()
+            .zip(&hyphenated)
+            .map(|(t, words)| hyphens::restore(t, words))
+            .collect();
         let texts = match layouts {
             Some(layouts) => lines::join(layouts, &segments).ok_or(PipelineError::Mismatch {
                 sent: count,

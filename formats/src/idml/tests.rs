@@ -39,7 +39,7 @@ fn story_paragraphs_split_at_breaks_are_segments_with_runs_as_spans() {
             r#"The house is <g id="1">very big</g> and the garden is small."#,
             "The dog runs in the park &amp; the cat sleeps.",
             r#"Page <x id="1"/> of the book."#,
-            r#"Read more on <x id="1"/> today."#,
+            r#"Read more on <g id="1">the website</g> today."#,
             // A paragraph's segments come before those of the tables and
             // footnotes inside it.
             "The street is long.",
@@ -109,7 +109,7 @@ fn identity_is_byte_identical_and_a_translation_keeps_the_structure() {
         "[The house is ~~~] [very big ~~~] [and the garden is small. ~~~]\n\
          [The dog runs in the park & the cat sleeps. ~~~]\n\
          [Page ~~~]  [of the book. ~~~]\n\
-         [Read more on ~~~] the website [today. ~~~]\n",
+         [Read more on ~~~] [the website ~~~] [today. ~~~]\n",
         "{story}"
     );
     assert_eq!(
@@ -117,6 +117,8 @@ fn identity_is_byte_identical_and_a_translation_keeps_the_structure() {
         json!(["[The water is cold. ~~~]", "[The city is old. ~~~]"])
     );
     assert_eq!(story["footnotes"], json!(["\t[The note is short. ~~~]"]));
+    // The link keeps its identity and holds its translated text.
+    assert_eq!(story["links"], json!([["hts1", "[the website ~~~]"]]));
     // Every entry but the stories is the source's, compressed bytes included.
     let untouched = |entries: Vec<(String, u32, Vec<u8>)>| -> Vec<(String, u32, Vec<u8>)> {
         entries

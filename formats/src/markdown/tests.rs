@@ -65,14 +65,14 @@ fn markup_characters_in_a_translation_are_escaped() {
     .unwrap();
     let out = d
         .merge(&[
-            "Use *stars* and [x] _here_".into(),
+            "Use *stars* and [x] _here_ with max_retries".into(),
             "A | B".into(),
             "C".into(),
         ])
         .unwrap();
     let out = String::from_utf8(out).unwrap();
     assert!(
-        out.starts_with("Use \\*stars\\* and \\[x\\] \\_here\\_\n"),
+        out.starts_with("Use \\*stars\\* and \\[x\\] \\_here\\_ with max_retries\n"),
         "{out}"
     );
     assert!(out.contains("| A \\| B |"), "{out}");

@@ -165,3 +165,53 @@ fn reference_pages_and_their_tables_are_kept() {
     }
     assert!(out.contains("`THE ANNUAL REPORT'"), "{out}");
 }
+
+/// The report's heading with markers as FrameMaker writes them: an index
+/// entry with two levels, a building block and a second entry, a comment,
+/// and a hypertext command.
+fn with_markers() -> String {
+    MIF.replacen(
+        "   <String `The annual report'>\n",
+        "   <String `The annual report'>\n   <Marker\n    <MType 2>\n    <MTypeName `Index'>\n    <MText `Reports:annual<$nopage\\>;[Year]Years'>\n    <MCurrPage `1'>\n    <Unique 1234>\n   > # end of Marker\n   <Marker\n    <MType 3>\n    <MTypeName `Comment'>\n    <MText `Check the figures'>\n   > # end of Marker\n   <Marker\n    <MType 8>\n    <MTypeName `Hypertext'>\n    <MText `gotolink report.fm:firstpage'>\n   > # end of Marker\n",
+        1,
+    )
+}
+
+/// Index entries and comments are translated, their building blocks kept;
+/// hypertext commands are not text.
+#[test]
+fn index_and_comment_markers_are_translated_and_commands_kept() {
+    let source = with_markers();
+    let doc = mif(&source);
+    let segments = doc.segments();
+    let at = segments
+        .iter()
+        .position(|s| s == "The annual report")
+        .unwrap();
+    assert_eq!(
+        segments[at + 1..at + 3],
+        [
+            r#"Reports<x id="1"/>annual<x id="2"/><x id="3"/><x id="4"/>Years"#,
+            "Check the figures",
+        ]
+    );
+    assert_eq!(segments.len(), mif(MIF).segments().len() + 2);
+    // The identity gives the file back.
+    assert_eq!(doc.merge(segments).unwrap(), source.as_bytes());
+    let out = String::from_utf8(crate::ooxml::testdoc::uppercase_merge(&doc)).unwrap();
+    for expected in [
+        "<MText `REPORTS:ANNUAL<$nopage\\>;[Year]YEARS'>",
+        "<MText `CHECK THE FIGURES'>",
+        "<MText `gotolink report.fm:firstpage'>",
+        "<String `THE ANNUAL REPORT'>",
+    ] {
+        assert!(out.contains(expected), "{expected}: {out}");
+    }
+    // A translated marker in an untranslated paragraph is written too.
+    let mut only_marker = segments.to_vec();
+    only_marker[at + 2] = "Revisar las cifras".to_owned();
+    let out = String::from_utf8(doc.merge(&only_marker).unwrap()).unwrap();
+    assert!(out.contains("<MText `Revisar las cifras'>"), "{out}");
+    assert!(out.contains("<String `The annual report'>"), "{out}");
+    assert_eq!(mif(&out).segments(), only_marker);
+}

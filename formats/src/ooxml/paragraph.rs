@@ -189,7 +189,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         let mut at = text.start;
         for piece in (pieces.find)(raw) {
             let range = text.start + piece.start..text.start + piece.end;
-            if self.value(at, range.clone(), pieces.write, out) {
+            if self.value(at, range.clone(), pieces.write, pieces.codes, out) {
                 at = range.end;
             }
         }
@@ -198,12 +198,14 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
 
     /// Makes the XML-escaped text at `range` (an attribute's value, a piece
     /// of an element's text) a segment of its own, written back by `write`,
-    /// after the source from `at`; whether it held text.
+    /// after the source from `at`, the `codes` in it as tags; whether it held
+    /// text.
     fn value(
         &mut self,
         at: usize,
         range: std::ops::Range<usize>,
         write: fn(&str) -> String,
+        codes: Option<fn(&str) -> Option<usize>>,
         out: &mut NodeList,
     ) -> bool {
         let raw = self.src.get(range.clone()).unwrap_or("");
@@ -214,8 +216,17 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         }
         out.raw(at..range.start);
         let slot = self.slots.reserve();
-        self.slots.fill(slot, crate::inline::escape(&value));
-        out.0.push(Node::Attr { slot, range, write });
+        let (segment, tags) = match codes {
+            Some(codes) => crate::placeholders::with_codes(&value, codes),
+            None => (crate::inline::escape(&value), Vec::new()),
+        };
+        self.slots.fill(slot, segment);
+        out.0.push(Node::Attr {
+            slot,
+            range,
+            write,
+            tags,
+        });
         true
     }
 
@@ -239,7 +250,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             .collect();
         values.sort_by_key(|r| r.start);
         for range in values {
-            if self.value(at, range.clone(), str::to_owned, out) {
+            if self.value(at, range.clone(), str::to_owned, None, out) {
                 at = range.end;
             }
         }
@@ -590,10 +601,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                             });
                         }
                     }
-                    name if self.dialect.containers.contains(&name)
-                        && elem.end.is_some()
-                        && !self.is_code(elem) =>
-                    {
+                    _ if self.is_container(elem) => {
                         let mut children = Vec::new();
                         self.collect(&elem.children, &mut children);
                         out.push(Atom::Container {
@@ -611,11 +619,36 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         }
     }
 
+    /// Whether `elem` is a container whose content is read as atoms (not
+    /// code, not deleted text: IDML's `Change` of type `DeletedText`).
+    fn is_container(&self, elem: &Elem<'_>) -> bool {
+        self.dialect.containers.contains(&elem.name)
+            && elem.end.is_some()
+            && !self.is_code(elem)
+            && elem.attr(self.src, "ChangeType").as_deref() != Some("DeletedText")
+    }
+
     fn collect_run<'t>(&mut self, r: &'t Elem<'t>, out: &mut Vec<Atom<'t>>) {
         let rpr = r.elems().find(|e| e.name == self.dialect.run_props);
         let run = Run { elem: Some(r), rpr };
         let key = self.key(self.dialect.run_attributes.then_some(r), rpr);
-        for child in &r.children {
+        self.collect_in_run(run, key, &r.children, out);
+    }
+
+    /// Reads the children of a run (or of a container inside a run) into
+    /// atoms of that run. A container inside the run (IDML's
+    /// `HyperlinkTextSource` in a `CharacterStyleRange`) becomes a container
+    /// atom whose text keeps the run's style: translated, it is written
+    /// around runs of its own (the link holding the run, as when a link
+    /// spans several runs); its own properties stay after its start tag.
+    fn collect_in_run<'t>(
+        &mut self,
+        run: Run<'t>,
+        key: usize,
+        children: &'t [XNode<'t>],
+        out: &mut Vec<Atom<'t>>,
+    ) {
+        for child in children {
             let elem = match child {
                 XNode::Elem(elem) => elem,
                 XNode::Text(range, kind) => {
@@ -644,6 +677,22 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
                         continue;
                     }
                     Atom::Text { run, key, text }
+                }
+                _ if self.is_container(elem) => {
+                    let mut open = vec![Part::Start(elem)];
+                    open.extend(
+                        elem.elems()
+                            .take(1)
+                            .filter(|e| e.name == self.dialect.run_props)
+                            .map(Part::Elem),
+                    );
+                    let mut inner = Vec::new();
+                    self.collect_in_run(run, key, &elem.children, &mut inner);
+                    Atom::Container {
+                        open,
+                        close: vec![Part::End(elem)],
+                        children: inner,
+                    }
                 }
                 "w:fldChar" => {
                     let kind = match elem.attr(self.src, "w:fldCharType").as_deref() {

@@ -4,6 +4,9 @@
 //! text values chart caches hold (`c:v`), which must follow the translated
 //! cells they were read from. Each piece is a segment of its own, so the same
 //! source text gets the same translation as the cell or header it names.
+//! The sections of a sheet's page headers and footers (`&L`, `&C`, `&R` in
+//! `oddHeader`…) are pieces too, their codes (`&P`, `&"Arial,Bold"`, `&12`)
+//! tags of the segment.
 
 use std::ops::Range;
 
@@ -14,6 +17,9 @@ pub(crate) struct Pieces {
     pub find: fn(&str) -> Vec<Range<usize>>,
     /// How a translation is written in its place, before XML escaping.
     pub write: fn(&str) -> String,
+    /// The length of the code a piece's (unescaped) text starts with, if it
+    /// does: codes are tags of the segment, written back as they were.
+    pub codes: Option<fn(&str) -> Option<usize>>,
 }
 
 /// Column names of structured references in a formula (`Orders[Amount]`,
@@ -23,12 +29,22 @@ pub(crate) struct Pieces {
 pub(crate) static STRUCTURED_REFERENCES: Pieces = Pieces {
     find: structured_references,
     write: escape_structured_name,
+    codes: None,
 };
 
 /// The whole text of a cached chart value (`c:v`), unless it is a number.
 pub(crate) static CACHED_TEXT: Pieces = Pieces {
     find: text_value,
     write: str::to_owned,
+    codes: None,
+};
+
+/// The left, centre and right sections of a page header or footer
+/// (`&LConfidential&CPage &P of &N`) that hold text besides codes.
+pub(crate) static HEADER_FOOTER: Pieces = Pieces {
+    find: header_sections,
+    write: str::to_owned,
+    codes: Some(header_code),
 };
 
 fn structured_references(formula: &str) -> Vec<Range<usize>> {
@@ -95,6 +111,87 @@ fn escape_structured_name(name: &str) -> String {
     out
 }
 
+/// The sections of a header or footer as written (XML-escaped: a code's
+/// `&` is `&amp;`), without their section codes, that hold letters outside
+/// codes.
+fn header_sections(raw: &str) -> Vec<Range<usize>> {
+    const AMP: &str = "&amp;";
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    let mut push = |range: Range<usize>| {
+        let text = quick_xml::escape::unescape(&raw[range.clone()])
+            .map_or_else(|_| raw[range.clone()].to_owned(), |t| t.into_owned());
+        if has_text_outside_codes(&text) {
+            out.push(range);
+        }
+    };
+    while let Some(found) = raw[at..].find(AMP) {
+        let code = at + found;
+        let next = code + AMP.len();
+        match raw.as_bytes().get(next) {
+            Some(b'L' | b'C' | b'R') => {
+                push(start..code);
+                start = next + 1;
+                at = start;
+            }
+            // `&&` is an ampersand of the text.
+            Some(b'&') if raw[next..].starts_with(AMP) => at = next + AMP.len(),
+            _ => at = next,
+        }
+    }
+    push(start..raw.len());
+    out
+}
+
+/// Whether a section's text has letters outside its codes.
+fn has_text_outside_codes(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if let Some(len) = header_code(rest) {
+            rest = &rest[len..];
+        } else if c.is_alphabetic() {
+            return true;
+        } else {
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    false
+}
+
+/// The length of the header/footer code at the start of `text`: `&&`,
+/// `&"font,style"`, a font size (`&12`), a colour (`&KFF0000`,
+/// `&K01+049`), a page number with an offset (`&P+1`), or one of the
+/// one-letter codes (page, pages, date, time, path, file, sheet, picture,
+/// styles).
+fn header_code(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix('&')?;
+    let first = rest.chars().next()?;
+    let len = match first {
+        '&' => 1,
+        '"' => rest[1..].find('"').map(|end| end + 2)?,
+        '0'..='9' => rest.chars().take_while(char::is_ascii_digit).count(),
+        'K' => {
+            1 + rest[1..]
+                .chars()
+                .take(6)
+                .take_while(|c| c.is_ascii_hexdigit() || matches!(c, '+' | '-'))
+                .count()
+        }
+        'P' => {
+            let offset = rest[1..].strip_prefix(['+', '-']).map_or(0, |digits| {
+                let n = digits.chars().take_while(char::is_ascii_digit).count();
+                if n > 0 { n + 1 } else { 0 }
+            });
+            1 + offset
+        }
+        'N' | 'D' | 'T' | 'Z' | 'F' | 'A' | 'G' | 'B' | 'I' | 'U' | 'E' | 'S' | 'X' | 'Y' | 'O'
+        | 'H' | 'L' | 'C' | 'R' => 1,
+        _ => return None,
+    };
+    Some(1 + len)
+}
+
 fn text_value(text: &str) -> Vec<Range<usize>> {
     let trimmed = text.trim();
     let number = trimmed.parse::<f64>().is_ok();
@@ -139,6 +236,29 @@ mod tests {
         );
         assert_eq!(names("Orders['#Amount]"), Vec::<&str>::new());
         assert_eq!(names("SUM(B1:B2)"), Vec::<&str>::new());
+    }
+
+    fn sections(raw: &str) -> Vec<&str> {
+        header_sections(raw).into_iter().map(|r| &raw[r]).collect()
+    }
+
+    #[test]
+    fn header_sections_with_text_are_found_and_codes_are_known() {
+        assert_eq!(
+            sections(
+                "&amp;L&amp;\"Arial,Bold\"Confidential&amp;CPage &amp;P of &amp;N&amp;R&amp;D"
+            ),
+            ["&amp;\"Arial,Bold\"Confidential", "Page &amp;P of &amp;N"]
+        );
+        assert_eq!(sections("Tom &amp;&amp; Jerry"), ["Tom &amp;&amp; Jerry"]);
+        assert_eq!(sections("&amp;C&amp;P / &amp;N"), Vec::<&str>::new());
+        assert_eq!(header_code("&\"Arial,Bold\"x"), Some(13));
+        assert_eq!(header_code("&12Title"), Some(3));
+        assert_eq!(header_code("&KFF0000Red"), Some(8));
+        assert_eq!(header_code("&K01+049x"), Some(8));
+        assert_eq!(header_code("&P+1 more"), Some(4));
+        assert_eq!(header_code("&&"), Some(2));
+        assert_eq!(header_code("& x"), None);
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub(crate) enum Node {
         range: Range<usize>,
         /// How its translation is written there, before XML escaping.
         write: fn(&str) -> String,
+        /// The markup of the segment's tags (codes inside the value).
+        tags: inline::Tags,
     },
     /// A text body's properties (`<a:bodyPr>`), given a shrink-on-overflow
     /// font scale when the translation of the body's segments (`slots`) is
@@ -159,12 +161,22 @@ impl Writer<'_> {
                         None => out.push_str(raw),
                     }
                 }
-                Node::Attr { slot, range, write } => {
+                Node::Attr {
+                    slot,
+                    range,
+                    write,
+                    tags,
+                } => {
                     let (source, translation) = self.texts.get(*slot);
                     if translation == source {
                         out.push_str(src.get(range.clone()).unwrap_or(""));
                     } else {
-                        for c in write(&inline::plain_text(translation)).chars() {
+                        let text = if tags.is_empty() {
+                            inline::plain_text(translation)
+                        } else {
+                            crate::placeholders::restore(translation, tags)
+                        };
+                        for c in write(&text).chars() {
                             match c {
                                 '&' => out.push_str("&amp;"),
                                 '<' => out.push_str("&lt;"),

@@ -264,3 +264,38 @@ fn tables_formulas_and_chart_caches_follow_the_translated_cells() {
     assert!(rows[0].ends_with("TOTAL'S,60"), "{values}");
     assert!(rows[1].ends_with("COUNT'S,3"), "{values}");
 }
+
+/// A sheet's page header and footer: each section's text translated, its
+/// codes (font, size, page number, page count, date) kept as openpyxl reads
+/// them.
+#[test]
+fn page_headers_and_footers_are_translated_with_their_codes() {
+    let dir = test_folder("xlsx-headers");
+    let book = dir.join("book.xlsx");
+    testdata_script("make_xlsx_table.py", &[&book]);
+    let path = dir.join("translated.xlsx");
+    std::fs::write(&path, possessive(&std::fs::read(&book).unwrap())).unwrap();
+    let read = |path: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&testdata_script(
+            "read_xlsx_table.py",
+            &[path, std::path::Path::new("headers")],
+        ))
+        .unwrap()
+    };
+    assert_eq!(
+        read(&book),
+        serde_json::json!({
+            "oddHeader.left": ["Confidential", "Arial,Bold", 12],
+            "oddHeader.center": ["Page &P of &N", null, null],
+            "oddFooter.right": ["Printed on &D", null, null],
+        })
+    );
+    assert_eq!(
+        read(&path),
+        serde_json::json!({
+            "oddHeader.left": ["CONFIDENTIAL'S", "Arial,Bold", 12],
+            "oddHeader.center": ["PAGE 'S&P OF 'S&N", null, null],
+            "oddFooter.right": ["PRINTED ON 'S&D", null, null],
+        })
+    );
+}
