@@ -68,6 +68,7 @@ mod android;
 mod archive;
 #[cfg(test)]
 mod contract;
+mod cut;
 mod docx;
 mod encoding;
 mod error;

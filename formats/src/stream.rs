@@ -5,9 +5,12 @@
 //! Office Open XML and OpenDocument packages are read, translated and
 //! written a part at a time and, within a part, a chunk of about 128 KiB of
 //! XML at a time: besides its input, a translation holds its output (about
-//! the input's size) and one chunk. Other formats are one batch (their
-//! files are text, read whole by their filters).
+//! the input's size) and one chunk. Large plain text, subtitle, Markdown and
+//! XLIFF files are cut into pieces of about 128 KiB at unit boundaries
+//! ([`crate::cut`]), each read, translated and written on its own. Other
+//! formats are one batch (software-string files are small).
 
+use crate::cut::{self, Cut};
 use crate::{DocumentFormat, ExtractOptions, FormatError, bcp47, extract_with, inline, ooxml};
 
 /// What [`translate`] hands each batch to: the batch's segments and the
@@ -64,6 +67,9 @@ pub fn translate<E>(
             .or_else(|| Some(target_lang.to_owned())),
         ..options
     };
+    if let Some(cut) = cut::cut(format, input, cut::PIECE_SIZE) {
+        return in_pieces(format, input, &cut, options, target_lang, translator);
+    }
     let doc = extract_with(format, input, options)?.with_target_language(target_lang);
     let translated = if doc.segments().is_empty() {
         Vec::new()
@@ -71,6 +77,41 @@ pub fn translate<E>(
         translator(doc.segments(), 1.0).map_err(TranslateError::Translator)?
     };
     Ok(doc.merge(&translated)?)
+}
+
+/// [`translate`] of a text document cut into pieces: each piece a batch,
+/// read, translated and written on its own.
+fn in_pieces<E>(
+    format: DocumentFormat,
+    input: &[u8],
+    cut: &Cut,
+    options: ExtractOptions,
+    target_lang: &str,
+    translator: &mut Translator<'_, E>,
+) -> Result<Vec<u8>, TranslateError<E>> {
+    let count = cut.pieces.len();
+    let mut out = Vec::with_capacity(input.len() + input.len() / 4);
+    for (index, piece) in cut.pieces.iter().enumerate() {
+        let document = cut::wrap(&cut.envelope, input, piece, index, count);
+        let doc =
+            extract_with(format, &document, options.clone())?.with_target_language(target_lang);
+        drop(document);
+        let translated = if doc.segments().is_empty() {
+            Vec::new()
+        } else {
+            let read = piece.end as f32 / input.len().max(1) as f32;
+            translator(doc.segments(), read).map_err(TranslateError::Translator)?
+        };
+        let merged = doc.merge(&translated)?;
+        let own = cut::unwrap(&cut.envelope, &merged, index, count).ok_or_else(|| {
+            FormatError::corrupt(format!(
+                "The file could not be written back piece by piece (piece {} of {count})",
+                index + 1
+            ))
+        })?;
+        out.extend_from_slice(own);
+    }
+    Ok(out)
 }
 
 /// The plain text of the document's first segments, one per line, until it
@@ -117,6 +158,15 @@ pub fn sample(
             Ok(_) | Err(ooxml::Stop::Translator(Enough)) => {}
             Err(ooxml::Stop::Format(e)) => return Err(e),
         }
+    } else if let Some(cut) = cut::cut(format, input, cut::PIECE_SIZE) {
+        // The first piece holds more text than a sample needs.
+        let count = cut.pieces.len();
+        for (index, piece) in cut.pieces.iter().enumerate() {
+            let document = cut::wrap(&cut.envelope, input, piece, index, count);
+            if !add(extract_with(format, &document, options.clone())?.segments()) {
+                break;
+            }
+        }
     } else {
         add(extract_with(format, input, options)?.segments());
     }
@@ -144,6 +194,113 @@ mod tests {
         .unwrap();
         assert_eq!(out, b"HELLO\n\nWORLD\n");
         assert_eq!(batches, [(vec!["Hello".into(), "World".into()], 1.0)]);
+    }
+
+    /// Large text documents of every format that is cut, as their writers
+    /// lay them out.
+    fn large(format: DocumentFormat) -> String {
+        let n = 6000;
+        match format {
+            DocumentFormat::Txt => (0..n)
+                .map(|i| format!("The house number {i} is big.\n\nThe garden {i} is small.\r\n"))
+                .collect(),
+            DocumentFormat::Srt => (0..n)
+                .map(|i| {
+                    format!(
+                        "{}\n00:{:02}:{:02},000 --> 00:{:02}:{:02},500\n{i} dogs run in the park.\nThe cat sleeps.\n\n",
+                        i + 1,
+                        i / 60 % 60,
+                        i % 60,
+                        i / 60 % 60,
+                        i % 60
+                    )
+                })
+                .collect(),
+            DocumentFormat::Vtt => format!(
+                "\u{feff}WEBVTT\n\nNOTE made by a test\n\n{}",
+                (0..n)
+                    .map(|i| format!(
+                        "cue-{i}\n00:{:02}:{:02}.000 --> 00:{:02}:{:02}.500 line:0\n<v Ann>The house {i}</v>\n\n",
+                        i / 60 % 60,
+                        i % 60,
+                        i / 60 % 60,
+                        i % 60
+                    ))
+                    .collect::<String>()
+            ),
+            DocumentFormat::Markdown => format!(
+                "---\ntitle: The book\n---\n\n{}",
+                (0..n)
+                    .map(|i| format!(
+                        "## Part {i}\n\nThe *house* {i} is `big`.\n\n```\ncode {i}\n\nmore\n```\n\n- one\n\n  two\n\n"
+                    ))
+                    .collect::<String>()
+            ),
+            _ => format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">\n<file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{}</body></file></xliff>\n",
+                (0..n)
+                    .map(|i| format!(
+                        "<trans-unit id=\"{i}\"><source>The <g id=\"1\">house</g> {i} is big.</source></trans-unit>\n"
+                    ))
+                    .collect::<String>()
+            ),
+        }
+    }
+
+    /// A document cut into pieces is translated batch by batch into what a
+    /// whole extract and merge gives.
+    #[test]
+    fn large_text_documents_are_translated_piece_by_piece() {
+        let upper = |segments: &[String]| -> Vec<String> {
+            segments
+                .iter()
+                .map(|s| crate::inline::map_text(s, str::to_uppercase))
+                .collect()
+        };
+        for format in [
+            DocumentFormat::Txt,
+            DocumentFormat::Srt,
+            DocumentFormat::Vtt,
+            DocumentFormat::Markdown,
+            DocumentFormat::Xliff,
+        ] {
+            let input = large(format);
+            assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
+            let mut batches = Vec::new();
+            let out = translate::<()>(
+                format,
+                input.as_bytes(),
+                ExtractOptions::default(),
+                "ES",
+                &mut |segments, read| {
+                    batches.push((segments.len(), read));
+                    Ok(upper(segments))
+                },
+            )
+            .unwrap();
+            assert!(batches.len() > 1, "{format:?}: {batches:?}");
+            assert!(
+                batches.windows(2).all(|w| w[0].1 < w[1].1) && batches.last().unwrap().1 == 1.0,
+                "{format:?}: {batches:?}"
+            );
+            let options = ExtractOptions {
+                target_language: Some("ES".into()),
+                ..ExtractOptions::default()
+            };
+            let whole = extract_with(format, input.as_bytes(), options)
+                .unwrap()
+                .with_target_language("ES");
+            assert_eq!(
+                batches.iter().map(|b| b.0).sum::<usize>(),
+                whole.segments().len(),
+                "{format:?}"
+            );
+            let expected = whole.merge(&upper(whole.segments())).unwrap();
+            assert!(
+                out == expected,
+                "{format:?}: the pieces differ from the whole document"
+            );
+        }
     }
 
     #[test]

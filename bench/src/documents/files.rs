@@ -42,14 +42,6 @@ impl Format {
         }
     }
 
-    /// Whether the files are ZIP packages.
-    pub fn is_package(self) -> bool {
-        matches!(
-            self,
-            Format::Docx | Format::Pptx | Format::Xlsx | Format::Odt
-        )
-    }
-
     /// A document of this format holding `paragraphs`.
     pub fn build(self, paragraphs: &[String]) -> Result<Vec<u8>> {
         match self {

@@ -1,0 +1,376 @@
+//! Text documents cut into pieces at unit boundaries, so that a translation
+//! holds the file, its output and one piece rather than every segment of the
+//! file at once ([`crate::stream::translate`]).
+//!
+//! A piece is a document of its own for the format's filter: plain text at
+//! line ends; SubRip before a cue; WebVTT before a cue, pieces after the
+//! first given a `WEBVTT` header the output drops again; Markdown at a blank
+//! line outside fenced code, before a line that starts a block at the left
+//! margin (never in a file with link reference or footnote definitions,
+//! which blocks anywhere may use); XLIFF between the units and groups of its
+//! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
+//! head and tail, with comments marking where the piece's output starts and
+//! ends. Only UTF-8 files are cut (their bytes can be cut at any line end);
+//! a file smaller than two pieces is one.
+
+use std::ops::Range;
+
+use crate::DocumentFormat;
+
+/// How large a piece is, at least (the last may be smaller).
+pub(crate) const PIECE_SIZE: usize = 128 << 10;
+
+/// Marks where a piece's own output starts inside its envelope.
+const START: &[u8] = b"<!--tolk-piece-start-->";
+/// Marks where it ends.
+const END: &[u8] = b"<!--tolk-piece-end-->";
+
+/// How a piece is made a document of its own and found again in the
+/// filter's output.
+#[derive(Debug, Clone)]
+pub(crate) enum Envelope {
+    /// The piece is a document as it is.
+    Bare,
+    /// A header before every piece but the first (WebVTT's `WEBVTT`), written
+    /// back by the filter unchanged and dropped from its output.
+    Header(&'static [u8]),
+    /// XML: the file's head and tail around every piece (not the head for
+    /// the first, nor the tail for the last), with comments marking the
+    /// piece.
+    Xml {
+        head: Range<usize>,
+        tail: Range<usize>,
+    },
+}
+
+/// Where a document is cut, and how each piece is wrapped.
+#[derive(Debug)]
+pub(crate) struct Cut {
+    pub pieces: Vec<Range<usize>>,
+    pub envelope: Envelope,
+}
+
+/// Where `input`, a document of `format`, is cut into pieces of about
+/// `size` bytes; `None` when it stays whole.
+pub(crate) fn cut(format: DocumentFormat, input: &[u8], size: usize) -> Option<Cut> {
+    if input.len() < 2 * size {
+        return None;
+    }
+    let text = std::str::from_utf8(input).ok()?;
+    let (points, envelope) = match format {
+        DocumentFormat::Txt => (line_ends(text, |_| true), Envelope::Bare),
+        DocumentFormat::Srt => (
+            line_ends(text, |p| {
+                text[p..].starts_with(|c: char| c.is_ascii_digit()) && blank_line_before(text, p)
+            }),
+            Envelope::Bare,
+        ),
+        DocumentFormat::Vtt => {
+            // After the first cue: the header, styles and regions stay in
+            // the first piece.
+            let first_cue = text.find("-->")?;
+            let points = line_ends(text, |p| {
+                p > first_cue && !text[p..].starts_with(['\n', '\r']) && blank_line_before(text, p)
+            });
+            (points, Envelope::Header(b"WEBVTT\n\n"))
+        }
+        DocumentFormat::Markdown => (markdown_points(text)?, Envelope::Bare),
+        DocumentFormat::Xliff => {
+            let (points, head, tail) = xliff_points(text)?;
+            (points, Envelope::Xml { head, tail })
+        }
+        _ => return None,
+    };
+    let pieces = group(points, input.len(), size);
+    (pieces.len() > 1).then_some(Cut { pieces, envelope })
+}
+
+/// The positions after each line end of `text` that `ok` accepts.
+fn line_ends(text: &str, ok: impl Fn(usize) -> bool) -> Vec<usize> {
+    text.match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .filter(|&p| p < text.len() && ok(p))
+        .collect()
+}
+
+/// Whether the position `at` of `text` (a line start) follows an empty
+/// line.
+fn blank_line_before(text: &str, at: usize) -> bool {
+    let before = text[..at].trim_end_matches(['\n', '\r']);
+    text[before.len()..at].matches('\n').count() >= 2
+}
+
+/// Cut points of Markdown: blank lines outside fenced code, before a line
+/// starting at the left margin with a character that cannot continue a
+/// block; none when the file defines link references or footnotes.
+fn markdown_points(text: &str) -> Option<Vec<usize>> {
+    let mut points = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut previous_blank = false;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        if indent <= 3 && definition(trimmed) {
+            return None;
+        }
+        let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = fence_char.map_or(0, |c| trimmed.chars().take_while(|&x| x == c).count());
+        match (fence, fence_char) {
+            (None, Some(c)) if indent <= 3 && run >= 3 => fence = Some((c, run)),
+            (Some((c, n)), Some(d)) if c == d && run >= n && indent <= 3 => fence = None,
+            (None, _)
+                if previous_blank
+                    && trimmed.len() == line.len()
+                    && line.starts_with(|c: char| c.is_alphanumeric() || c == '#') =>
+            {
+                points.push(at);
+            }
+            _ => {}
+        }
+        previous_blank = fence.is_none() && line.trim().is_empty();
+        at += line.len();
+    }
+    Some(points)
+}
+
+/// Whether a line defines a link reference or a footnote (`[label]: …`).
+fn definition(line: &str) -> bool {
+    line.starts_with('[')
+        && line
+            .find("]:")
+            .is_some_and(|end| !line[1..end].contains(['[', ']']))
+}
+
+/// The cut points of an XLIFF file between the children of its one unit
+/// container, and the head and tail around them.
+fn xliff_points(text: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
+    use quick_xml::events::Event;
+    if let Some(declaration) = text.get(..text.find("?>")? + 2)
+        && let Some(at) = declaration.find("encoding=")
+    {
+        let value = declaration[at + 9..].trim_start_matches(['"', '\'']);
+        if !value.to_ascii_lowercase().starts_with("utf-8") {
+            return None;
+        }
+    }
+    if text.as_bytes().windows(START.len()).any(|w| w == START)
+        || text.as_bytes().windows(END.len()).any(|w| w == END)
+    {
+        return None;
+    }
+    let container = if text.contains("<body") {
+        "body"
+    } else {
+        "file"
+    };
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut inside: Option<usize> = None;
+    let mut containers = 0;
+    let mut points = Vec::new();
+    let mut head = None;
+    let mut tail = None;
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        match event {
+            Event::Start(e) => {
+                if inside.is_none() && e.local_name().into_inner() == container {
+                    containers += 1;
+                    inside = Some(depth + 1);
+                    head = Some(0..after);
+                } else if inside == Some(depth) {
+                    points.push(before);
+                }
+                depth += 1;
+            }
+            Event::Empty(_) if inside == Some(depth) => points.push(before),
+            Event::End(e) => {
+                depth = depth.checked_sub(1)?;
+                if inside == Some(depth + 1) && e.local_name().into_inner() == container {
+                    inside = None;
+                    tail = Some(before..text.len());
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if containers != 1 {
+        return None;
+    }
+    let (head, tail) = (head?, tail?);
+    // A point is where a top-level child starts; the first one starts the
+    // units and is no cut.
+    let points = points.into_iter().skip(1).collect();
+    Some((points, head, tail))
+}
+
+/// Pieces of at least `size` bytes from the cut `points` of a file of
+/// `len` bytes.
+fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for point in points {
+        if point - start >= size && len - point >= size / 2 {
+            pieces.push(start..point);
+            start = point;
+        }
+    }
+    pieces.push(start..len);
+    pieces
+}
+
+/// Piece `index` of `count` of `input` as a document of its own.
+pub(crate) fn wrap(
+    envelope: &Envelope,
+    input: &[u8],
+    piece: &Range<usize>,
+    index: usize,
+    count: usize,
+) -> Vec<u8> {
+    let body = &input[piece.clone()];
+    match envelope {
+        Envelope::Bare => body.to_vec(),
+        Envelope::Header(header) if index > 0 => [*header, body].concat(),
+        Envelope::Header(_) => body.to_vec(),
+        Envelope::Xml { head, tail } => {
+            let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
+            if index > 0 {
+                out.extend_from_slice(&input[head.clone()]);
+                out.extend_from_slice(START);
+            }
+            out.extend_from_slice(body);
+            if index + 1 < count {
+                out.extend_from_slice(END);
+                out.extend_from_slice(&input[tail.clone()]);
+            }
+            out
+        }
+    }
+}
+
+/// The output of piece `index` of `count` in the filter's output for its
+/// wrapped document; `None` when the envelope did not come back.
+pub(crate) fn unwrap<'o>(
+    envelope: &Envelope,
+    output: &'o [u8],
+    index: usize,
+    count: usize,
+) -> Option<&'o [u8]> {
+    let find = |needle: &[u8]| output.windows(needle.len()).position(|w| w == needle);
+    match envelope {
+        Envelope::Bare => Some(output),
+        Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
+        Envelope::Header(_) => Some(output),
+        Envelope::Xml { .. } => {
+            let start = if index > 0 {
+                find(START)? + START.len()
+            } else {
+                0
+            };
+            let end = if index + 1 < count {
+                find(END)?
+            } else {
+                output.len()
+            };
+            output.get(start..end)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(format: DocumentFormat, text: &str, size: usize) -> Vec<String> {
+        let Some(cut) = cut(format, text.as_bytes(), size) else {
+            return vec![text.to_owned()];
+        };
+        cut.pieces
+            .iter()
+            .map(|r| text[r.clone()].to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn subtitles_are_cut_before_a_cue() {
+        let srt: String = (1..=6)
+            .map(|i| format!("{i}\n00:00:0{i},000 --> 00:00:0{i},500\nLine {i}\n\n"))
+            .collect();
+        let got = pieces(DocumentFormat::Srt, &srt, 60);
+        assert!(got.len() > 1, "{got:?}");
+        assert_eq!(got.concat(), srt);
+        for piece in &got {
+            assert!(piece.starts_with(|c: char| c.is_ascii_digit()), "{piece:?}");
+        }
+        let vtt = format!(
+            "WEBVTT\n\nSTYLE\n::cue {{ color: red }}\n\n{}",
+            (1..=6)
+                .map(|i| format!("00:00:0{i}.000 --> 00:00:0{i}.500\nLine {i}\n\n"))
+                .collect::<String>()
+        );
+        let got = pieces(DocumentFormat::Vtt, &vtt, 60);
+        assert!(got.len() > 1, "{got:?}");
+        assert_eq!(got.concat(), vtt);
+        assert!(
+            got[0].contains("STYLE") && got[0].contains("Line 1"),
+            "{got:?}"
+        );
+        assert!(got[1].starts_with("00:00:0"), "{got:?}");
+    }
+
+    #[test]
+    fn markdown_is_cut_between_blocks_outside_fences() {
+        let md = "# Title\n\nOne paragraph here.\n\n```\ncode\n\nMore code\n```\n\nTwo paragraph.\n\n- item\n\n  continued\n\nThree.\n";
+        let got = pieces(DocumentFormat::Markdown, md, 10);
+        assert_eq!(got.concat(), md);
+        assert!(got.iter().all(|p| !p.starts_with("More code")), "{got:?}");
+        assert!(got.iter().all(|p| !p.starts_with("  continued")), "{got:?}");
+        assert!(
+            got.iter().any(|p| p.starts_with("Two paragraph")),
+            "{got:?}"
+        );
+        let with_refs = format!("{md}\n[home]: https://example.com\n");
+        assert_eq!(pieces(DocumentFormat::Markdown, &with_refs, 10).len(), 1);
+    }
+
+    #[test]
+    fn xliff_is_cut_between_the_units_of_its_body() {
+        let units: String = (1..=6)
+            .map(|i| format!("<trans-unit id=\"{i}\"><source>Line {i}</source></trans-unit>\n"))
+            .collect();
+        let xliff = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\"><file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{units}<group id=\"g\"><trans-unit id=\"7\"><source>Seven</source></trans-unit></group>\n</body></file></xliff>\n"
+        );
+        let cut = cut(DocumentFormat::Xliff, xliff.as_bytes(), 120).unwrap();
+        let count = cut.pieces.len();
+        assert!(count > 1);
+        let mut again = Vec::new();
+        for (i, piece) in cut.pieces.iter().enumerate() {
+            let doc = wrap(&cut.envelope, xliff.as_bytes(), piece, i, count);
+            // Each piece reads as XML on its own.
+            let mut reader = quick_xml::Reader::from_reader(doc.as_slice());
+            let mut buf = Vec::new();
+            loop {
+                match reader.read_event_into(&mut buf).unwrap() {
+                    quick_xml::events::Event::Eof => break,
+                    _ => buf.clear(),
+                }
+            }
+            again.extend_from_slice(unwrap(&cut.envelope, &doc, i, count).unwrap());
+        }
+        assert_eq!(String::from_utf8(again).unwrap(), xliff);
+        let declared = xliff.replace("UTF-8", "windows-1252");
+        assert!(super::cut(DocumentFormat::Xliff, declared.as_bytes(), 120).is_none());
+    }
+
+    #[test]
+    fn small_and_non_utf8_files_stay_whole() {
+        assert!(cut(DocumentFormat::Txt, b"One\nTwo\n", 100).is_none());
+        let latin1: Vec<u8> = b"Caf\xe9\n".repeat(100);
+        assert!(cut(DocumentFormat::Txt, &latin1, 100).is_none());
+    }
+}
