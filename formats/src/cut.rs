@@ -10,7 +10,9 @@
 //! which blocks anywhere may use); XLIFF between the units and groups of its
 //! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
 //! head and tail, with comments marking where the piece's output starts and
-//! ends. Only UTF-8 files are cut (their bytes can be cut at any line end);
+//! ends; JSON between the members of the object or array holding most of
+//! the file, each piece inside brackets standing for the path down to it.
+//! Only UTF-8 files are cut (their bytes can be cut at any line end);
 //! a file smaller than two pieces is one.
 
 use std::ops::Range;
@@ -41,6 +43,10 @@ pub(crate) enum Envelope {
         head: Range<usize>,
         tail: Range<usize>,
     },
+    /// JSON: the members of the container that holds most of the file, each
+    /// piece inside brackets opening (`{"":{`) and closing (`}}`) the path
+    /// down to it; the comma and spaces after a piece stay outside it.
+    Json { open: String, close: String },
 }
 
 /// Where a document is cut, and how each piece is wrapped.
@@ -78,6 +84,10 @@ pub(crate) fn cut(format: DocumentFormat, input: &[u8], size: usize) -> Option<C
         DocumentFormat::Xliff => {
             let (points, head, tail) = xliff_points(text)?;
             (points, Envelope::Xml { head, tail })
+        }
+        DocumentFormat::Json => {
+            let (points, open, close) = json_points(text, size)?;
+            (points, Envelope::Json { open, close })
         }
         _ => return None,
     };
@@ -208,6 +218,145 @@ fn xliff_points(text: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> 
     Some((points, head, tail))
 }
 
+/// The end of the JSON value starting at `at` (a string, a container, or a
+/// number, `true`, `false` or `null`).
+fn json_value_end(b: &[u8], at: usize) -> Option<usize> {
+    let string_end = |mut i: usize| -> Option<usize> {
+        loop {
+            match *b.get(i)? {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+    };
+    match *b.get(at)? {
+        b'"' => string_end(at + 1),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match *b.get(i)? {
+                    b'"' => {
+                        i = string_end(i + 1)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let len = b[at..]
+                .iter()
+                .take_while(|c| !matches!(c, b',' | b'}' | b']') && !c.is_ascii_whitespace())
+                .count();
+            (len > 0).then_some(at + len)
+        }
+    }
+}
+
+/// The members (objects: from the key to the end of the value) or elements
+/// of the container whose opening bracket is at `open`, and where it closes.
+fn json_members(b: &[u8], open: usize) -> Option<(Vec<Range<usize>>, usize)> {
+    let object = b[open] == b'{';
+    let skip = |mut i: usize| {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let mut members = Vec::new();
+    let mut i = skip(open + 1);
+    if matches!(b.get(i), Some(b'}' | b']')) {
+        return Some((members, i));
+    }
+    loop {
+        let start = i;
+        if object {
+            i = skip(json_value_end(b, i)?);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i = skip(i + 1);
+        }
+        let end = json_value_end(b, i)?;
+        members.push(start..end);
+        i = skip(end);
+        match b.get(i)? {
+            b',' => i = skip(i + 1),
+            b'}' | b']' => return Some((members, i)),
+            _ => return None,
+        }
+    }
+}
+
+/// The cut points of a JSON file between the members of the container
+/// holding most of it (found from the root down, while one member holds
+/// more than half of its container), and the brackets opening and closing
+/// the path to that container.
+fn json_points(text: &str, size: usize) -> Option<(Vec<usize>, String, String)> {
+    let b = text.as_bytes();
+    let mut open = text.find(['{', '['])?;
+    if !text[..open]
+        .trim_start_matches('\u{feff}')
+        .trim()
+        .is_empty()
+    {
+        return None;
+    }
+    let mut path = String::new();
+    loop {
+        let (members, close) = json_members(b, open)?;
+        let object = b[open] == b'{';
+        let largest = members.iter().max_by_key(|m| m.len())?;
+        let value = if object {
+            // The value after the key and its colon.
+            let colon = largest.start + text[largest.clone()].find(':')?;
+            colon + 1 + text[colon + 1..largest.end].len()
+                - text[colon + 1..largest.end].trim_start().len()
+        } else {
+            largest.start
+        };
+        let nested = matches!(b[value], b'{' | b'[');
+        if nested && largest.len() * 2 > close - open && largest.len() >= 2 * size {
+            path.push_str(if object { "{\"\":" } else { "[" });
+            open = value;
+            continue;
+        }
+        let points = members.iter().skip(1).map(|m| m.start).collect();
+        path.push(b[open] as char);
+        let closers = path
+            .chars()
+            .rev()
+            .filter_map(|c| match c {
+                '{' => Some('}'),
+                '[' => Some(']'),
+                _ => None,
+            })
+            .collect();
+        return Some((points, path, closers));
+    }
+}
+
+/// A piece's text without the comma and spaces that separate it from the
+/// next, and those.
+fn json_split(body: &[u8]) -> (&[u8], &[u8]) {
+    let trimmed = body.trim_ascii_end();
+    let trimmed = trimmed
+        .strip_suffix(b",")
+        .unwrap_or(trimmed)
+        .trim_ascii_end();
+    body.split_at(trimmed.len())
+}
+
 /// Pieces of at least `size` bytes from the cut `points` of a file of
 /// `len` bytes.
 fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
@@ -249,6 +398,34 @@ pub(crate) fn wrap(
             }
             out
         }
+        Envelope::Json { open, close } => {
+            let mut out = Vec::with_capacity(body.len() + open.len() + close.len());
+            if index > 0 {
+                out.extend_from_slice(open.as_bytes());
+            }
+            if index + 1 < count {
+                out.extend_from_slice(json_split(body).0);
+                out.extend_from_slice(close.as_bytes());
+            } else {
+                out.extend_from_slice(body);
+            }
+            out
+        }
+    }
+}
+
+/// What follows piece `index`'s own output in the file (JSON: the comma
+/// and spaces before the next piece).
+pub(crate) fn separator<'i>(
+    envelope: &Envelope,
+    input: &'i [u8],
+    piece: &Range<usize>,
+    index: usize,
+    count: usize,
+) -> &'i [u8] {
+    match envelope {
+        Envelope::Json { .. } if index + 1 < count => json_split(&input[piece.clone()]).1,
+        _ => &[],
     }
 }
 
@@ -277,6 +454,18 @@ pub(crate) fn unwrap<'o>(
                 output.len()
             };
             output.get(start..end)
+        }
+        Envelope::Json { open, close } => {
+            let output = if index > 0 {
+                output.strip_prefix(open.as_bytes())?
+            } else {
+                output
+            };
+            if index + 1 < count {
+                output.strip_suffix(close.as_bytes())
+            } else {
+                Some(output)
+            }
         }
     }
 }
@@ -365,6 +554,32 @@ mod tests {
         assert_eq!(String::from_utf8(again).unwrap(), xliff);
         let declared = xliff.replace("UTF-8", "windows-1252");
         assert!(super::cut(DocumentFormat::Xliff, declared.as_bytes(), 120).is_none());
+    }
+
+    #[test]
+    fn json_is_cut_between_the_members_of_its_largest_object() {
+        let members: String = (0..40)
+            .map(|i| {
+                format!("    \"key{i}\": {{\"a\": \"The house {i}\", \"b\": [1, true, null]}},\n")
+            })
+            .collect();
+        let json = format!(
+            "\u{feff}{{\n  \"title\": \"The book\",\n  \"messages\": {{\n{}    \"last\": \"The end\"\n  }},\n  \"n\": 1\n}}\n",
+            members
+        );
+        let cut = cut(DocumentFormat::Json, json.as_bytes(), 300).unwrap();
+        let count = cut.pieces.len();
+        assert!(count > 2, "{cut:?}");
+        let mut again = Vec::new();
+        for (i, piece) in cut.pieces.iter().enumerate() {
+            let doc = wrap(&cut.envelope, json.as_bytes(), piece, i, count);
+            let text = String::from_utf8(doc.clone()).unwrap();
+            serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}'))
+                .unwrap_or_else(|e| panic!("piece {i}: {e}: {text}"));
+            again.extend_from_slice(unwrap(&cut.envelope, &doc, i, count).unwrap());
+            again.extend_from_slice(separator(&cut.envelope, json.as_bytes(), piece, i, count));
+        }
+        assert_eq!(String::from_utf8(again).unwrap(), json);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! Office Open XML and OpenDocument packages are read, translated and
 //! written a part at a time and, within a part, a chunk of about 128 KiB of
 //! XML at a time: besides its input, a translation holds its output (about
-//! the input's size) and one chunk. Large plain text, subtitle, Markdown and
-//! XLIFF files are cut into pieces of about 128 KiB at unit boundaries
+//! the input's size) and one chunk. Large plain text, subtitle, Markdown,
+//! XLIFF and JSON files are cut into pieces of about 128 KiB at unit boundaries
 //! ([`crate::cut`]), each read, translated and written on its own. Other
 //! formats are one batch (software-string files are small).
 
@@ -110,6 +110,7 @@ fn in_pieces<E>(
             ))
         })?;
         out.extend_from_slice(own);
+        out.extend_from_slice(cut::separator(&cut.envelope, input, piece, index, count));
     }
     Ok(out)
 }
@@ -236,6 +237,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Json => format!(
+                "{{\"title\": \"The book\", \"en\": {{{}\n  \"end\": \"The end.\"}}}}\n",
+                (0..n)
+                    .map(|i| format!(
+                        "\n  \"k{i}\": {{\"one\": \"The house {{count}} is big\", \"list\": [\"The dog\", 2]}},"
+                    ))
+                    .collect::<String>()
+            ),
             _ => format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">\n<file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{}</body></file></xliff>\n",
                 (0..n)
@@ -263,6 +272,7 @@ mod tests {
             DocumentFormat::Vtt,
             DocumentFormat::Markdown,
             DocumentFormat::Xliff,
+            DocumentFormat::Json,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -300,6 +310,35 @@ mod tests {
                 out == expected,
                 "{format:?}: the pieces differ from the whole document"
             );
+        }
+    }
+
+    /// Damaged large files (cut short, a bracket or quote dropped in) end in
+    /// an error or an output, never a panic.
+    #[test]
+    fn damaged_large_text_documents_never_panic() {
+        for format in [
+            DocumentFormat::Srt,
+            DocumentFormat::Vtt,
+            DocumentFormat::Markdown,
+            DocumentFormat::Xliff,
+            DocumentFormat::Json,
+        ] {
+            let input = large(format).into_bytes();
+            for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {
+                for damage in [&b""[..], b"{", b"\"", b"]", b"<"] {
+                    let mut bad = input[..at].to_vec();
+                    bad.extend_from_slice(damage);
+                    bad.extend_from_slice(&input[at + 1..]);
+                    let _ = translate::<()>(
+                        format,
+                        &bad,
+                        ExtractOptions::default(),
+                        "ES",
+                        &mut |segments, _| Ok(segments.to_vec()),
+                    );
+                }
+            }
         }
     }
 
