@@ -156,13 +156,11 @@ fn definition(line: &str) -> bool {
 /// container, and the head and tail around them.
 fn xliff_points(text: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
     use quick_xml::events::Event;
-    if let Some(declaration) = text.get(..text.find("?>")? + 2)
-        && let Some(at) = declaration.find("encoding=")
-    {
-        let value = declaration[at + 9..].trim_start_matches(['"', '\'']);
-        if !value.to_ascii_lowercase().starts_with("utf-8") {
-            return None;
-        }
+    // Only a file with an XML declaration naming no legacy encoding (read
+    // as the filter reads it) is cut.
+    text.find("?>")?;
+    if crate::encoding::xml_declared(text.as_bytes()).is_some() {
+        return None;
     }
     if text.as_bytes().windows(START.len()).any(|w| w == START)
         || text.as_bytes().windows(END.len()).any(|w| w == END)
@@ -372,99 +370,84 @@ fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
     pieces
 }
 
-/// Piece `index` of `count` of `input` as a document of its own.
-pub(crate) fn wrap(
-    envelope: &Envelope,
-    input: &[u8],
-    piece: &Range<usize>,
-    index: usize,
-    count: usize,
-) -> Vec<u8> {
-    let body = &input[piece.clone()];
-    match envelope {
-        Envelope::Bare => body.to_vec(),
-        Envelope::Header(header) if index > 0 => [*header, body].concat(),
-        Envelope::Header(_) => body.to_vec(),
-        Envelope::Xml { head, tail } => {
-            let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
-            if index > 0 {
-                out.extend_from_slice(&input[head.clone()]);
-                out.extend_from_slice(START);
-            }
-            out.extend_from_slice(body);
-            if index + 1 < count {
-                out.extend_from_slice(END);
-                out.extend_from_slice(&input[tail.clone()]);
-            }
-            out
-        }
-        Envelope::Json { open, close } => {
-            let mut out = Vec::with_capacity(body.len() + open.len() + close.len());
-            if index > 0 {
-                out.extend_from_slice(open.as_bytes());
-            }
-            if index + 1 < count {
-                out.extend_from_slice(json_split(body).0);
-                out.extend_from_slice(close.as_bytes());
-            } else {
+impl Cut {
+    /// Piece `index` of `input` as a document of its own.
+    pub(crate) fn document(&self, input: &[u8], index: usize) -> Vec<u8> {
+        let body = &input[self.pieces[index].clone()];
+        let last = index + 1 == self.pieces.len();
+        match &self.envelope {
+            Envelope::Bare => body.to_vec(),
+            Envelope::Header(header) if index > 0 => [*header, body].concat(),
+            Envelope::Header(_) => body.to_vec(),
+            Envelope::Xml { head, tail } => {
+                let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
+                if index > 0 {
+                    out.extend_from_slice(&input[head.clone()]);
+                    out.extend_from_slice(START);
+                }
                 out.extend_from_slice(body);
+                if !last {
+                    out.extend_from_slice(END);
+                    out.extend_from_slice(&input[tail.clone()]);
+                }
+                out
             }
-            out
+            Envelope::Json { open, close } => {
+                let mut out = Vec::with_capacity(body.len() + open.len() + close.len());
+                if index > 0 {
+                    out.extend_from_slice(open.as_bytes());
+                }
+                if last {
+                    out.extend_from_slice(body);
+                } else {
+                    out.extend_from_slice(json_split(body).0);
+                    out.extend_from_slice(close.as_bytes());
+                }
+                out
+            }
         }
     }
-}
 
-/// What follows piece `index`'s own output in the file (JSON: the comma
-/// and spaces before the next piece).
-pub(crate) fn separator<'i>(
-    envelope: &Envelope,
-    input: &'i [u8],
-    piece: &Range<usize>,
-    index: usize,
-    count: usize,
-) -> &'i [u8] {
-    match envelope {
-        Envelope::Json { .. } if index + 1 < count => json_split(&input[piece.clone()]).1,
-        _ => &[],
-    }
-}
-
-/// The output of piece `index` of `count` in the filter's output for its
-/// wrapped document; `None` when the envelope did not come back.
-pub(crate) fn unwrap<'o>(
-    envelope: &Envelope,
-    output: &'o [u8],
-    index: usize,
-    count: usize,
-) -> Option<&'o [u8]> {
-    let find = |needle: &[u8]| output.windows(needle.len()).position(|w| w == needle);
-    match envelope {
-        Envelope::Bare => Some(output),
-        Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
-        Envelope::Header(_) => Some(output),
-        Envelope::Xml { .. } => {
-            let start = if index > 0 {
-                find(START)? + START.len()
-            } else {
-                0
-            };
-            let end = if index + 1 < count {
-                find(END)?
-            } else {
-                output.len()
-            };
-            output.get(start..end)
+    /// What follows piece `index`'s own output in the file (JSON: the comma
+    /// and spaces before the next piece).
+    pub(crate) fn separator<'i>(&self, input: &'i [u8], index: usize) -> &'i [u8] {
+        match self.envelope {
+            Envelope::Json { .. } if index + 1 < self.pieces.len() => {
+                json_split(&input[self.pieces[index].clone()]).1
+            }
+            _ => &[],
         }
-        Envelope::Json { open, close } => {
-            let output = if index > 0 {
-                output.strip_prefix(open.as_bytes())?
-            } else {
-                output
-            };
-            if index + 1 < count {
-                output.strip_suffix(close.as_bytes())
-            } else {
-                Some(output)
+    }
+
+    /// The output of piece `index` in the filter's output for its
+    /// [`Cut::document`]; `None` when the envelope did not come back.
+    pub(crate) fn own_output<'o>(&self, output: &'o [u8], index: usize) -> Option<&'o [u8]> {
+        let last = index + 1 == self.pieces.len();
+        let find = |needle: &[u8]| output.windows(needle.len()).position(|w| w == needle);
+        match &self.envelope {
+            Envelope::Bare => Some(output),
+            Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
+            Envelope::Header(_) => Some(output),
+            Envelope::Xml { .. } => {
+                let start = if index > 0 {
+                    find(START)? + START.len()
+                } else {
+                    0
+                };
+                let end = if last { output.len() } else { find(END)? };
+                output.get(start..end)
+            }
+            Envelope::Json { open, close } => {
+                let output = if index > 0 {
+                    output.strip_prefix(open.as_bytes())?
+                } else {
+                    output
+                };
+                if last {
+                    Some(output)
+                } else {
+                    output.strip_suffix(close.as_bytes())
+                }
             }
         }
     }
@@ -535,11 +518,10 @@ mod tests {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\"><file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{units}<group id=\"g\"><trans-unit id=\"7\"><source>Seven</source></trans-unit></group>\n</body></file></xliff>\n"
         );
         let cut = cut(DocumentFormat::Xliff, xliff.as_bytes(), 120).unwrap();
-        let count = cut.pieces.len();
-        assert!(count > 1);
+        assert!(cut.pieces.len() > 1);
         let mut again = Vec::new();
-        for (i, piece) in cut.pieces.iter().enumerate() {
-            let doc = wrap(&cut.envelope, xliff.as_bytes(), piece, i, count);
+        for i in 0..cut.pieces.len() {
+            let doc = cut.document(xliff.as_bytes(), i);
             // Each piece reads as XML on its own.
             let mut reader = quick_xml::Reader::from_reader(doc.as_slice());
             let mut buf = Vec::new();
@@ -549,7 +531,7 @@ mod tests {
                     _ => buf.clear(),
                 }
             }
-            again.extend_from_slice(unwrap(&cut.envelope, &doc, i, count).unwrap());
+            again.extend_from_slice(cut.own_output(&doc, i).unwrap());
         }
         assert_eq!(String::from_utf8(again).unwrap(), xliff);
         let declared = xliff.replace("UTF-8", "windows-1252");
@@ -568,16 +550,15 @@ mod tests {
             members
         );
         let cut = cut(DocumentFormat::Json, json.as_bytes(), 300).unwrap();
-        let count = cut.pieces.len();
-        assert!(count > 2, "{cut:?}");
+        assert!(cut.pieces.len() > 2, "{cut:?}");
         let mut again = Vec::new();
-        for (i, piece) in cut.pieces.iter().enumerate() {
-            let doc = wrap(&cut.envelope, json.as_bytes(), piece, i, count);
+        for i in 0..cut.pieces.len() {
+            let doc = cut.document(json.as_bytes(), i);
             let text = String::from_utf8(doc.clone()).unwrap();
             serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}'))
                 .unwrap_or_else(|e| panic!("piece {i}: {e}: {text}"));
-            again.extend_from_slice(unwrap(&cut.envelope, &doc, i, count).unwrap());
-            again.extend_from_slice(separator(&cut.envelope, json.as_bytes(), piece, i, count));
+            again.extend_from_slice(cut.own_output(&doc, i).unwrap());
+            again.extend_from_slice(cut.separator(json.as_bytes(), i));
         }
         assert_eq!(String::from_utf8(again).unwrap(), json);
     }

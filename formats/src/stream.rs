@@ -92,7 +92,7 @@ fn in_pieces<E>(
     let count = cut.pieces.len();
     let mut out = Vec::with_capacity(input.len() + input.len() / 4);
     for (index, piece) in cut.pieces.iter().enumerate() {
-        let document = cut::wrap(&cut.envelope, input, piece, index, count);
+        let document = cut.document(input, index);
         let doc =
             extract_with(format, &document, options.clone())?.with_target_language(target_lang);
         drop(document);
@@ -103,14 +103,14 @@ fn in_pieces<E>(
             translator(doc.segments(), read).map_err(TranslateError::Translator)?
         };
         let merged = doc.merge(&translated)?;
-        let own = cut::unwrap(&cut.envelope, &merged, index, count).ok_or_else(|| {
+        let own = cut.own_output(&merged, index).ok_or_else(|| {
             FormatError::corrupt(format!(
                 "The file could not be written back piece by piece (piece {} of {count})",
                 index + 1
             ))
         })?;
         out.extend_from_slice(own);
-        out.extend_from_slice(cut::separator(&cut.envelope, input, piece, index, count));
+        out.extend_from_slice(cut.separator(input, index));
     }
     Ok(out)
 }
@@ -161,9 +161,8 @@ pub fn sample(
         }
     } else if let Some(cut) = cut::cut(format, input, cut::PIECE_SIZE) {
         // The first piece holds more text than a sample needs.
-        let count = cut.pieces.len();
-        for (index, piece) in cut.pieces.iter().enumerate() {
-            let document = cut::wrap(&cut.envelope, input, piece, index, count);
+        for index in 0..cut.pieces.len() {
+            let document = cut.document(input, index);
             if !add(extract_with(format, &document, options.clone())?.segments()) {
                 break;
             }

@@ -146,17 +146,10 @@ fn header_sections(raw: &str) -> Vec<Range<usize>> {
 
 /// Whether a section's text has letters outside its codes.
 fn has_text_outside_codes(text: &str) -> bool {
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if let Some(len) = header_code(rest) {
-            rest = &rest[len..];
-        } else if c.is_alphabetic() {
-            return true;
-        } else {
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    false
+    let (segment, _) = crate::placeholders::with_codes(text, header_code);
+    crate::inline::plain_text(&segment)
+        .chars()
+        .any(char::is_alphabetic)
 }
 
 /// The length of the header/footer code at the start of `text`: `&&`,
