@@ -294,7 +294,8 @@ pub struct SchedulerArgs {
     /// Seconds between maintenance rounds.
     #[arg(long, env = "TOLK_SCHEDULER_TICK_SECS", default_value_t = 5)]
     pub tick_secs: u64,
-    /// Days a document and its files are kept after upload.
+    /// Days a document and its files are kept after upload (a downloaded one: a
+    /// minute), and a voice or translation-memory job after it ended.
     #[arg(long, env = "TOLK_DOCUMENT_RETENTION_DAYS", default_value_t = 7)]
     pub retention_days: u64,
     /// Seconds a succeeded job's queue row is kept (the document row stays).

@@ -19,6 +19,7 @@ mod glossaries;
 mod hostile;
 mod hostile_documents;
 mod languages_v3;
+mod maintenance;
 mod metering;
 mod migrations;
 mod official_clients;

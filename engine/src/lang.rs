@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use tolk_lang::code::{self, Language, TARGET_VARIANTS, Variant};
+
 use crate::EngineError;
 
 /// A language as engines and the router see it.
@@ -76,10 +78,7 @@ impl Lang {
         let base = self.deepl_base()?;
         match &self.variant {
             None => Some(base.to_owned()),
-            Some(v) => TARGET_VARIANTS
-                .iter()
-                .find(|(b, tv, _)| *b == base && tv.eq_ignore_ascii_case(v))
-                .map(|(b, tv, _)| format!("{b}-{tv}")),
+            Some(v) => target_variant(base, v).map(|tv| format!("{base}-{}", tv.variant)),
         }
     }
 
@@ -106,106 +105,18 @@ impl fmt::Display for Lang {
     }
 }
 
-/// One language of the table below.
-struct LangInfo {
-    deepl: &'static str,
-    iso1: &'static str,
-    iso3: &'static str,
-    /// Bibliographic ISO 639-2 code where it differs (`fre`, `ger`).
-    iso2b: &'static str,
-    name: &'static str,
-}
-
-const fn li(
-    deepl: &'static str,
-    iso1: &'static str,
-    iso3: &'static str,
-    iso2b: &'static str,
-    name: &'static str,
-) -> LangInfo {
-    LangInfo {
-        deepl,
-        iso1,
-        iso3,
-        iso2b,
-        name,
-    }
-}
-
-/// Languages with a DeepL code: DeepL's list, plus languages Apertium
-/// translates that DeepL lacks, under their ISO 639-1 code upper-cased (or
-/// ISO 639-3 where there is none: `AST`).
-const LANGS: &[LangInfo] = &[
-    li("AF", "af", "afr", "", "Afrikaans"),
-    li("AST", "", "ast", "", "Asturian"),
-    li("EO", "eo", "epo", "", "Esperanto"),
-    li("EU", "eu", "eus", "baq", "Basque"),
-    li("GL", "gl", "glg", "", "Galician"),
-    li("IS", "is", "isl", "ice", "Icelandic"),
-    li("MK", "mk", "mkd", "mac", "Macedonian"),
-    li("NN", "nn", "nno", "", "Norwegian Nynorsk"),
-    li("OC", "oc", "oci", "", "Occitan"),
-    li("SH", "sh", "hbs", "", "Serbo-Croatian"),
-    li("AR", "ar", "ara", "", "Arabic"),
-    li("BG", "bg", "bul", "", "Bulgarian"),
-    li("CA", "ca", "cat", "", "Catalan"),
-    li("CS", "cs", "ces", "cze", "Czech"),
-    li("DA", "da", "dan", "", "Danish"),
-    li("DE", "de", "deu", "ger", "German"),
-    li("EL", "el", "ell", "gre", "Greek"),
-    li("EN", "en", "eng", "", "English"),
-    li("ES", "es", "spa", "", "Spanish"),
-    li("ET", "et", "est", "", "Estonian"),
-    li("FI", "fi", "fin", "", "Finnish"),
-    li("FR", "fr", "fra", "fre", "French"),
-    li("HE", "he", "heb", "", "Hebrew"),
-    li("HU", "hu", "hun", "", "Hungarian"),
-    li("ID", "id", "ind", "", "Indonesian"),
-    li("IT", "it", "ita", "", "Italian"),
-    li("JA", "ja", "jpn", "", "Japanese"),
-    li("KO", "ko", "kor", "", "Korean"),
-    li("LT", "lt", "lit", "", "Lithuanian"),
-    li("LV", "lv", "lav", "", "Latvian"),
-    li("NB", "nb", "nob", "", "Norwegian Bokmål"),
-    li("NL", "nl", "nld", "dut", "Dutch"),
-    li("PL", "pl", "pol", "", "Polish"),
-    li("PT", "pt", "por", "", "Portuguese"),
-    li("RO", "ro", "ron", "rum", "Romanian"),
-    li("RU", "ru", "rus", "", "Russian"),
-    li("SK", "sk", "slk", "slo", "Slovak"),
-    li("SL", "sl", "slv", "", "Slovenian"),
-    li("SV", "sv", "swe", "", "Swedish"),
-    li("TH", "th", "tha", "", "Thai"),
-    li("TR", "tr", "tur", "", "Turkish"),
-    li("UK", "uk", "ukr", "", "Ukrainian"),
-    li("VI", "vi", "vie", "", "Vietnamese"),
-    li("ZH", "zh", "zho", "chi", "Chinese"),
-];
-
-/// DeepL target variants: (base, variant, name). Bases listed here are
-/// offered only through their variants in the target language list, as
-/// DeepL does (`EN-GB`/`EN-US`, never bare `EN`).
-const TARGET_VARIANTS: &[(&str, &str, &str)] = &[
-    ("EN", "GB", "English (British)"),
-    ("EN", "US", "English (American)"),
-    ("PT", "BR", "Portuguese (Brazilian)"),
-    ("PT", "PT", "Portuguese (European)"),
-    ("ZH", "HANS", "Chinese (simplified)"),
-    ("ZH", "HANT", "Chinese (traditional)"),
-    ("ES", "419", "Spanish (Latin American)"),
-];
-
 /// Bases whose target list shows only variants (DeepL deprecated bare `EN`/`PT`).
 const VARIANT_ONLY_TARGETS: &[&str] = &["EN", "PT"];
 
-fn info_by_iso(code: &str) -> Option<&'static LangInfo> {
-    LANGS
-        .iter()
-        .find(|i| i.iso1 == code || i.iso3 == code || (!i.iso2b.is_empty() && i.iso2b == code))
+fn info_by_iso(code: &str) -> Option<&'static Language> {
+    code::by_iso(code)
 }
 
-fn info_by_deepl(code: &str) -> Option<&'static LangInfo> {
-    LANGS.iter().find(|i| i.deepl.eq_ignore_ascii_case(code))
+/// The DeepL variant `variant` of the DeepL base `base`.
+fn target_variant(base: &str, variant: &str) -> Option<&'static Variant> {
+    TARGET_VARIANTS
+        .iter()
+        .find(|v| v.base == base && v.variant.eq_ignore_ascii_case(variant))
 }
 
 /// Parses a DeepL code in any case (`en`, `EN-us`).
@@ -219,14 +130,12 @@ fn parse(code: &str, field: &'static str) -> Result<Lang, EngineError> {
         Some((b, v)) => (b, Some(v)),
         None => (trimmed, None),
     };
-    let info = info_by_deepl(base).ok_or_else(unknown)?;
+    let info = code::by_deepl(base).ok_or_else(unknown)?;
     let lang = Lang::new(info.iso3);
     match variant {
         None => Ok(lang),
-        Some(v) => TARGET_VARIANTS
-            .iter()
-            .find(|(b, tv, _)| *b == info.deepl && tv.eq_ignore_ascii_case(v))
-            .map(|(_, tv, _)| Lang::with_variant(info.iso3, *tv))
+        Some(v) => target_variant(info.deepl, v)
+            .map(|tv| Lang::with_variant(info.iso3, tv.variant))
             .ok_or_else(unknown),
     }
 }
@@ -255,8 +164,8 @@ pub(crate) fn target_codes(lang: &Lang) -> Vec<(String, String)> {
     if VARIANT_ONLY_TARGETS.contains(&info.deepl) {
         TARGET_VARIANTS
             .iter()
-            .filter(|(b, _, _)| *b == info.deepl)
-            .map(|(b, v, name)| (format!("{b}-{v}"), (*name).to_owned()))
+            .filter(|v| v.base == info.deepl)
+            .map(|v| (format!("{}-{}", v.base, v.variant), v.name.to_owned()))
             .collect()
     } else {
         vec![(info.deepl.to_owned(), info.name.to_owned())]

@@ -14,6 +14,7 @@
 //! [`TagHandling::Xml`]: crate::TagHandling::Xml
 
 use std::collections::HashSet;
+use tolk_lang::tag::{Kind, tag};
 
 /// One piece of a parsed text, in document order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,16 +92,16 @@ impl Markup {
                 }
                 continue;
             }
-            let Some((tag, len)) = tag(rest) else {
+            let Some(tag) = tag(rest) else {
                 buf.push('<');
                 rest = &rest[1..];
                 continue;
             };
             m.flush_text(&mut buf);
-            let raw = &rest[..len];
-            match tag {
-                Tag::Verbatim => m.standalone(raw, stack.len()),
-                Tag::Open(name) => {
+            let (raw, len, name) = (&rest[..tag.len], tag.len, tag.name.to_owned());
+            match tag.kind {
+                Kind::Empty | Kind::Other => m.standalone(raw, stack.len()),
+                Kind::Start => {
                     let id = m.elements.len();
                     m.elements.push(Element {
                         open: raw.to_owned(),
@@ -112,7 +113,7 @@ impl Markup {
                     m.items.push(Item::Open(id));
                     stack.push((id, name));
                 }
-                Tag::Close(name) => {
+                Kind::End => {
                     if let Some(k) = stack.iter().rposition(|(_, n)| *n == name) {
                         while stack.len() > k + 1 {
                             if let Some((id, n)) = stack.pop() {
@@ -299,78 +300,6 @@ fn entity(s: &str) -> Option<(Entity, usize)> {
         }
     };
     Some((Entity::Char(c), end + 1))
-}
-
-pub(crate) enum Tag {
-    Open(String),
-    Close(String),
-    /// Empty element, comment, CDATA, processing instruction, doctype.
-    Verbatim,
-}
-
-/// Recognises the markup at the start of `s` (which starts with `<`).
-pub(crate) fn tag(s: &str) -> Option<(Tag, usize)> {
-    let delimited = |start: &str, end: &str| -> Option<(Tag, usize)> {
-        let body = s.strip_prefix(start)?;
-        body.find(end)
-            .map(|p| (Tag::Verbatim, start.len() + p + end.len()))
-    };
-    if s.starts_with("<!--") {
-        return delimited("<!--", "-->");
-    }
-    if s.starts_with("<![CDATA[") {
-        return delimited("<![CDATA[", "]]>");
-    }
-    if s.starts_with("<?") {
-        return delimited("<?", "?>");
-    }
-    if s.starts_with("<!") {
-        return delimited("<!", ">");
-    }
-    let (closing, body) = match s.strip_prefix("</") {
-        Some(b) => (true, b),
-        None => (false, &s[1..]),
-    };
-    let first = body.chars().next()?;
-    if !(first.is_alphabetic() || first == '_' || first == ':') {
-        return None;
-    }
-    let name_len = body
-        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')))
-        .unwrap_or(body.len());
-    let name = body[..name_len].to_owned();
-    // Find the closing '>' outside quoted attribute values.
-    let mut quote: Option<char> = None;
-    let mut end = None;
-    for (i, c) in body[name_len..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '<') => return None,
-            (None, '>') => {
-                end = Some(name_len + i);
-                break;
-            }
-            (None, _) => {}
-        }
-    }
-    let end = end?;
-    let attrs = &body[name_len..end];
-    let len = s.len() - body.len() + end + 1;
-    if closing {
-        if !attrs.trim().is_empty() {
-            return None;
-        }
-        Some((Tag::Close(name), len))
-    } else if attrs.trim_end().ends_with('/') {
-        Some((Tag::Verbatim, len))
-    } else {
-        if !attrs.is_empty() && !attrs.starts_with(char::is_whitespace) {
-            return None;
-        }
-        Some((Tag::Open(name), len))
-    }
 }
 
 /// Escapes text for XML content: `&`, `<`, `>`.

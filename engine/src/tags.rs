@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 
 use crate::error::EngineError;
-use crate::markup::{Tag, tag};
+use tolk_lang::tag::{Kind, tag};
 
 /// How a request's markup is structured (DeepL's tag handling options).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -143,19 +143,20 @@ fn parse(text: &str, html: bool) -> Result<Vec<Node>, EngineError> {
     };
     while let Some(off) = text[pos..].find('<') {
         let at = pos + off;
-        let Some((t, len)) = tag(&text[at..]) else {
+        let Some(t) = tag(&text[at..]) else {
             pos = at + 1;
             continue;
         };
+        let (len, name) = (t.len, t.name.to_owned());
         flush(&mut stack, text_start, at);
         let range = at..at + len;
-        match t {
-            Tag::Verbatim => {
+        match t.kind {
+            Kind::Empty | Kind::Other => {
                 if let Some(top) = stack.last_mut() {
                     top.2.push(Node::Verbatim(range));
                 }
             }
-            Tag::Open(name) => {
+            Kind::Start => {
                 let lower = name.to_ascii_lowercase();
                 if html && HTML_VOID.contains(&lower.as_str()) {
                     if let Some(top) = stack.last_mut() {
@@ -171,7 +172,7 @@ fn parse(text: &str, html: bool) -> Result<Vec<Node>, EngineError> {
                     stack.push((if html { lower } else { name }, range, Vec::new()));
                 }
             }
-            Tag::Close(name) => {
+            Kind::End => {
                 let name = if html {
                     name.to_ascii_lowercase()
                 } else {
@@ -279,7 +280,7 @@ impl<'a> Segmenter<'a> {
     /// Keeps elements marked (`lang`, `xml:lang`) with a language other than
     /// `source` (a language code; its base counts) as they are.
     pub fn keep_other_languages(mut self, source: &str) -> Self {
-        let base = base_language(source);
+        let base = tolk_lang::base(source);
         self.source = (!base.is_empty()).then_some(base);
         self
     }
@@ -313,7 +314,7 @@ impl<'a> Segmenter<'a> {
         self.is_ignored(name)
             || self.source.as_ref().is_some_and(|source| {
                 lang_attribute(open)
-                    .map(base_language)
+                    .map(tolk_lang::base)
                     .is_some_and(|lang| !lang.is_empty() && lang != *source)
             })
     }
@@ -430,15 +431,6 @@ impl<'a> Segmenter<'a> {
             b.parts.push(Part::Keep(restored));
         }
     }
-}
-
-/// Lower-case base of a language code (`en-GB` → `en`).
-fn base_language(code: &str) -> String {
-    code.trim()
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
 }
 
 /// The value of the `xml:lang` or `lang` attribute of a start tag.

@@ -231,8 +231,8 @@ fn escape(out: &mut String, text: &str, at_start: bool) {
     }
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let values = &self.values;
         let out = splice_with(
             &self.source,

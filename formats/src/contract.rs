@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ooxml::testdoc::{
+use crate::testdoc::{
     bracketed, entries, map_text, raw_entries, tags, test_folder, testdata_script,
 };
 use crate::{DocumentFormat, extract, inline};
@@ -140,7 +140,7 @@ fn code_in_libreoffice_code_styles_is_kept_in_odt_and_docx() {
                 .all(|p| !p.contains("cargo") && !p.contains("install") && !p.contains("verbose")),
             "{format:?}: {plain:?}"
         );
-        let out = crate::ooxml::testdoc::uppercase_merge(&doc);
+        let out = crate::testdoc::uppercase_merge(&doc);
         let path = dir.join(format!(
             "upper-{}.{}",
             format.extension(),
@@ -179,8 +179,8 @@ fn same_in_chunks(
     translated: &[String],
     out: &[u8],
 ) {
-    let package = crate::package(format).unwrap();
-    let (segments, skeleton) = crate::ooxml::extract_in_chunks(package, bytes, None, 1).unwrap();
+    let package = crate::filter::of(format).package().unwrap();
+    let (segments, skeleton) = crate::package::extract_in_chunks(package, bytes, None, 1).unwrap();
     assert_eq!(segments, doc.segments(), "{format:?}");
     let chunked = skeleton.merge(translated, None).unwrap();
     assert_eq!(entries(&chunked), entries(out), "{format:?}");

@@ -17,8 +17,6 @@
 
 use std::ops::Range;
 
-use crate::DocumentFormat;
-
 /// How large a piece is, at least (the last may be smaller).
 pub(crate) const PIECE_SIZE: usize = 128 << 10;
 
@@ -56,43 +54,73 @@ pub(crate) struct Cut {
     pub envelope: Envelope,
 }
 
-/// Where `input`, a document of `format`, is cut into pieces of about
-/// `size` bytes; `None` when it stays whole.
-pub(crate) fn cut(format: DocumentFormat, input: &[u8], size: usize) -> Option<Cut> {
+/// Where `input` is cut into pieces of about `size` bytes, at the points
+/// `points` finds in its text (with the envelope of each piece); `None`
+/// when it stays whole: smaller than two pieces, not UTF-8, or no points.
+fn cut_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
     if input.len() < 2 * size {
         return None;
     }
     let text = std::str::from_utf8(input).ok()?;
-    let (points, envelope) = match format {
-        DocumentFormat::Txt => (line_ends(text, |_| true), Envelope::Bare),
-        DocumentFormat::Srt => (
-            line_ends(text, |p| {
-                text[p..].starts_with(|c: char| c.is_ascii_digit()) && blank_line_before(text, p)
-            }),
-            Envelope::Bare,
-        ),
-        DocumentFormat::Vtt => {
-            // After the first cue: the header, styles and regions stay in
-            // the first piece.
-            let first_cue = text.find("-->")?;
-            let points = line_ends(text, |p| {
-                p > first_cue && !text[p..].starts_with(['\n', '\r']) && blank_line_before(text, p)
-            });
-            (points, Envelope::Header(b"WEBVTT\n\n"))
-        }
-        DocumentFormat::Markdown => (markdown_points(text)?, Envelope::Bare),
-        DocumentFormat::Xliff => {
-            let (points, head, tail) = xliff_points(text)?;
-            (points, Envelope::Xml { head, tail })
-        }
-        DocumentFormat::Json => {
-            let (points, open, close) = json_points(text, size)?;
-            (points, Envelope::Json { open, close })
-        }
-        _ => return None,
-    };
+    let (points, envelope) = points(text)?;
     let pieces = group(points, input.len(), size);
     (pieces.len() > 1).then_some(Cut { pieces, envelope })
+}
+
+/// Plain text, at any line end.
+pub(crate) fn lines(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        Some((line_ends(text, |_| true), Envelope::Bare))
+    })
+}
+
+/// SubRip, before a cue.
+pub(crate) fn srt(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let points = line_ends(text, |p| {
+            text[p..].starts_with(|c: char| c.is_ascii_digit()) && blank_line_before(text, p)
+        });
+        Some((points, Envelope::Bare))
+    })
+}
+
+/// WebVTT, before a cue after the first: the header, styles and regions
+/// stay in the first piece.
+pub(crate) fn vtt(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let first_cue = text.find("-->")?;
+        let points = line_ends(text, |p| {
+            p > first_cue && !text[p..].starts_with(['\n', '\r']) && blank_line_before(text, p)
+        });
+        Some((points, Envelope::Header(b"WEBVTT\n\n")))
+    })
+}
+
+/// Markdown, between blocks ([`markdown_points`]).
+pub(crate) fn markdown(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        Some((markdown_points(text)?, Envelope::Bare))
+    })
+}
+
+/// XLIFF, between the units and groups of its one unit container.
+pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let (points, head, tail) = xliff_points(text)?;
+        Some((points, Envelope::Xml { head, tail }))
+    })
+}
+
+/// JSON, between the members of the container holding most of the file.
+pub(crate) fn json(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let (points, open, close) = json_points(text, size)?;
+        Some((points, Envelope::Json { open, close }))
+    })
 }
 
 /// The positions after each line end of `text` that `ok` accepts.
@@ -456,6 +484,12 @@ impl Cut {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::DocumentFormat;
+
+    /// The cut of the format's registered filter.
+    fn cut(format: DocumentFormat, input: &[u8], size: usize) -> Option<Cut> {
+        crate::filter::of(format).cut(input, size)
+    }
 
     fn pieces(format: DocumentFormat, text: &str, size: usize) -> Vec<String> {
         let Some(cut) = cut(format, text.as_bytes(), size) else {
@@ -517,11 +551,11 @@ mod tests {
         let xliff = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\"><file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{units}<group id=\"g\"><trans-unit id=\"7\"><source>Seven</source></trans-unit></group>\n</body></file></xliff>\n"
         );
-        let cut = cut(DocumentFormat::Xliff, xliff.as_bytes(), 120).unwrap();
-        assert!(cut.pieces.len() > 1);
+        let pieces = cut(DocumentFormat::Xliff, xliff.as_bytes(), 120).unwrap();
+        assert!(pieces.pieces.len() > 1);
         let mut again = Vec::new();
-        for i in 0..cut.pieces.len() {
-            let doc = cut.document(xliff.as_bytes(), i);
+        for i in 0..pieces.pieces.len() {
+            let doc = pieces.document(xliff.as_bytes(), i);
             // Each piece reads as XML on its own.
             let mut reader = quick_xml::Reader::from_reader(doc.as_slice());
             let mut buf = Vec::new();
@@ -531,11 +565,11 @@ mod tests {
                     _ => buf.clear(),
                 }
             }
-            again.extend_from_slice(cut.own_output(&doc, i).unwrap());
+            again.extend_from_slice(pieces.own_output(&doc, i).unwrap());
         }
         assert_eq!(String::from_utf8(again).unwrap(), xliff);
         let declared = xliff.replace("UTF-8", "windows-1252");
-        assert!(super::cut(DocumentFormat::Xliff, declared.as_bytes(), 120).is_none());
+        assert!(cut(DocumentFormat::Xliff, declared.as_bytes(), 120).is_none());
     }
 
     #[test]
@@ -549,16 +583,16 @@ mod tests {
             "\u{feff}{{\n  \"title\": \"The book\",\n  \"messages\": {{\n{}    \"last\": \"The end\"\n  }},\n  \"n\": 1\n}}\n",
             members
         );
-        let cut = cut(DocumentFormat::Json, json.as_bytes(), 300).unwrap();
-        assert!(cut.pieces.len() > 2, "{cut:?}");
+        let pieces = cut(DocumentFormat::Json, json.as_bytes(), 300).unwrap();
+        assert!(pieces.pieces.len() > 2, "{pieces:?}");
         let mut again = Vec::new();
-        for i in 0..cut.pieces.len() {
-            let doc = cut.document(json.as_bytes(), i);
+        for i in 0..pieces.pieces.len() {
+            let doc = pieces.document(json.as_bytes(), i);
             let text = String::from_utf8(doc.clone()).unwrap();
             serde_json::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}'))
                 .unwrap_or_else(|e| panic!("piece {i}: {e}: {text}"));
-            again.extend_from_slice(cut.own_output(&doc, i).unwrap());
-            again.extend_from_slice(cut.separator(json.as_bytes(), i));
+            again.extend_from_slice(pieces.own_output(&doc, i).unwrap());
+            again.extend_from_slice(pieces.separator(json.as_bytes(), i));
         }
         assert_eq!(String::from_utf8(again).unwrap(), json);
     }

@@ -126,8 +126,8 @@ fn placeholder_len(text: &str, plural: bool, translate: bool) -> Option<usize> {
     }
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let out = splice(&self.source, &self.values, source, translated, write_string);
         self.form.encode(&out, false)
     }

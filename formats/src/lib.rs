@@ -41,7 +41,7 @@
 //!   keys, comments and anchors untouched, a Rails locale key renamed;
 //! * **xml, dita, ditamap** — elements holding text as segments, ITS 2.0
 //!   `translate` (local and `//name` global rules) and DITA's
-//!   `translate="no"` and code elements honoured (`xmldoc`);
+//!   `translate="no"` and code elements honoured (`its`);
 //! * **idml** — InDesign stories: one segment per paragraph
 //!   (`ParagraphStyleRange` up to a `Br`), runs as tags; `mimetype` first
 //!   and stored (`idml`);
@@ -72,14 +72,16 @@ mod cut;
 mod docx;
 mod encoding;
 mod error;
+mod filter;
 mod html;
 mod idml;
 pub mod inline;
+mod its;
 mod json;
 mod markdown;
 mod mif;
 mod odf;
-mod ooxml;
+mod package;
 pub mod placeholders;
 mod pptx;
 mod properties;
@@ -92,12 +94,13 @@ mod slots;
 mod stream;
 mod strings;
 mod subtitles;
+#[cfg(test)]
+mod testdoc;
 pub mod tmx;
 mod txt;
 mod xliff;
 mod xlsx;
 mod xml;
-mod xmldoc;
 mod xpath;
 mod yaml;
 
@@ -158,58 +161,23 @@ pub enum DocumentFormat {
     Scorm,
 }
 
-/// The file extensions of the formats.
-const EXTENSIONS: &[(&str, DocumentFormat)] = &[
-    ("txt", DocumentFormat::Txt),
-    ("html", DocumentFormat::Html),
-    ("htm", DocumentFormat::Html),
-    ("docx", DocumentFormat::Docx),
-    ("pptx", DocumentFormat::Pptx),
-    ("xlsx", DocumentFormat::Xlsx),
-    ("xlsm", DocumentFormat::Xlsm),
-    ("odt", DocumentFormat::Odt),
-    ("odp", DocumentFormat::Odp),
-    ("ods", DocumentFormat::Ods),
-    ("srt", DocumentFormat::Srt),
-    ("vtt", DocumentFormat::Vtt),
-    ("json", DocumentFormat::Json),
-    ("md", DocumentFormat::Markdown),
-    ("markdown", DocumentFormat::Markdown),
-    ("properties", DocumentFormat::Properties),
-    ("strings", DocumentFormat::Strings),
-    ("xlf", DocumentFormat::Xliff),
-    ("xliff", DocumentFormat::Xliff),
-    ("sdlxliff", DocumentFormat::Xliff),
-    ("mqxliff", DocumentFormat::Xliff),
-    ("txlf", DocumentFormat::Xliff),
-    ("xlf2", DocumentFormat::Xliff),
-    ("resx", DocumentFormat::Resx),
-    ("yml", DocumentFormat::Yaml),
-    ("yaml", DocumentFormat::Yaml),
-    ("xml", DocumentFormat::Xml),
-    ("dita", DocumentFormat::Dita),
-    ("ditamap", DocumentFormat::Dita),
-    ("rtf", DocumentFormat::Rtf),
-    ("idml", DocumentFormat::Idml),
-    ("mif", DocumentFormat::Mif),
-    ("zip", DocumentFormat::Scorm),
-];
-
 impl DocumentFormat {
     /// The format of a file extension (`"txt"`, `"html"`, `"htm"`, `"docx"`),
     /// case-insensitive; a leading dot is tolerated.
     pub fn from_extension(ext: &str) -> Option<Self> {
         let ext = ext.strip_prefix('.').unwrap_or(ext).to_ascii_lowercase();
-        EXTENSIONS
+        filter::FORMATS
             .iter()
-            .find(|(e, _)| *e == ext)
-            .map(|(_, format)| *format)
+            .find(|row| row.extensions.contains(&ext.as_str()))
+            .map(|row| row.format)
     }
 
     /// Every file extension a document may have, in the order they are
     /// listed to users.
     pub fn extensions() -> impl Iterator<Item = &'static str> {
-        EXTENSIONS.iter().map(|(e, _)| *e)
+        filter::FORMATS
+            .iter()
+            .flat_map(|row| row.extensions.iter().copied())
     }
 
     /// The format of a file name, by its extension (`"report.DOCX"` → `Docx`).
@@ -235,66 +203,18 @@ impl DocumentFormat {
 
     /// The canonical file extension, without dot.
     pub fn extension(&self) -> &'static str {
-        match self {
-            Self::Txt => "txt",
-            Self::Html => "html",
-            Self::Docx => "docx",
-            Self::Pptx => "pptx",
-            Self::Xlsx => "xlsx",
-            Self::Xlsm => "xlsm",
-            Self::Odt => "odt",
-            Self::Odp => "odp",
-            Self::Ods => "ods",
-            Self::Srt => "srt",
-            Self::Vtt => "vtt",
-            Self::Json => "json",
-            Self::Markdown => "md",
-            Self::Properties => "properties",
-            Self::Strings => "strings",
-            Self::Xliff => "xlf",
-            Self::Resx => "resx",
-            Self::Yaml => "yml",
-            Self::Xml => "xml",
-            Self::Dita => "dita",
-            Self::Rtf => "rtf",
-            Self::Idml => "idml",
-            Self::Mif => "mif",
-            Self::Scorm => "zip",
-        }
+        filter::row(*self).extensions[0]
     }
 
     /// The MIME type of a document of this format (as produced by `merge`).
     pub fn content_type(&self) -> &'static str {
-        match self {
-            // No charset: a result is written in its source's encoding (the
-            // byte-order mark or the page's meta element says which).
-            Self::Txt => "text/plain",
-            Self::Html => "text/html",
-            Self::Docx => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            Self::Pptx => {
-                "application/vnd.openxmlformats-officedocument.presentationml.presentation"
-            }
-            Self::Xlsx => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            Self::Xlsm => "application/vnd.ms-excel.sheet.macroEnabled.12",
-            Self::Odt => "application/vnd.oasis.opendocument.text",
-            Self::Odp => "application/vnd.oasis.opendocument.presentation",
-            Self::Ods => "application/vnd.oasis.opendocument.spreadsheet",
-            Self::Srt => "application/x-subrip",
-            Self::Vtt => "text/vtt",
-            Self::Json => "application/json",
-            Self::Markdown => "text/markdown",
-            Self::Properties => "text/x-java-properties",
-            Self::Strings => "text/plain",
-            Self::Xliff => "application/x-xliff+xml",
-            Self::Resx => "application/xml",
-            Self::Yaml => "application/yaml",
-            Self::Xml => "application/xml",
-            Self::Dita => "application/dita+xml",
-            Self::Rtf => "application/rtf",
-            Self::Idml => "application/vnd.adobe.indesign-idml-package",
-            Self::Mif => "application/vnd.mif",
-            Self::Scorm => "application/zip",
-        }
+        filter::row(*self).media_type
+    }
+
+    /// Whether documents of this format are ZIP packages, translated a
+    /// chunk of a part at a time (Office, OpenDocument, InDesign).
+    pub fn is_package(&self) -> bool {
+        filter::of(*self).package().is_some()
     }
 }
 
@@ -336,154 +256,28 @@ pub fn extract_with(
     input: &[u8],
     options: ExtractOptions,
 ) -> Result<Extracted, FormatError> {
-    let (segments, skeleton) = match format {
-        DocumentFormat::Txt => {
-            let (segments, skeleton) = txt::extract(input)?;
-            (segments, Skeleton::Txt(skeleton))
-        }
-        DocumentFormat::Html => {
-            let (segments, skeleton) = html::extract(input, options.source_language.as_deref())?;
-            (segments, Skeleton::Html(skeleton))
-        }
-        DocumentFormat::Srt | DocumentFormat::Vtt => {
-            let kind = if format == DocumentFormat::Srt {
-                subtitles::Kind::Srt
-            } else {
-                subtitles::Kind::Vtt
-            };
-            let (segments, skeleton) = subtitles::extract(kind, input)?;
-            (segments, Skeleton::Subtitles(skeleton))
-        }
-        DocumentFormat::Json => {
-            let (segments, skeleton) = json::extract(input, options.translate_json_placeholders)?;
-            (segments, Skeleton::Json(skeleton))
-        }
-        DocumentFormat::Markdown => {
-            let (segments, skeleton) = markdown::extract(input)?;
-            (segments, Skeleton::Markdown(skeleton))
-        }
-        DocumentFormat::Properties => {
-            let (segments, skeleton) = properties::extract(input)?;
-            (segments, Skeleton::Properties(skeleton))
-        }
-        DocumentFormat::Strings => {
-            let (segments, skeleton) = strings::extract(input)?;
-            (segments, Skeleton::Strings(skeleton))
-        }
-        DocumentFormat::Xliff => {
-            let (segments, skeleton) = xliff::extract(input, &options)?;
-            (segments, Skeleton::Xliff(skeleton))
-        }
-        DocumentFormat::Resx => {
-            let (segments, skeleton) = resx::extract(input)?;
-            (segments, Skeleton::Resx(skeleton))
-        }
-        DocumentFormat::Yaml => {
-            let (segments, skeleton) = yaml::extract(input)?;
-            (segments, Skeleton::Yaml(skeleton))
-        }
-        DocumentFormat::Rtf => {
-            let (segments, skeleton) = rtf::extract(input)?;
-            (segments, Skeleton::Rtf(skeleton))
-        }
-        DocumentFormat::Mif => {
-            let (segments, skeleton) = mif::extract(input)?;
-            (segments, Skeleton::Mif(skeleton))
-        }
-        DocumentFormat::Xml if android::is_android(input) => {
-            let (segments, skeleton) = android::extract(input)?;
-            (segments, Skeleton::Android(skeleton))
-        }
-        DocumentFormat::Xml | DocumentFormat::Dita => {
-            let (segments, skeleton) = xmldoc::extract(input)?;
-            (segments, Skeleton::XmlDoc(skeleton))
-        }
-        DocumentFormat::Scorm => {
-            let (segments, skeleton) = scorm::extract(input)?;
-            (segments, Skeleton::Scorm(skeleton))
-        }
-        office => match package(office) {
-            Some(package) => {
-                let source = options.source_language.as_deref();
-                let (segments, skeleton) = ooxml::extract(package, input, source)?;
-                (segments, Skeleton::Ooxml(skeleton))
-            }
-            None => return Err(FormatError::unsupported("The format has no filter")),
-        },
-    };
+    let document = filter::of(format).extract(input, &options)?;
     Ok(Extracted {
         format,
-        segments,
-        skeleton,
+        document,
         language: None,
     })
-}
-
-/// The package of a ZIP-based (Office Open XML or OpenDocument) format.
-fn package(format: DocumentFormat) -> Option<&'static ooxml::Package> {
-    match format {
-        DocumentFormat::Txt
-        | DocumentFormat::Html
-        | DocumentFormat::Srt
-        | DocumentFormat::Vtt
-        | DocumentFormat::Json
-        | DocumentFormat::Markdown
-        | DocumentFormat::Properties
-        | DocumentFormat::Strings
-        | DocumentFormat::Xliff
-        | DocumentFormat::Resx
-        | DocumentFormat::Yaml
-        | DocumentFormat::Xml
-        | DocumentFormat::Dita
-        | DocumentFormat::Rtf
-        | DocumentFormat::Mif
-        | DocumentFormat::Scorm => None,
-        DocumentFormat::Docx => Some(&docx::PACKAGE),
-        DocumentFormat::Pptx => Some(&pptx::PACKAGE),
-        DocumentFormat::Xlsx => Some(&xlsx::XLSX),
-        DocumentFormat::Xlsm => Some(&xlsx::XLSM),
-        DocumentFormat::Odt => Some(&odf::ODT),
-        DocumentFormat::Odp => Some(&odf::ODP),
-        DocumentFormat::Ods => Some(&odf::ODS),
-        DocumentFormat::Idml => Some(&idml::PACKAGE),
-    }
 }
 
 /// An extracted document: its segments and the skeleton to merge them into.
 pub struct Extracted {
     format: DocumentFormat,
-    segments: Vec<String>,
-    skeleton: Skeleton,
+    document: filter::Document,
     /// BCP 47 tag marked on translated text, where the format records one.
     language: Option<String>,
 }
 
-enum Skeleton {
-    Txt(txt::Skeleton),
-    Html(html::Skeleton),
-    Subtitles(subtitles::Skeleton),
-    Json(json::Skeleton),
-    Markdown(markdown::Skeleton),
-    Properties(properties::Skeleton),
-    Strings(strings::Skeleton),
-    Xliff(xliff::Skeleton),
-    Resx(resx::Skeleton),
-    Android(android::Skeleton),
-    Yaml(yaml::Skeleton),
-    XmlDoc(xmldoc::Skeleton),
-    Rtf(rtf::Skeleton),
-    Mif(mif::Skeleton),
-    Scorm(scorm::Skeleton),
-    Ooxml(ooxml::Skeleton),
-}
-
 impl Extracted {
     /// An extracted document of `format` (filters made of other filters).
-    pub(crate) fn of(format: DocumentFormat, segments: Vec<String>, skeleton: Skeleton) -> Self {
+    pub(crate) fn of(format: DocumentFormat, document: filter::Document) -> Self {
         Self {
             format,
-            segments,
-            skeleton,
+            document,
             language: None,
         }
     }
@@ -501,7 +295,7 @@ impl Extracted {
     /// `en-US`, `zh-Hans`).
     #[must_use]
     pub fn with_target_language(mut self, target_lang: &str) -> Self {
-        self.language = Some(bcp47(target_lang));
+        self.language = Some(tolk_lang::bcp47(target_lang));
         self
     }
 
@@ -509,7 +303,7 @@ impl Extracted {
     ///
     /// Only segments holding some non-whitespace text are listed.
     pub fn segments(&self) -> &[String] {
-        &self.segments
+        &self.document.segments
     }
 
     /// Builds the translated document from one translation per segment (same
@@ -520,42 +314,8 @@ impl Extracted {
     /// A translation identical to its source segment reproduces the original
     /// bytes of that unit.
     pub fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError> {
-        if translated.len() != self.segments.len() {
-            return Err(FormatError::Mismatch {
-                expected: self.segments.len(),
-                got: translated.len(),
-            });
-        }
-        match &self.skeleton {
-            Skeleton::Txt(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Html(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Subtitles(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Json(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Markdown(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Properties(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Strings(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Xliff(skeleton) => Ok(skeleton.merge(translated, self.language.as_deref())),
-            Skeleton::Resx(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Android(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::XmlDoc(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Rtf(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Mif(skeleton) => Ok(skeleton.merge(&self.segments, translated)),
-            Skeleton::Scorm(skeleton) => skeleton.merge(translated),
-            Skeleton::Yaml(skeleton) => {
-                Ok(skeleton.merge(&self.segments, translated, self.language.as_deref()))
-            }
-            Skeleton::Ooxml(skeleton) => skeleton.merge(translated, self.language.as_deref()),
-        }
+        self.document.merge(translated, self.language.as_deref())
     }
-}
-
-/// Lower-case base of a language code (`fr-FR` → `fr`, `EN` → `en`).
-pub(crate) fn base_language(code: &str) -> String {
-    code.trim()
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
 }
 
 /// Whether a translated document of `from` can be delivered as `to` (an
@@ -593,29 +353,11 @@ pub fn convert(
     }
 }
 
-/// A DeepL language code as a BCP 47 tag: `EN-US` → `en-US`, `ZH-HANS` →
-/// `zh-Hans`.
-pub fn bcp47(code: &str) -> String {
-    let mut parts = code.split(['-', '_']);
-    let mut tag = parts.next().unwrap_or("").to_ascii_lowercase();
-    for part in parts {
-        tag.push('-');
-        if part.len() == 4 {
-            let (first, rest) = part.split_at(1);
-            tag.push_str(&first.to_ascii_uppercase());
-            tag.push_str(&rest.to_ascii_lowercase());
-        } else {
-            tag.push_str(&part.to_ascii_uppercase());
-        }
-    }
-    tag
-}
-
 impl std::fmt::Debug for Extracted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Extracted")
             .field("format", &self.format)
-            .field("segments", &self.segments.len())
+            .field("segments", &self.document.segments.len())
             .finish_non_exhaustive()
     }
 }
@@ -625,24 +367,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deepl_codes_become_bcp47_tags() {
-        assert_eq!(bcp47("ES"), "es");
-        assert_eq!(bcp47("EN-US"), "en-US");
-        assert_eq!(bcp47("pt-br"), "pt-BR");
-        assert_eq!(bcp47("ZH-HANS"), "zh-Hans");
-    }
-
-    #[test]
     fn every_format_is_found_by_its_own_extension() {
-        for (ext, format) in EXTENSIONS {
-            assert_eq!(DocumentFormat::from_extension(ext), Some(*format));
+        for row in filter::FORMATS {
+            for ext in row.extensions {
+                assert_eq!(DocumentFormat::from_extension(ext), Some(row.format));
+            }
             assert_eq!(
-                DocumentFormat::from_extension(format.extension()),
-                Some(*format),
-                "{ext}"
+                DocumentFormat::from_extension(row.format.extension()),
+                Some(row.format),
             );
         }
-        assert_eq!(DocumentFormat::extensions().count(), EXTENSIONS.len());
+        let listed: usize = filter::FORMATS.iter().map(|r| r.extensions.len()).sum();
+        assert_eq!(DocumentFormat::extensions().count(), listed);
     }
 
     #[test]

@@ -245,8 +245,8 @@ fn finish(source: &str, open: Option<Open>, segments: &mut Vec<String>, blocks: 
     segments.push(segment);
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         let mut at = 0;
         if let Some((body, skeleton, count)) = &self.front {

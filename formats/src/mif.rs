@@ -590,8 +590,8 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
 
 // ---------------------------------------------------------------- writing
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.text.len() + self.text.len() / 4);
         let mut done = 0;
         for para in &self.paras {
@@ -613,7 +613,9 @@ impl Skeleton {
             out.into_bytes()
         }
     }
+}
 
+impl Skeleton {
     /// Copies the source at `range`, the marker texts in it translated.
     fn copy(
         &self,

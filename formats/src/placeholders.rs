@@ -447,24 +447,25 @@ pub(crate) struct HtmlTags {
 }
 
 impl HtmlTags {
-    /// Finds the tags of `text`: `<name …>`, `</name>`, `<name …/>` with a
-    /// name of letters, digits, `-` and `:` starting with a letter (`<{0}>`
-    /// and `a < b` are text).
+    /// Finds the tags of `text` ([`tolk_lang::tag`]): `<name …>`,
+    /// `</name>`, `<name …/>`, comments (`<{0}>` and `a < b` are text).
     pub(crate) fn scan(text: &str) -> Self {
+        use tolk_lang::tag::{Kind, tag};
         let mut found = Self::default();
         let mut open: Vec<(String, usize)> = Vec::new();
         let mut i = 0;
         while let Some(at) = text[i..].find('<') {
             let start = i + at;
-            let Some((len, name, kind)) = html_tag(&text[start..]) else {
+            let Some(tag) = tag(&text[start..]) else {
                 i = start + 1;
                 continue;
             };
-            match kind {
-                TagKind::Start if !VOID.contains(&name.to_ascii_lowercase().as_str()) => {
+            let (len, name) = (tag.len, tag.name);
+            match tag.kind {
+                Kind::Start if !VOID.contains(&name.to_ascii_lowercase().as_str()) => {
                     open.push((name.to_owned(), start));
                 }
-                TagKind::End => {
+                Kind::End => {
                     if let Some(pos) = open.iter().rposition(|(n, _)| n == name) {
                         let (_, opened) = open.remove(pos);
                         // Elements opened inside and left open stay placeholders.
@@ -520,56 +521,6 @@ impl HtmlTags {
             }
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TagKind {
-    Start,
-    End,
-    Empty,
-}
-
-/// An HTML tag at the start of `text`: its length, name and kind.
-fn html_tag(text: &str) -> Option<(usize, &str, TagKind)> {
-    let rest = text.strip_prefix('<')?;
-    let (end_tag, rest) = match rest.strip_prefix('/') {
-        Some(r) => (true, r),
-        None => (false, rest),
-    };
-    if !rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        return None;
-    }
-    let name_len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':' || c == '_'))
-        .unwrap_or(rest.len());
-    let name = &rest[..name_len];
-    let after = &rest[name_len..];
-    if !after.starts_with(|c: char| c == '>' || c == '/' || c.is_whitespace()) {
-        return None;
-    }
-    // Attributes: up to the first `>` outside quotes.
-    let mut quote: Option<char> = None;
-    for (i, c) in after.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '<') => return None,
-            (None, '>') => {
-                let len = text.len() - rest.len() + name_len + i + 1;
-                let kind = if end_tag {
-                    TagKind::End
-                } else if after[..i].trim_end().ends_with('/') {
-                    TagKind::Empty
-                } else {
-                    TagKind::Start
-                };
-                return Some((len, name, kind));
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// The first code point standing for one of a segment's own tags in

@@ -146,8 +146,8 @@ fn unescape(raw: &str) -> String {
     out
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let out = splice(
             &self.source,
             &self.values,

@@ -85,8 +85,8 @@ fn escape(out: &mut String, text: &str) {
     crate::inline::escape_into(out, text);
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let out = splice(&self.source, &self.values, source, translated, escape);
         self.form.encode(&out, true)
     }

@@ -13,7 +13,7 @@ use std::io::{Cursor, Write};
 
 use zip::{ZipArchive, ZipWriter};
 
-use crate::ooxml::{self, Package};
+use crate::package::{self, Package};
 use crate::{DocumentFormat, Extracted, FormatError};
 
 /// The manifest every SCORM package has.
@@ -24,7 +24,8 @@ static SCORM: Package = Package {
     legacy: "legacy",
     main: MANIFEST,
     is_part: |_| false,
-    dialect: |_| &ooxml::PLAIN,
+    dialect: |_| &package::PLAIN,
+    embedded: package::no_embedded,
 };
 
 /// The package and its translated entries.
@@ -59,7 +60,7 @@ fn filter_of(name: &str) -> Option<DocumentFormat> {
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let mut archive = ooxml::open_archive(&SCORM, input)?;
+    let mut archive = package::open_archive(&SCORM, input)?;
     let names: Vec<(usize, String)> = (0..archive.len())
         .filter_map(|i| {
             archive
@@ -79,10 +80,10 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
         let Some(format) = filter_of(&name) else {
             continue;
         };
-        let bytes = ooxml::read_entry("SCORM", &mut archive, index, &name)?;
+        let bytes = package::read_entry("SCORM", &mut archive, index, &name)?;
         let extracted = if name == MANIFEST {
-            crate::xmldoc::extract_only(&bytes, &["title", "string", "langstring"])
-                .map(|(s, k)| Extracted::of(format, s, crate::Skeleton::XmlDoc(k)))
+            crate::its::extract_only(&bytes, &["title", "string", "langstring"])
+                .map(|read| Extracted::of(format, read.into()))
         } else {
             crate::extract(format, &bytes)
         };
@@ -104,16 +105,27 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     ))
 }
 
+impl crate::filter::Skeleton for Skeleton {
+    fn merge(
+        &self,
+        _source: &[String],
+        translated: &[String],
+        _lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        Self::merge(self, translated)
+    }
+}
+
 impl Skeleton {
     pub(crate) fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError> {
         let mut archive = ZipArchive::new(Cursor::new(self.input.as_slice()))
-            .map_err(|e| ooxml::zip_error("SCORM", e))?;
+            .map_err(|e| package::zip_error("SCORM", e))?;
         let mut writer = ZipWriter::new(Cursor::new(Vec::with_capacity(self.input.len())));
         let write_error = |e: &dyn std::fmt::Display| FormatError::Write(e.to_string());
         for index in 0..archive.len() {
             let entry = archive
                 .by_index_raw(index)
-                .map_err(|e| ooxml::zip_error("SCORM", e))?;
+                .map_err(|e| package::zip_error("SCORM", e))?;
             let Some((_, extracted, start)) = self.entries.iter().find(|(i, ..)| *i == index)
             else {
                 writer.raw_copy_file(entry).map_err(|e| write_error(&e))?;
@@ -133,7 +145,7 @@ impl Skeleton {
             let bytes = extracted.merge(slice)?;
             let name = entry
                 .name()
-                .map_err(|e| ooxml::zip_error("SCORM", e))?
+                .map_err(|e| package::zip_error("SCORM", e))?
                 .into_owned();
             let options = entry.options();
             drop(entry);

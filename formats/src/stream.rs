@@ -2,6 +2,7 @@
 //! not grow with the document: [`translate`] hands the segments to a
 //! translator a batch at a time and writes each batch back as it returns.
 //!
+//! Each format's filter goes through the document ([`crate::filter`]):
 //! Office Open XML and OpenDocument packages are read, translated and
 //! written a part at a time and, within a part, a chunk of about 128 KiB of
 //! XML at a time: besides its input, a translation holds its output (about
@@ -10,8 +11,8 @@
 //! ([`crate::cut`]), each read, translated and written on its own. Other
 //! formats are one batch (software-string files are small).
 
-use crate::cut::{self, Cut};
-use crate::{DocumentFormat, ExtractOptions, FormatError, bcp47, extract_with, inline, ooxml};
+use crate::filter::{self, Halt, Stop, Walk};
+use crate::{DocumentFormat, ExtractOptions, FormatError, inline};
 
 /// What [`translate`] hands each batch to: the batch's segments and the
 /// share (0 to 1) of the document read so far; it gives one translation per
@@ -44,75 +45,34 @@ pub fn translate<E>(
     target_lang: &str,
     translator: &mut Translator<'_, E>,
 ) -> Result<Vec<u8>, TranslateError<E>> {
-    let lang = bcp47(target_lang);
-    if let Some(package) = crate::package(format) {
-        let source = options.source_language.as_deref();
-        return match ooxml::translate(
-            package,
-            input,
-            source,
-            Some(&lang),
-            ooxml::CHUNK_SIZE,
-            true,
-            translator,
-        ) {
-            Ok(out) => Ok(out.unwrap_or_default()),
-            Err(ooxml::Stop::Format(e)) => Err(e.into()),
-            Err(ooxml::Stop::Translator(e)) => Err(TranslateError::Translator(e)),
-        };
-    }
+    let lang = tolk_lang::bcp47(target_lang);
     let options = ExtractOptions {
         target_language: options
             .target_language
             .or_else(|| Some(target_lang.to_owned())),
         ..options
     };
-    if let Some(cut) = cut::cut(format, input, cut::PIECE_SIZE) {
-        return in_pieces(format, input, &cut, options, target_lang, translator);
-    }
-    let doc = extract_with(format, input, options)?.with_target_language(target_lang);
-    let translated = if doc.segments().is_empty() {
-        Vec::new()
-    } else {
-        translator(doc.segments(), 1.0).map_err(TranslateError::Translator)?
+    let walk = Walk {
+        options: &options,
+        lang: Some(&lang),
+        write: true,
     };
-    Ok(doc.merge(&translated)?)
-}
-
-/// [`translate`] of a text document cut into pieces: each piece a batch,
-/// read, translated and written on its own.
-fn in_pieces<E>(
-    format: DocumentFormat,
-    input: &[u8],
-    cut: &Cut,
-    options: ExtractOptions,
-    target_lang: &str,
-    translator: &mut Translator<'_, E>,
-) -> Result<Vec<u8>, TranslateError<E>> {
-    let count = cut.pieces.len();
-    let mut out = Vec::with_capacity(input.len() + input.len() / 4);
-    for (index, piece) in cut.pieces.iter().enumerate() {
-        let document = cut.document(input, index);
-        let doc =
-            extract_with(format, &document, options.clone())?.with_target_language(target_lang);
-        drop(document);
-        let translated = if doc.segments().is_empty() {
-            Vec::new()
-        } else {
-            let read = piece.end as f32 / input.len().max(1) as f32;
-            translator(doc.segments(), read).map_err(TranslateError::Translator)?
-        };
-        let merged = doc.merge(&translated)?;
-        let own = cut.own_output(&merged, index).ok_or_else(|| {
-            FormatError::corrupt(format!(
-                "The file could not be written back piece by piece (piece {} of {count})",
-                index + 1
-            ))
-        })?;
-        out.extend_from_slice(own);
-        out.extend_from_slice(cut.separator(input, index));
+    let mut failure = None;
+    let mut batches = |segments: &[String], read: f32| {
+        translator(segments, read).map_err(|e| {
+            failure = Some(e);
+            Halt
+        })
+    };
+    let walked = filter::of(format).walk(input, &walk, &mut batches);
+    match walked {
+        Ok(out) => Ok(out.unwrap_or_default()),
+        Err(Stop::Format(e)) => Err(e.into()),
+        Err(Stop::Halted) => Err(match failure {
+            Some(e) => TranslateError::Translator(e),
+            None => FormatError::Write("the translation stopped".to_owned()).into(),
+        }),
     }
-    Ok(out)
 }
 
 /// The plain text of the document's first segments, one per line, until it
@@ -126,56 +86,34 @@ pub fn sample(
     chars: usize,
 ) -> Result<String, FormatError> {
     let mut text = String::new();
-    let mut add = |segments: &[String]| {
+    let mut add = |segments: &[String], _: f32| {
         for segment in segments {
             if text.len() >= chars {
-                return false;
+                return Err(Halt);
             }
             text.push_str(&inline::plain_text(segment));
             text.push('\n');
         }
-        text.len() < chars
+        match text.len() < chars {
+            true => Ok(Vec::new()),
+            false => Err(Halt),
+        }
     };
-    if let Some(package) = crate::package(format) {
-        /// Enough text was read.
-        struct Enough;
-        let source = options.source_language.as_deref();
-        let mut collect = |segments: &[String], _: f32| {
-            if add(segments) {
-                Ok(Vec::new())
-            } else {
-                Err(Enough)
-            }
-        };
-        match ooxml::translate(
-            package,
-            input,
-            source,
-            None,
-            ooxml::CHUNK_SIZE,
-            false,
-            &mut collect,
-        ) {
-            Ok(_) | Err(ooxml::Stop::Translator(Enough)) => {}
-            Err(ooxml::Stop::Format(e)) => return Err(e),
-        }
-    } else if let Some(cut) = cut::cut(format, input, cut::PIECE_SIZE) {
-        // The first piece holds more text than a sample needs.
-        for index in 0..cut.pieces.len() {
-            let document = cut.document(input, index);
-            if !add(extract_with(format, &document, options.clone())?.segments()) {
-                break;
-            }
-        }
-    } else {
-        add(extract_with(format, input, options)?.segments());
+    let walk = Walk {
+        options: &options,
+        lang: None,
+        write: false,
+    };
+    match filter::of(format).walk(input, &walk, &mut add) {
+        Ok(_) | Err(Stop::Halted) => Ok(text),
+        Err(Stop::Format(e)) => Err(e),
     }
-    Ok(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{cut, extract_with};
 
     #[test]
     fn text_formats_are_one_batch_and_merge_as_extract_does() {

@@ -135,8 +135,8 @@ fn escape(out: &mut String, text: &str) {
     }
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let out = splice(&self.source, &self.values, source, translated, escape);
         self.form.encode(&out, false)
     }
@@ -144,7 +144,7 @@ impl Skeleton {
 
 #[cfg(test)]
 mod tests {
-    use crate::ooxml::testdoc::uppercase_merge;
+    use crate::testdoc::uppercase_merge;
     use crate::{DocumentFormat, FormatError, extract};
 
     const FILE: &str = "/* Menu */\n\"title\" = \"The house\";\n// A greeting\n\"greeting\" = \"Hello %@, you have %1$d \\\"new\\\" messages\";\n\"id\" = \"btn_ok\";\n";

@@ -402,8 +402,8 @@ fn srt_timing(line: &str) -> String {
     format!("{} --> {}", full(start), full(end))
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         for part in &self.parts {
             match part {
@@ -421,7 +421,9 @@ impl Skeleton {
         }
         self.form.encode(&out, false)
     }
+}
 
+impl Skeleton {
     /// A translated cue's text, its tags written back, wrapped.
     fn cue_text(&self, cue: &Cue, translation: &str) -> String {
         let mut out = String::new();

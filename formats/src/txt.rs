@@ -59,8 +59,8 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     ))
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, _source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, _source: &[String], translated: &[String]) -> Vec<u8> {
         let source = &self.source;
         let mut out = String::with_capacity(source.len() + source.len() / 4);
         for part in &self.parts {

@@ -195,7 +195,7 @@ impl Walk<'_> {
         !self.overwrite
             && match (declared, self.requested.as_deref()) {
                 (Some(declared), Some(requested)) if !declared.trim().is_empty() => {
-                    same_language(declared, &crate::bcp47(requested))
+                    tolk_lang::same_language(declared, requested)
                 }
                 _ => true,
             }
@@ -525,56 +525,6 @@ impl Walk<'_> {
     }
 }
 
-/// ISO 639-2 codes (bibliographic and terminology) of the languages with a
-/// two-letter code, as memoQ writes them (`spa`, `eng-US`).
-const ISO_639_2: &[(&str, &[&str])] = &[
-    ("ar", &["ara"]),
-    ("bg", &["bul"]),
-    ("ca", &["cat"]),
-    ("cs", &["cze", "ces"]),
-    ("da", &["dan"]),
-    ("de", &["ger", "deu"]),
-    ("el", &["gre", "ell"]),
-    ("en", &["eng"]),
-    ("es", &["spa"]),
-    ("et", &["est"]),
-    ("eu", &["baq", "eus"]),
-    ("fi", &["fin"]),
-    ("fr", &["fre", "fra"]),
-    ("gl", &["glg"]),
-    ("hr", &["hrv"]),
-    ("hu", &["hun"]),
-    ("id", &["ind"]),
-    ("it", &["ita"]),
-    ("ja", &["jpn"]),
-    ("ko", &["kor"]),
-    ("lt", &["lit"]),
-    ("lv", &["lav"]),
-    ("nb", &["nob"]),
-    ("nl", &["dut", "nld"]),
-    ("pl", &["pol"]),
-    ("pt", &["por"]),
-    ("ro", &["rum", "ron"]),
-    ("ru", &["rus"]),
-    ("sk", &["slo", "slk"]),
-    ("sl", &["slv"]),
-    ("sr", &["srp"]),
-    ("sv", &["swe"]),
-    ("tr", &["tur"]),
-    ("uk", &["ukr"]),
-    ("zh", &["chi", "zho"]),
-];
-
-/// Whether the language tag `existing` names the language `lang` (its
-/// base), by a two- or three-letter code.
-fn same_language(existing: &str, lang: &str) -> bool {
-    let (a, b) = (crate::base_language(existing), crate::base_language(lang));
-    a == b
-        || ISO_639_2
-            .iter()
-            .any(|(two, three)| *two == b && three.contains(&a.as_str()))
-}
-
 /// Trados' segment definitions of a unit (`sdl:seg-defs`): each `sdl:seg`
 /// by its id.
 struct SegDefs<'a, 't>(Vec<(String, &'a Elem<'t>)>);
@@ -682,6 +632,17 @@ fn escape(out: &mut String, text: &str) {
     inline::escape_into(out, text);
 }
 
+impl crate::filter::Skeleton for Skeleton {
+    fn merge(
+        &self,
+        _source: &[String],
+        translated: &[String],
+        lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        Ok(Self::merge(self, translated, lang))
+    }
+}
+
 impl Skeleton {
     pub(crate) fn merge(&self, translated: &[String], language: Option<&str>) -> Vec<u8> {
         let language = language.map(|l| self.specific(l));
@@ -754,7 +715,7 @@ impl Skeleton {
                 Edit::Lang {
                     existing: Some(existing),
                     ..
-                } if same_language(existing, lang) => Some(existing.clone()),
+                } if tolk_lang::same_language(existing, lang) => Some(existing.clone()),
                 _ => None,
             })
             .unwrap_or_else(|| lang.to_owned())

@@ -275,6 +275,17 @@ fn write(out: &mut String, text: &str, style: &Style) {
     }
 }
 
+impl crate::filter::Skeleton for Skeleton {
+    fn merge(
+        &self,
+        source: &[String],
+        translated: &[String],
+        lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        Ok(Self::merge(self, source, translated, lang))
+    }
+}
+
 impl Skeleton {
     pub(crate) fn merge(
         &self,

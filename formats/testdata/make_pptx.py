@@ -3,7 +3,7 @@ python-pptx (an independent reader of what the filter writes).
 
     python3 make_pptx.py write OUTPUT.pptx
     python3 make_pptx.py read INPUT.pptx     # prints the texts as JSON
-    python3 make_pptx.py frames INPUT.pptx   # prints how text fits its boxes, and chart labels
+    python3 make_pptx.py frames INPUT.pptx   # prints how text fits its boxes, chart labels and chart data
 
 The deck has a title slide, a slide with a bold run and a line break in one
 paragraph, a table, a group of two shapes, speaker notes and a chart with a
@@ -121,12 +121,34 @@ def read(path):
     print(json.dumps({"slides": slides, "layouts": len(prs.slide_layouts)}))
 
 
+def workbook_texts(blob):
+    """The text cells of every sheet of an embedded workbook, read with
+    openpyxl; None when openpyxl cannot read it."""
+    import io
+    import zipfile
+
+    from openpyxl import load_workbook
+
+    try:
+        book = load_workbook(io.BytesIO(blob))
+    except (zipfile.BadZipFile, KeyError, OSError):
+        return None
+    return [
+        cell.value
+        for sheet in book.worksheets
+        for row in sheet.iter_rows()
+        for cell in row
+        if isinstance(cell.value, str)
+    ]
+
+
 def frames(path):
     """Each text frame's text, auto-size setting and font scale (as
-    PowerPoint's shrink on overflow stores it), and each chart's category
-    labels and series names (read from the chart's caches)."""
+    PowerPoint's shrink on overflow stores it), each chart's category
+    labels and series names (read from the chart's caches), and the text
+    cells of the workbook holding each chart's data."""
     prs = Presentation(path)
-    fits, charts = [], []
+    fits, charts, data = [], [], []
     for slide in prs.slides:
         for shape in slide.shapes:
             if shape.has_text_frame:
@@ -137,7 +159,8 @@ def frames(path):
             if getattr(shape, "has_chart", False) and shape.has_chart:
                 plot = shape.chart.plots[0]
                 charts.append([list(plot.categories), [s.name for s in plot.series]])
-    print(json.dumps({"fits": fits, "charts": charts}))
+                data.append(workbook_texts(shape.chart.part.chart_workbook.xlsx_part.blob))
+    print(json.dumps({"fits": fits, "charts": charts, "data": data}))
 
 
 if __name__ == "__main__":

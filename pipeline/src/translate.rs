@@ -135,7 +135,7 @@ impl Pipeline<'_> {
             .translator
             .detect_each(&req.texts, tags, &req.target_lang)
             .await?;
-        let target_base = language::base(&req.target_lang).to_ascii_uppercase();
+        let target_base = tolk_lang::deepl_base(&req.target_lang);
         let mut langs: Vec<String> = Vec::with_capacity(guesses.len());
         let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, guess) in guesses.into_iter().enumerate() {
@@ -236,7 +236,7 @@ impl Pipeline<'_> {
                     .as_ref()
                     .and_then(|m| m.source_language.clone())
             })
-            .map(|l| language::base(&l).to_ascii_uppercase())
+            .map(|l| tolk_lang::deepl_base(&l))
             .unwrap_or_default();
         let mut from_engine = engine.texts.into_iter();
         let sent = hits.iter().filter(|h| h.is_none()).count();

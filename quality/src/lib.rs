@@ -151,20 +151,11 @@ impl Options {
     /// Options for a pair given as DeepL codes (`EN`, `PT-BR`, `es`).
     pub fn new(source_lang: &str, target_lang: &str) -> Self {
         Self {
-            source_lang: base_code(source_lang),
-            target_lang: base_code(target_lang),
+            source_lang: tolk_lang::base(source_lang),
+            target_lang: tolk_lang::base(target_lang),
             glossary: Vec::new(),
         }
     }
-}
-
-/// `PT-BR` → `pt`.
-pub fn base_code(code: &str) -> String {
-    code.trim()
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
 }
 
 /// Most issues reported for one segment (the most severe first); a pathological

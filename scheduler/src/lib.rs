@@ -82,7 +82,11 @@ pub async fn run(
                     sweep_from = Instant::now() + config.dead_worker_after;
                 }
             }
-            Ok(true) => tasks::prune_queue(&config, &db).await,
+            Ok(true) => {
+                if let Err(e) = tasks::prune(&config, &db).await {
+                    tracing::warn!(error = %e, "pruning finished jobs failed");
+                }
+            }
             Ok(false) => tracing::trace!("not the leader"),
             Err(e) => {
                 sweep_from = Instant::now() + config.dead_worker_after;

@@ -369,6 +369,32 @@ pub async fn expire(
         .collect())
 }
 
+/// Documents as a job kind: lost jobs end in `error`; a document goes
+/// `downloaded` after its download, or `finished` after its upload when done
+/// or failed, with its source and result objects.
+pub struct Documents;
+
+#[async_trait::async_trait]
+impl crate::lifecycle::JobKind for Documents {
+    fn name(&self) -> &'static str {
+        "documents"
+    }
+
+    async fn fail_lost(&self, db: &PgPool) -> Result<u64, StorageError> {
+        fail_lost_jobs(db).await
+    }
+
+    async fn expire(
+        &self,
+        db: &PgPool,
+        retention: &crate::lifecycle::Retention,
+    ) -> Result<Vec<String>, StorageError> {
+        let downloaded = retention.downloaded.as_secs_f64();
+        let expired = expire(db, downloaded, retention.finished.as_secs_f64()).await?;
+        Ok(expired.into_iter().flat_map(|(_, keys)| keys).collect())
+    }
+}
+
 /// Ends in error every unfinished document whose queue job is over (killed, or
 /// failed with no attempt left): a safety net so no client polls forever.
 pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
@@ -376,10 +402,9 @@ pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
         r#"UPDATE documents d
            SET status = 'error', finished_at = now(),
                error_message = 'The translation job ended without finishing the document: '
-                   || COALESCE(j.last_result ->> 'Err', 'unknown error')
-           FROM apalis.jobs j
-           WHERE j.id = d.job_id AND d.status IN ('queued', 'translating')
-             AND (j.status = 'Killed' OR (j.status = 'Failed' AND j.attempts >= j.max_attempts))"#
+                   || e.error
+           FROM ended_queue_jobs e
+           WHERE e.id = d.job_id AND d.status IN ('queued', 'translating')"#
     )
     .execute(pool)
     .await?;

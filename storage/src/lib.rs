@@ -15,6 +15,7 @@ pub mod enqueuer;
 pub mod error;
 pub mod glossaries;
 pub mod keys;
+pub mod lifecycle;
 pub mod limits;
 pub mod objects;
 pub mod quality;

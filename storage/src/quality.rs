@@ -249,6 +249,35 @@ pub fn report_object(id: Uuid) -> String {
     format!("quality/{id}/report.json")
 }
 
+/// Quality evaluations as a job kind: lost jobs end in `error`; an
+/// evaluation goes 24 hours after it finished ([`RETENTION`], as the wire
+/// format keeps jobs), with its report and a document evaluation's segments.
+pub struct Evaluations;
+
+#[async_trait::async_trait]
+impl crate::lifecycle::JobKind for Evaluations {
+    fn name(&self) -> &'static str {
+        "quality evaluations"
+    }
+
+    async fn fail_lost(&self, db: &PgPool) -> Result<u64, StorageError> {
+        fail_lost_jobs(db).await
+    }
+
+    async fn expire(
+        &self,
+        db: &PgPool,
+        _retention: &crate::lifecycle::Retention,
+    ) -> Result<Vec<String>, StorageError> {
+        let expired = expire(db, RETENTION).await?;
+        // A text job has no segments object: deleting it finds none.
+        Ok(expired
+            .into_iter()
+            .flat_map(|(id, report)| report.into_iter().chain([segments_object(id)]))
+            .collect())
+    }
+}
+
 /// Fails evaluations whose queue job failed for good without the handler
 /// recording it (e.g. the worker was killed on every attempt).
 pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
@@ -256,9 +285,8 @@ pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
         r#"UPDATE quality_evaluations q
            SET status = 'error', finished_at = now(),
                error_message = 'The evaluation pipeline stopped unexpectedly.'
-           FROM apalis.jobs j
-           WHERE j.id = q.job_id AND q.status IN ('queued', 'processing')
-             AND (j.status = 'Killed' OR (j.status = 'Failed' AND j.attempts >= j.max_attempts))"#
+           FROM ended_queue_jobs e
+           WHERE e.id = q.job_id AND q.status IN ('queued', 'processing')"#
     )
     .execute(pool)
     .await?;

@@ -283,6 +283,61 @@ pub async fn fail(pool: &PgPool, id: Uuid, message: &str) -> Result<(), StorageE
     Ok(())
 }
 
+/// Voice jobs as a job kind: a job whose queue job is over while it is
+/// `uploaded` or `processing` ends `failed`; a finished job goes `finished`
+/// after its last change, one never uploaded that long after its upload
+/// period, with its audio and results.
+pub struct VoiceJobs;
+
+#[async_trait::async_trait]
+impl crate::lifecycle::JobKind for VoiceJobs {
+    fn name(&self) -> &'static str {
+        "voice jobs"
+    }
+
+    async fn fail_lost(&self, db: &PgPool) -> Result<u64, StorageError> {
+        let res = sqlx::query!(
+            r#"UPDATE voice_jobs v
+               SET status = 'failed', updated_at = now(),
+                   error_message = 'The voice job ended without finishing: ' || e.error
+               FROM ended_queue_jobs e
+               WHERE e.id = v.queue_job_id AND v.status IN ('uploaded', 'processing')"#
+        )
+        .execute(db)
+        .await?;
+        Ok(res.rows_affected())
+    }
+
+    async fn expire(
+        &self,
+        db: &PgPool,
+        retention: &crate::lifecycle::Retention,
+    ) -> Result<Vec<String>, StorageError> {
+        let rows = sqlx::query!(
+            r#"WITH expired AS (
+                   SELECT id FROM voice_jobs
+                   WHERE (status IN ('complete', 'failed')
+                          AND updated_at < now() - make_interval(secs => $1))
+                      OR (status = 'pending'
+                          AND upload_expires_at < now() - make_interval(secs => $1))
+                   LIMIT 500 FOR UPDATE SKIP LOCKED)
+               DELETE FROM voice_jobs v USING expired WHERE v.id = expired.id
+               RETURNING v.source_object, v.results"#,
+            crate::lifecycle::secs(retention.finished)
+        )
+        .fetch_all(db)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .flat_map(|r| {
+                let results: Vec<TargetResult> =
+                    serde_json::from_value(r.results).unwrap_or_default();
+                std::iter::once(r.source_object).chain(results.into_iter().filter_map(|t| t.object))
+            })
+            .collect())
+    }
+}
+
 /// Puts a job back to `uploaded` with a note, before a retry.
 pub async fn requeue(pool: &PgPool, id: Uuid, message: &str) -> Result<(), StorageError> {
     sqlx::query!(

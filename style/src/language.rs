@@ -21,14 +21,7 @@ pub fn parse(code: &str) -> Option<String> {
         .map(|l| (*l).to_owned())
 }
 
-/// Lower-case base of a language code (`EN-US` → `en`).
-pub fn base(code: &str) -> String {
-    code.split('-')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
+pub use tolk_lang::base;
 
 /// Whether a list for `list_lang` applies to translations into `target`
 /// (a DeepL target code, any case: `EN-GB`, `zh-hans`, `DE`).

@@ -76,7 +76,7 @@ impl Recognizer {
 
     /// True when `language` (a DeepL code, any case, variants allowed) can be recognised.
     pub fn supports(&self, language: &str) -> bool {
-        let base = language.split(['-', '_']).next().unwrap_or(language);
+        let base = tolk_lang::primary(language);
         self.languages()
             .iter()
             .any(|l| l.eq_ignore_ascii_case(base))

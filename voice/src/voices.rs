@@ -296,7 +296,7 @@ pub fn vc_voice(id: i64) -> VoiceLookup<&'static VcVoice> {
 
 /// The first TTS voice speaking `language` (a DeepL code such as `ES`, `PT-BR`, `en`).
 pub fn tts_voice_for_language(language: &str) -> Option<&'static TtsVoice> {
-    let base = language.split(['-', '_']).next().unwrap_or(language);
+    let base = tolk_lang::primary(language);
     TTS_VOICES
         .iter()
         .find(|v| v.language.eq_ignore_ascii_case(base))

@@ -278,17 +278,13 @@ async fn source_language(
             lang
         }
     };
-    if base(&lang) == base(&doc.target_lang) {
+    if tolk_lang::same_language(&lang, &doc.target_lang) {
         return Err(JobError::Permanent(format!(
             "Source and target language are the same ({}); choose a different target_lang.",
-            base(&lang)
+            tolk_lang::deepl_base(&lang)
         )));
     }
     Ok(lang)
-}
-
-fn base(code: &str) -> String {
-    code.split('-').next().unwrap_or(code).to_ascii_uppercase()
 }
 
 /// The glossaries, style rule list and translation memory the document was
@@ -352,16 +348,5 @@ impl Progress for DocumentProgress<'_> {
         let share = done as f32 / total.max(1) as f32;
         let progress = self.from + (self.to - self.from) * share;
         documents::set_progress(&self.state.db, self.document_id, progress).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_language() {
-        assert_eq!(base("en-gb"), "EN");
-        assert_eq!(base("PT-BR"), "PT");
     }
 }

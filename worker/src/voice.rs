@@ -56,13 +56,6 @@ impl Tracked for VoiceTranslate {
     }
 }
 
-fn base(code: &str) -> String {
-    code.split(['-', '_'])
-        .next()
-        .unwrap_or(code)
-        .to_ascii_uppercase()
-}
-
 async fn run(job: &VoiceTranslate, state: &WorkerState) -> Result<(), JobError> {
     if !voice_jobs::start(&state.db, job.job_id).await? {
         tracing::info!("voice job already finished; nothing to do");
@@ -151,13 +144,13 @@ async fn produce(
     index: usize,
     target: &Target,
 ) -> Result<TargetResult, JobError> {
-    let text = if base(&target.language) == base(source_lang) || transcript.is_empty() {
+    let text = if tolk_lang::same_language(&target.language, source_lang) || transcript.is_empty() {
         transcript.to_owned()
     } else {
         let res = state
             .pipeline()
             .translate_plain(
-                &base(source_lang),
+                &tolk_lang::deepl_base(source_lang),
                 &target.language,
                 vec![transcript.to_owned()],
             )
@@ -207,15 +200,4 @@ async fn produce(
         bytes: Some(size),
         error: None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base_codes() {
-        assert_eq!(base("en-US"), "EN");
-        assert_eq!(base("pt_br"), "PT");
-    }
 }

@@ -95,11 +95,7 @@ impl Speller {
         {
             return Ok(d.clone());
         }
-        let base = key
-            .split('-')
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
+        let base = tolk_lang::base(&key);
         let stem = stems(&key)
             .into_iter()
             .find(|s| self.dir.join(format!("{s}.dic")).is_file())
@@ -211,11 +207,7 @@ fn sentence_start(prev: Option<&(bool, String)>, is_first: bool) -> bool {
 
 /// Corrects spelling and simple grammar of `text` in language `code` (DeepL code).
 pub fn correct(dict: &Dictionary, code: &str, text: &str) -> String {
-    let lang = code
-        .split('-')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let lang = tolk_lang::base(code);
     let parts = pieces(text);
     let mut out: Vec<(bool, String)> = Vec::with_capacity(parts.len());
     let mut suggestions = Vec::new();

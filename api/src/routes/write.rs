@@ -100,7 +100,8 @@ fn languages(
                         bad("The language of 'text' could not be detected; set 'target_lang'.")
                     })?,
             };
-            let detected = detected.unwrap_or_else(|| base(&lang)).to_ascii_lowercase();
+            let detected =
+                detected.map_or_else(|| tolk_lang::base(&lang), |d| d.to_ascii_lowercase());
             Ok((detected, lang))
         })
         .collect()
@@ -115,10 +116,6 @@ fn reported_variant(lang: &str) -> String {
         "pt" => "pt-PT".to_owned(),
         _ => lang.to_owned(),
     }
-}
-
-fn base(code: &str) -> String {
-    code.split('-').next().unwrap_or(code).to_ascii_uppercase()
 }
 
 async fn bill(
@@ -273,7 +270,7 @@ async fn rephrase(
     instructions.extend(tone.and_then(|t| instruction("tone", t)));
     let mut llm = Vec::new();
     for (detected, lang) in &langs {
-        let same = base(detected) == base(lang);
+        let same = tolk_lang::same_language(detected, lang);
         let engine = tolk_engine::lang::parse_target(lang).ok().and_then(|l| {
             state
                 .translator
@@ -305,12 +302,12 @@ async fn rephrase(
         dictionaries(&state, langs.iter().map(|(_, lang)| lang))?;
         let mut work = Vec::with_capacity(texts.len());
         for (text, (detected, lang)) in texts.iter().zip(&langs) {
-            let text = if base(detected) == base(lang) {
+            let text = if tolk_lang::same_language(detected, lang) {
                 text.clone()
             } else {
                 let translated = state
                     .pipeline()
-                    .translate_plain(&base(detected), lang, vec![text.clone()])
+                    .translate_plain(&tolk_lang::deepl_base(detected), lang, vec![text.clone()])
                     .await?;
                 translated.texts.into_iter().next().unwrap_or_default()
             };

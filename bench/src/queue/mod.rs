@@ -3,7 +3,7 @@
 //! hand-written `FOR UPDATE SKIP LOCKED` loop, side by side, in one run, on the local
 //! PostgreSQL.
 //!
-//! Method (see also `shared/design/queue-notes.md` §5–6):
+//! Method (docs/benchmarks.md gives the figures and how to reproduce them):
 //! - A throwaway database per run (`tolk_bench_<pid>_<unix>`), migrated with the
 //!   platform's own migrator (`tolk_storage::db::migrate`: apalis schema + ours),
 //!   dropped at the end. Graphile Worker gets its own schema in the same database,

@@ -25,7 +25,7 @@ pub(super) fn platform_scheduler() -> tolk_scheduler::SchedulerConfig {
 pub(super) enum Prune {
     /// Nothing pruned.
     Off,
-    /// The scheduler's `prune_queue` every `tick`, Done rows kept `keep_done`.
+    /// The scheduler's `prune` every `tick`, Done rows kept `keep_done`.
     Every { tick: Duration, keep_done: Duration },
 }
 

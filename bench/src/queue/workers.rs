@@ -145,7 +145,7 @@ impl WorkerPools {
     }
 }
 
-/// The scheduler's queue pruning (`tolk_scheduler::tasks::prune_queue`) as
+/// The scheduler's queue pruning (`tolk_scheduler::tasks::prune`) as
 /// `prune` says: every `tick`, with Done rows kept `keep_done`; none for
 /// [`Prune::Off`].
 pub(super) fn start_pruner(pool: &PgPool, prune: Prune) -> Option<JoinHandle<()>> {
@@ -163,7 +163,9 @@ pub(super) fn start_pruner(pool: &PgPool, prune: Prune) -> Option<JoinHandle<()>
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            tolk_scheduler::tasks::prune_queue(&config, &pool).await;
+            if let Err(e) = tolk_scheduler::tasks::prune(&config, &pool).await {
+                eprintln!("pruning finished jobs failed: {e}");
+            }
         }
     }))
 }

@@ -157,7 +157,7 @@ impl Engine for DeeplEngine {
 
     fn supports(&self, pair: &Pair, feature: Feature) -> bool {
         let code = deepl_code(&pair.target);
-        let base = code.split('-').next().unwrap_or_default().to_owned();
+        let base = tolk_lang::deepl_base(&code);
         match feature {
             Feature::Formality => {
                 FORMALITY_TARGETS.contains(&code.as_str())

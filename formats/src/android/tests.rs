@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python_snippet, test_folder};
+use crate::testdoc::{python_snippet, test_folder};
 use crate::{DocumentFormat, extract};
 
 /// A `res/values/strings.xml` as Android Studio writes one.

@@ -1,14 +1,16 @@
-//! Word documents (`.docx`): an Office Open XML package ([`crate::ooxml`])
+//! Word documents (`.docx`): an Office Open XML package ([`crate::package`])
 //! whose translatable parts are `word/document.xml`, then
 //! `word/header*.xml`, `word/footer*.xml`, `word/footnotes.xml` and
 //! `word/endnotes.xml` and `word/comments.xml` in archive order
-//! (WordprocessingML), the charts (`word/charts/`, DrawingML) and the
-//! document properties (title, subject, description, keywords).
+//! (WordprocessingML), the charts (`word/charts/`, DrawingML), the
+//! workbooks holding the charts' data (`word/embeddings/*.xlsx`, as Excel
+//! workbooks) and the document properties (title, subject, description,
+//! keywords).
 
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, WORD};
+use crate::package::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, WORD};
 
 /// The Word package.
 pub(crate) static PACKAGE: Package = Package {
@@ -17,6 +19,7 @@ pub(crate) static PACKAGE: Package = Package {
     main: "word/document.xml",
     is_part: is_translatable_part,
     dialect: word,
+    embedded: crate::xlsx::embedded_workbook,
 };
 
 /// DrawingML in charts, the properties' plain elements, WordprocessingML

@@ -1,8 +1,6 @@
 use std::path::Path;
 
-use crate::ooxml::testdoc::{
-    entries, map_text, package, part, raw_entries, uppercase_merge, zip_of,
-};
+use crate::testdoc::{entries, map_text, package, part, raw_entries, uppercase_merge, zip_of};
 use crate::xml;
 use crate::{DocumentFormat, Extracted, FormatError, extract};
 
@@ -29,8 +27,8 @@ const GENERATED: &[&str] = &[
 fn generated_dir() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = crate::ooxml::testdoc::test_folder("docx-tests");
-        crate::ooxml::testdoc::testdata_script("make_docx.py", &[&dir]);
+        let dir = crate::testdoc::test_folder("docx-tests");
+        crate::testdoc::testdata_script("make_docx.py", &[&dir]);
         dir
     })
 }
@@ -216,9 +214,9 @@ fn fixture_segments() {
 fn read_back(bytes: &[u8]) -> serde_json::Value {
     static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = crate::ooxml::testdoc::test_folder("docx-read").join(format!("{n}.docx"));
+    let path = crate::testdoc::test_folder("docx-read").join(format!("{n}.docx"));
     std::fs::write(&path, bytes).unwrap();
-    let out = crate::ooxml::testdoc::testdata_script("make_docx.py", &[Path::new("--read"), &path]);
+    let out = crate::testdoc::testdata_script("make_docx.py", &[Path::new("--read"), &path]);
     serde_json::from_str(&out).unwrap()
 }
 
@@ -270,7 +268,7 @@ fn runs_marked_with_another_language_than_the_source_keep_their_text() {
     // docProps/core.xml before the body); then the French phrase is a
     // placeholder, the German paragraph no segment, the British English run
     // text.
-    let texts = crate::ooxml::testdoc::plain_texts(&doc);
+    let texts = crate::testdoc::plain_texts(&doc);
     assert_eq!(
         texts,
         [

@@ -140,7 +140,7 @@ pub(crate) fn extract(
         out: NodeList::default(),
         pending: Vec::new(),
         source: source_language
-            .map(crate::base_language)
+            .map(tolk_lang::base)
             .filter(|b| !b.is_empty()),
     };
     extractor.out.raw(0..from);
@@ -228,7 +228,7 @@ impl Extractor<'_> {
             && tag
                 .attr("lang")
                 .and_then(|a| a.value.as_ref())
-                .map(|v| crate::base_language(&self.src[v.inner.clone()]))
+                .map(|v| tolk_lang::base(&self.src[v.inner.clone()]))
                 .is_some_and(|l| !l.is_empty() && l != *source)
     }
 
@@ -604,14 +604,16 @@ fn add_text(builder: &mut SegmentBuilder, tags: &mut Vec<Tag>, src: &str, range:
     builder.text(&text);
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let texts = Texts::new(&self.map, source, translated);
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         self.render(&mut out, &self.nodes, texts);
         self.form.encode(&out, true)
     }
+}
 
+impl Skeleton {
     fn render(&self, out: &mut String, nodes: &[Node], texts: Texts<'_>) {
         for node in nodes {
             match node {

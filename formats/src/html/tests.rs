@@ -242,7 +242,7 @@ fn elements_marked_with_another_language_than_the_source_are_kept() {
         ..Default::default()
     };
     let d = crate::extract_with(DocumentFormat::Html, html.as_bytes(), options).unwrap();
-    let texts = crate::ooxml::testdoc::plain_texts(&d);
+    let texts = crate::testdoc::plain_texts(&d);
     assert_eq!(
         texts,
         ["The house  is big.", "The colour."],

@@ -1,5 +1,5 @@
 //! Adobe InDesign Markup packages (`.idml`): a ZIP package read and written
-//! by [`crate::ooxml`] with the [`IDML`] dialect. The translatable parts are
+//! by [`crate::package`] with the [`IDML`] dialect. The translatable parts are
 //! the stories (`Stories/Story_*.xml`): each paragraph
 //! (`ParagraphStyleRange`, split at its `Br` elements) is a segment, its
 //! runs (`CharacterStyleRange`, their style in their attributes and
@@ -12,7 +12,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{Dialect, IDML, Package};
+use crate::package::{Dialect, IDML, Package, no_embedded};
 
 /// The IDML package.
 pub(crate) static PACKAGE: Package = Package {
@@ -21,6 +21,7 @@ pub(crate) static PACKAGE: Package = Package {
     main: "designmap.xml",
     is_part: is_story,
     dialect: story,
+    embedded: no_embedded,
 };
 
 fn story(_: &str) -> &'static Dialect {

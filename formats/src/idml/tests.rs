@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::inline;
-use crate::ooxml::testdoc::{
+use crate::testdoc::{
     bracketed, entries, map_text, raw_entries, tags, test_folder, testdata_script,
 };
 use crate::{DocumentFormat, FormatError, extract};
@@ -69,7 +69,7 @@ fn identity_is_byte_identical_and_a_translation_keeps_the_structure() {
     let out = doc.merge(&translated).unwrap();
     // The same segments in the smallest chunks.
     let (segments, chunked) =
-        crate::ooxml::extract_in_chunks(&super::PACKAGE, &bytes, None, 1).unwrap();
+        crate::package::extract_in_chunks(&super::PACKAGE, &bytes, None, 1).unwrap();
     assert_eq!(segments, doc.segments());
     assert_eq!(
         entries(&chunked.merge(&translated, None).unwrap()),
@@ -137,9 +137,9 @@ fn broken_packages_are_refused() {
     };
     let (_, bytes) = package("broken");
     assert!(message(&bytes[..bytes.len() / 2]).contains("truncated or damaged"));
-    let no_designmap = crate::ooxml::testdoc::zip_of(&[("Stories/Story_u1.xml", "<x/>")]);
+    let no_designmap = crate::testdoc::zip_of(&[("Stories/Story_u1.xml", "<x/>")]);
     assert!(message(&no_designmap).contains("designmap.xml is missing"));
-    let laughs = crate::ooxml::testdoc::zip_of(&[
+    let laughs = crate::testdoc::zip_of(&[
         ("designmap.xml", "<Document/>"),
         (
             "Stories/Story_u1.xml",

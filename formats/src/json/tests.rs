@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::uppercase_merge;
+use crate::testdoc::uppercase_merge;
 use crate::{DocumentFormat, FormatError, extract};
 
 const FILE: &str = r#"{

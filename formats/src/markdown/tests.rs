@@ -4,7 +4,7 @@ const DOC: &str = "---\ntitle: The garden\nlayout: post\ntags: [home, garden]\n-
 
 /// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
-    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
+    String::from_utf8(crate::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn markup_characters_in_a_translation_are_escaped() {
 /// elements, the text of every block upper-cased (code kept as it was).
 #[test]
 fn python_markdown_reads_the_same_structure_with_the_text_translated() {
-    use crate::ooxml::testdoc::{test_folder, testdata_script};
+    use crate::testdoc::{test_folder, testdata_script};
     let dir = test_folder("markdown");
     let source = dir.join("doc.md");
     std::fs::write(&source, DOC).unwrap();

@@ -1,5 +1,5 @@
 use crate::inline;
-use crate::ooxml::testdoc::{bracketed, map_text, tags, test_folder, testdata_script};
+use crate::testdoc::{bracketed, map_text, tags, test_folder, testdata_script};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// A MIF 2015 document as FrameMaker writes one: catalogues, a table, a
@@ -155,7 +155,7 @@ fn reference_pages_and_their_tables_are_kept() {
     let source = with_reference_page();
     let doc = mif(&source);
     assert_eq!(doc.segments(), mif(MIF).segments());
-    let out = String::from_utf8(crate::ooxml::testdoc::uppercase_merge(&doc)).unwrap();
+    let out = String::from_utf8(crate::testdoc::uppercase_merge(&doc)).unwrap();
     for kept in [
         "`P:Body'",
         "`Parent = UL'",
@@ -198,7 +198,7 @@ fn index_and_comment_markers_are_translated_and_commands_kept() {
     assert_eq!(segments.len(), mif(MIF).segments().len() + 2);
     // The identity gives the file back.
     assert_eq!(doc.merge(segments).unwrap(), source.as_bytes());
-    let out = String::from_utf8(crate::ooxml::testdoc::uppercase_merge(&doc)).unwrap();
+    let out = String::from_utf8(crate::testdoc::uppercase_merge(&doc)).unwrap();
     for expected in [
         "<MText `REPORTS:ANNUAL<$nopage\\>;[Year]YEARS'>",
         "<MText `CHECK THE FIGURES'>",

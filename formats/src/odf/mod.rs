@@ -1,5 +1,5 @@
 //! OpenDocument files (`.odt`, `.odp`, `.ods`): a ZIP package read and
-//! written by [`crate::ooxml`] with the OpenDocument dialect. The
+//! written by [`crate::package`] with the OpenDocument dialect. The
 //! translatable parts are `content.xml` (the text, slides or sheets; notes,
 //! frames and table cells included), `styles.xml` (headers, footers and
 //! master pages) and `meta.xml` (title, subject, description, keywords). Paragraphs (`text:p`, `text:h`) hold character data:
@@ -11,7 +11,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{Dialect, OPEN_DOCUMENT, PLAIN, Package};
+use crate::package::{Dialect, OPEN_DOCUMENT, PLAIN, Package};
 
 /// OpenDocument text (`.odt`).
 pub(crate) static ODT: Package = open_document("ODT");
@@ -27,6 +27,7 @@ const fn open_document(kind: &'static str) -> Package {
         main: "content.xml",
         is_part: |name| name == "styles.xml" || name == "meta.xml",
         dialect,
+        embedded: crate::package::no_embedded,
     }
 }
 

@@ -2,9 +2,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::ooxml::testdoc::{
-    assert_segments, raw_entries, test_folder, testdata_script, uppercased,
-};
+use crate::testdoc::{assert_segments, raw_entries, test_folder, testdata_script, uppercased};
 use crate::{DocumentFormat, FormatError, extract};
 
 /// The three files odfpy writes (`testdata/make_odf.py`), in a folder of the
@@ -100,7 +98,7 @@ fn odfpy_reads_every_paragraph_translated_and_the_markup_kept() {
     assert_eq!(strings(&after["texts"]), want);
     assert_eq!(strings(&after["spans"]), ["VERY BIG"]);
     assert_eq!(after["links"], before["links"]);
-    let content = crate::ooxml::testdoc::part(&out, "content.xml");
+    let content = crate::testdoc::part(&out, "content.xml");
     assert!(
         content.contains("THE CITY <text:s text:c=\"2\"/>IS OLD."),
         "runs of spaces are written as text:s"
@@ -135,7 +133,7 @@ fn slides_and_sheets_are_translated_and_numbers_and_formulas_kept() {
 fn a_zip_that_is_not_an_open_document_is_refused() {
     let e = extract(
         DocumentFormat::Odt,
-        &crate::ooxml::testdoc::zip_of(&[("word/document.xml", "<w:document/>")]),
+        &crate::testdoc::zip_of(&[("word/document.xml", "<w:document/>")]),
     )
     .unwrap_err();
     assert!(matches!(e, FormatError::Corrupt(_)), "{e:?}");

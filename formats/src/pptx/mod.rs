@@ -1,5 +1,5 @@
 //! PowerPoint presentations (`.pptx`): an Office Open XML package
-//! ([`crate::ooxml`]) whose translatable parts are DrawingML text: the slides
+//! ([`crate::package`]) whose translatable parts are DrawingML text: the slides
 //! (`ppt/slides/slide*.xml`: shapes, grouped shapes, tables), the speaker
 //! notes (`ppt/notesSlides/`), SmartArt (its data, `ppt/diagrams/data*.xml`,
 //! and the drawing PowerPoint caches from it, `ppt/diagrams/drawing*.xml`,
@@ -14,13 +14,14 @@
 //! never under 55 %), unless the box grows with its text (`a:spAutoFit`) or
 //! was set never to fit it (`a:noAutofit`). Charts' category labels and
 //! series names are translated in their caches (`c:v`), which is what
-//! PowerPoint shows; the workbook embedded for editing the data keeps its
-//! source text.
+//! PowerPoint shows, and in the workbook embedded for editing the data
+//! (`ppt/embeddings/*.xlsx`, translated as an Excel workbook), so editing a
+//! chart's data keeps its labels translated.
 
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package};
+use crate::package::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package};
 
 /// The PowerPoint package.
 pub(crate) static PACKAGE: Package = Package {
@@ -29,6 +30,7 @@ pub(crate) static PACKAGE: Package = Package {
     main: "ppt/presentation.xml",
     is_part: is_translatable_part,
     dialect: drawing,
+    embedded: crate::xlsx::embedded_workbook,
 };
 
 /// The plain text of legacy comments and of the properties; DrawingML

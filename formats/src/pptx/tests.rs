@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::ooxml::testdoc::{
+use crate::testdoc::{
     assert_segments, raw_entries, test_folder, testdata_script, uppercase_merge, uppercased,
 };
 use crate::{DocumentFormat, Extracted, FormatError, extract};
@@ -122,7 +122,8 @@ fn a_translated_deck_reads_back_with_every_text_translated_and_formatting_kept()
 /// A translation twice as long as its source shrinks to fit its box, as
 /// PowerPoint's shrink on overflow does (`normAutofit` with a font scale);
 /// text boxes that grow with their text are left to grow; chart categories
-/// and series names, read from the chart's caches, are translated.
+/// and series names are translated in the chart's caches and in the
+/// workbook holding its data alike (read back with openpyxl).
 #[test]
 fn grown_text_shrinks_to_fit_and_chart_labels_are_translated() {
     let dir = folder("fit");
@@ -131,7 +132,7 @@ fn grown_text_shrinks_to_fit_and_chart_labels_are_translated() {
     let doubled: Vec<String> = doc
         .segments()
         .iter()
-        .map(|s| crate::ooxml::testdoc::map_text(s, |t| t.to_uppercase().repeat(2)))
+        .map(|s| crate::testdoc::map_text(s, |t| t.to_uppercase().repeat(2)))
         .collect();
     let path = dir.join("fit.pptx");
     std::fs::write(&path, doc.merge(&doubled).unwrap()).unwrap();
@@ -150,6 +151,11 @@ fn grown_text_shrinks_to_fit_and_chart_labels_are_translated() {
     assert_eq!(
         read["charts"],
         serde_json::json!([[["NORTHNORTH", "SOUTHSOUTH"], ["SALESSALES"]]]),
+        "{read}"
+    );
+    assert_eq!(
+        read["data"],
+        serde_json::json!([["SALESSALES", "NORTHNORTH", "SOUTHSOUTH"]]),
         "{read}"
     );
     // Untranslated, nothing changes.
@@ -182,7 +188,8 @@ fn masters_and_layouts_are_copied_as_they_are() {
         let translated = b.0 == "docProps/core.xml"
             || b.0.starts_with("ppt/slides/slide")
             || b.0.starts_with("ppt/notesSlides/notesSlide")
-            || b.0.starts_with("ppt/charts/chart");
+            || b.0.starts_with("ppt/charts/chart")
+            || b.0.starts_with("ppt/embeddings/");
         if !translated {
             assert_eq!(b, a, "{} changed", b.0);
         }
@@ -195,7 +202,7 @@ fn a_file_that_is_not_a_presentation_is_refused() {
         (b"".to_vec(), "empty"),
         (b"not a zip".to_vec(), "not a ZIP archive"),
         (
-            crate::ooxml::testdoc::zip_of(&[("word/document.xml", "<w:document/>")]),
+            crate::testdoc::zip_of(&[("word/document.xml", "<w:document/>")]),
             "ppt/presentation.xml is missing",
         ),
     ] {
@@ -215,7 +222,7 @@ fn translated_runs_are_marked_with_the_target_language() {
         .map(|s| crate::inline::map_text(s, |t| format!("{t}!")))
         .collect();
     let out = doc.merge(&translated).unwrap();
-    let slide = crate::ooxml::testdoc::part(&out, "ppt/slides/slide1.xml");
+    let slide = crate::testdoc::part(&out, "ppt/slides/slide1.xml");
     let runs = slide.matches("<a:r>").count();
     assert!(runs > 0, "{slide}");
     assert_eq!(slide.matches("<a:rPr lang=\"es\"").count(), runs, "{slide}");
@@ -270,7 +277,7 @@ fn smartart_data_and_its_cached_drawing_are_translated_alike() {
     assert_eq!(count("Do the work"), 2, "{:?}", doc.segments());
     let out = uppercased(&bytes, DocumentFormat::Pptx);
     for name in ["ppt/diagrams/data1.xml", "ppt/diagrams/drawing1.xml"] {
-        let xml = crate::ooxml::testdoc::part(&out, name);
+        let xml = crate::testdoc::part(&out, name);
         assert!(xml.contains("<a:t>PLAN THE WORK</a:t>"), "{xml}");
         assert!(xml.contains("<a:t>DO THE WORK</a:t>"), "{xml}");
         assert!(!xml.contains("the work"), "{xml}");
@@ -315,5 +322,52 @@ fn a_run_in_another_language_is_kept_when_the_marks_are_meaningful() {
             .any(|s| s.contains("joie de vivre")),
         "{:?}",
         spanish.segments()
+    );
+}
+
+/// A chart workbook that cannot be read is copied as it is; the rest of the
+/// deck is translated, chart caches included.
+#[test]
+fn a_damaged_chart_workbook_is_kept_as_it_is() {
+    use std::io::Write;
+    let dir = folder("damaged-workbook");
+    let bytes = deck(&dir);
+    let mut damaged = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut found = false;
+    for (name, data) in crate::testdoc::entries(&bytes) {
+        let workbook = name.starts_with("ppt/embeddings/") && name.ends_with(".xlsx");
+        found |= workbook;
+        let data = if workbook {
+            b"PK\x03\x04 not a workbook".to_vec()
+        } else {
+            data
+        };
+        damaged
+            .start_file(name.as_str(), zip::write::SimpleFileOptions::default())
+            .unwrap();
+        damaged.write_all(&data).unwrap();
+    }
+    assert!(found, "python-pptx embeds the chart's workbook");
+    let damaged = damaged.finish().unwrap().into_inner();
+    let doc = pptx(&damaged);
+    let out = uppercase_merge(&doc);
+    let (before, after) = (
+        crate::testdoc::entries(&damaged),
+        crate::testdoc::entries(&out),
+    );
+    let workbook = |entries: &[(String, Vec<u8>)]| {
+        entries
+            .iter()
+            .find(|(n, _)| n.starts_with("ppt/embeddings/"))
+            .map(|(_, d)| d.clone())
+    };
+    assert_eq!(workbook(&before), workbook(&after));
+    let path = dir.join("out.pptx");
+    std::fs::write(&path, &out).unwrap();
+    let read: Value = serde_json::from_str(&make_pptx(&[Path::new("frames"), &path])).unwrap();
+    assert_eq!(
+        read["charts"],
+        serde_json::json!([[["NORTH", "SOUTH"], ["SALES"]]]),
+        "{read}"
     );
 }

@@ -4,7 +4,7 @@ const FILE: &str = "# Messages\n! also a comment\n\napp.title = The house\ngreet
 
 /// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
-    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
+    String::from_utf8(crate::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn utf8_files_keep_their_characters_and_latin1_files_their_encoding() {
 /// they were.
 #[test]
 fn jproperties_reads_the_translated_values() {
-    use crate::ooxml::testdoc::{python_snippet, test_folder};
+    use crate::testdoc::{python_snippet, test_folder};
     let dir = test_folder("properties");
     let d = extract(DocumentFormat::Properties, FILE.as_bytes()).unwrap();
     let path = dir.join("upper.properties");

@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
+use crate::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const RESX: &str = r#"<?xml version="1.0" encoding="utf-8"?>

@@ -3,7 +3,7 @@ use std::sync::OnceLock;
 
 use crate::contract::soffice;
 use crate::inline;
-use crate::ooxml::testdoc::{bracketed, map_text, plain_texts, tags, test_folder, testdata_script};
+use crate::testdoc::{bracketed, map_text, plain_texts, tags, test_folder, testdata_script};
 use crate::{DocumentFormat, FormatError, extract};
 
 const HAND_MADE: &str = concat!(

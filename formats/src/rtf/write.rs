@@ -6,13 +6,15 @@ use encoding_rs::Encoding;
 use super::{Node, Seg, Skeleton, Tag};
 use crate::inline::{self, Piece};
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.src.len() + self.src.len() / 4);
         self.render(&self.nodes, source, translated, &mut out);
         out
     }
+}
 
+impl Skeleton {
     fn render(&self, nodes: &[Node], source: &[String], translated: &[String], out: &mut Vec<u8>) {
         for node in nodes {
             match node {

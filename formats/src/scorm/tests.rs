@@ -3,7 +3,7 @@ use std::io::{Cursor, Read, Write};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
-use crate::ooxml::testdoc::uppercase_merge;
+use crate::testdoc::uppercase_merge;
 use crate::{DocumentFormat, FormatError, extract};
 
 const MANIFEST: &str = r#"<?xml version="1.0"?>

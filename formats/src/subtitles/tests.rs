@@ -10,7 +10,7 @@ fn doc(format: DocumentFormat, text: &str) -> crate::Extracted {
 
 /// The document's output with every segment upper-cased.
 fn upper(d: &crate::Extracted) -> String {
-    String::from_utf8(crate::ooxml::testdoc::uppercase_merge(d)).unwrap()
+    String::from_utf8(crate::testdoc::uppercase_merge(d)).unwrap()
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn latin1_subtitles_are_written_back_in_latin1() {
 /// translated text.
 #[test]
 fn files_real_tools_write_read_back_translated_with_the_same_timings() {
-    use crate::ooxml::testdoc::{test_folder, testdata_script};
+    use crate::testdoc::{test_folder, testdata_script};
     use std::path::Path;
     let dir = test_folder("subtitles");
     testdata_script("make_subtitles.py", &[Path::new("write"), &dir]);
@@ -181,7 +181,7 @@ fn srt_becomes_webvtt_and_back() {
 /// the same cues, timings and text.
 #[test]
 fn converted_files_are_read_by_the_other_formats_library() {
-    use crate::ooxml::testdoc::{test_folder, testdata_script};
+    use crate::testdoc::{test_folder, testdata_script};
     use std::path::Path;
     let dir = test_folder("subtitles-convert");
     testdata_script("make_subtitles.py", &[Path::new("write"), &dir]);

@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
+use crate::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const V12: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -54,7 +54,7 @@ const V20: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 "#;
 
 fn upper(input: &str) -> String {
-    crate::ooxml::testdoc::uppercase_to_spanish(DocumentFormat::Xliff, input)
+    crate::testdoc::uppercase_to_spanish(DocumentFormat::Xliff, input)
 }
 
 #[test]

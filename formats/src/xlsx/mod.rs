@@ -1,5 +1,5 @@
 //! Excel workbooks (`.xlsx`, and `.xlsm` with macros): an Office Open XML
-//! package ([`crate::ooxml`]) whose translatable parts are the shared strings
+//! package ([`crate::package`]) whose translatable parts are the shared strings
 //! (`xl/sharedStrings.xml`, plain and rich), the inline strings of the
 //! worksheets, cell comments (SpreadsheetML) and threaded comments, the
 //! document properties, and the DrawingML text of
@@ -18,7 +18,7 @@
 #[cfg(test)]
 mod tests;
 
-use crate::ooxml::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, SPREADSHEET};
+use crate::package::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, SPREADSHEET, no_embedded};
 
 /// The Excel package (`.xlsx`).
 pub(crate) static XLSX: Package = excel("XLSX");
@@ -33,7 +33,18 @@ const fn excel(kind: &'static str) -> Package {
         main: "xl/workbook.xml",
         is_part: is_translatable_part,
         dialect,
+        embedded: no_embedded,
     }
+}
+
+/// The workbook of an Office package's `embeddings/` folder (a chart's data,
+/// or an embedded sheet): translated as an Excel package of its own.
+pub(crate) fn embedded_workbook(name: &str) -> Option<&'static Package> {
+    let (folder, file) = name.rsplit_once('/')?;
+    let workbook = folder.ends_with("/embeddings")
+        && file.len() > 5
+        && file.get(file.len() - 5..)?.eq_ignore_ascii_case(".xlsx");
+    workbook.then_some(&XLSX)
 }
 
 /// DrawingML in drawings and charts, plain elements in the properties,

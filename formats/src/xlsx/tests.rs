@@ -4,7 +4,7 @@ use calamine::{Data, Reader, Xlsx, open_workbook_from_rs};
 use zip::write::SimpleFileOptions;
 use zip::{ZipArchive, ZipWriter};
 
-use crate::ooxml::testdoc::{
+use crate::testdoc::{
     assert_segments, raw_entries, test_folder, testdata_script, uppercased, zip_of,
 };
 use crate::{DocumentFormat, FormatError, extract};
@@ -32,7 +32,7 @@ fn cells(bytes: &[u8]) -> Vec<(String, Vec<Vec<Data>>)> {
 #[test]
 fn cell_strings_and_comments_are_segments_and_numbers_are_not() {
     let doc = extract(DocumentFormat::Xlsx, &workbook("segments")).unwrap();
-    let plain = crate::ooxml::testdoc::plain_texts(&doc);
+    let plain = crate::testdoc::plain_texts(&doc);
     assert_segments(
         &doc,
         &[
@@ -90,7 +90,7 @@ fn calamine_reads_translated_strings_and_the_same_numbers_formulas_and_names() {
         [("Total".to_owned(), "Sales!$B$3".to_owned())]
     );
     let comments = String::from_utf8(
-        crate::ooxml::testdoc::entries(&out)
+        crate::testdoc::entries(&out)
             .into_iter()
             .find(|(n, _)| n == "xl/comments/comment1.xml")
             .map(|(_, b)| b)
@@ -157,7 +157,7 @@ fn a_rich_shared_string_keeps_its_bold_run() {
             "La casa es <g id=\"1\">pequeña</g>.".to_owned(),
         ])
         .unwrap();
-    let xml = crate::ooxml::testdoc::part(&out, "xl/sharedStrings.xml");
+    let xml = crate::testdoc::part(&out, "xl/sharedStrings.xml");
     assert!(
         xml.contains("<si><t xml:space=\"preserve\">La ciudad</t></si>"),
         "{xml}"
@@ -190,7 +190,7 @@ fn threaded_comments_are_translated() {
     let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
     assert_eq!(doc.segments(), ["The number is wrong."]);
     let out = doc.merge(&["El número es incorrecto.".to_owned()]).unwrap();
-    let xml = crate::ooxml::testdoc::part(&out, "xl/threadedComments/threadedComment1.xml");
+    let xml = crate::testdoc::part(&out, "xl/threadedComments/threadedComment1.xml");
     assert!(
         xml.contains("<text>El número es incorrecto.</text>"),
         "{xml}"
@@ -203,7 +203,7 @@ fn chart_and_axis_titles_are_translated() {
     let doc = extract(DocumentFormat::Xlsx, &bytes).unwrap();
     assert_segments(&doc, &["The sales of the year", "The money"]);
     let out = uppercased(&bytes, DocumentFormat::Xlsx);
-    let chart = crate::ooxml::testdoc::part(&out, "xl/charts/chart1.xml");
+    let chart = crate::testdoc::part(&out, "xl/charts/chart1.xml");
     assert!(chart.contains(">THE SALES OF THE YEAR<"), "{chart}");
     assert!(chart.contains(">THE MONEY<"), "{chart}");
     // The series still points at the same cells.
@@ -217,7 +217,7 @@ fn possessive(bytes: &[u8]) -> Vec<u8> {
     let translated: Vec<String> = doc
         .segments()
         .iter()
-        .map(|s| crate::ooxml::testdoc::map_text(s, |t| format!("{}'S", t.to_uppercase())))
+        .map(|s| crate::testdoc::map_text(s, |t| format!("{}'S", t.to_uppercase())))
         .collect();
     doc.merge(&translated).unwrap()
 }
@@ -239,16 +239,16 @@ fn tables_formulas_and_chart_caches_follow_the_translated_cells() {
         std::fs::write(&path, &out).unwrap();
         let report = testdata_script("read_xlsx_table.py", &[&path]);
         assert_eq!(report.trim(), "ok", "{name}: {report}");
-        let table = crate::ooxml::testdoc::part(&out, "xl/tables/table1.xml");
+        let table = crate::testdoc::part(&out, "xl/tables/table1.xml");
         assert!(table.contains("name=\"AMOUNT'S\""), "{table}");
-        let sheet = crate::ooxml::testdoc::part(&out, "xl/worksheets/sheet1.xml");
+        let sheet = crate::testdoc::part(&out, "xl/worksheets/sheet1.xml");
         assert!(sheet.contains("SUM(Orders[AMOUNT''S])"), "{sheet}");
         assert!(
             sheet.contains("COUNTA(Orders[[#Data],[REGION''S]])"),
             "{sheet}"
         );
     }
-    let chart = crate::ooxml::testdoc::part(
+    let chart = crate::testdoc::part(
         &possessive(&std::fs::read(resaved.join("book.xlsx")).unwrap()),
         "xl/charts/chart1.xml",
     );

@@ -1,10 +1,10 @@
-use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
+use crate::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const RAILS: &str = "# Spanish comes from English\nen:\n  app:\n    title: The house   # shown in the bar\n    greeting: 'Hello %{name}, it''s late'\n    farewell: \"Good night\\tsee you\"\n    count: 42\n    enabled: true\n    url: https://example.com/path\n    defaults: &defaults\n      color: Bright red\n    copy: *defaults\n    intro: |\n      The first line.\n      The second line.\n    summary: >-\n      Folded text\n      on two lines.\n    items:\n      - The cat\n      - The dog\n    tagged: !custom Keep me\n";
 
 fn upper(input: &str) -> String {
-    crate::ooxml::testdoc::uppercase_to_spanish(DocumentFormat::Yaml, input)
+    crate::testdoc::uppercase_to_spanish(DocumentFormat::Yaml, input)
 }
 
 #[test]

@@ -258,6 +258,53 @@ pub async fn fail(pool: &PgPool, id: Uuid, message: &str) -> Result<(), StorageE
     Ok(())
 }
 
+/// Translation-memory jobs as a job kind: a `processing` job whose queue
+/// job is over ends `failed`; a job goes `finished` after it ended or its
+/// upload or download period did, with its file.
+pub struct TmJobs;
+
+#[async_trait::async_trait]
+impl crate::lifecycle::JobKind for TmJobs {
+    fn name(&self) -> &'static str {
+        "translation memory jobs"
+    }
+
+    async fn fail_lost(&self, db: &PgPool) -> Result<u64, StorageError> {
+        let res = sqlx::query!(
+            r#"UPDATE translation_memory_jobs t
+               SET status = 'failed', updated_at = now(),
+                   error_message = 'The translation memory job ended without finishing: '
+                       || e.error
+               FROM ended_queue_jobs e
+               WHERE e.id = t.queue_job_id AND t.status = 'processing'"#
+        )
+        .execute(db)
+        .await?;
+        Ok(res.rows_affected())
+    }
+
+    async fn expire(
+        &self,
+        db: &PgPool,
+        retention: &crate::lifecycle::Retention,
+    ) -> Result<Vec<String>, StorageError> {
+        let rows = sqlx::query!(
+            r#"WITH expired AS (
+                   SELECT id FROM translation_memory_jobs
+                   WHERE status <> 'processing'
+                     AND GREATEST(updated_at, COALESCE(expires_at, updated_at))
+                         < now() - make_interval(secs => $1)
+                   LIMIT 500 FOR UPDATE SKIP LOCKED)
+               DELETE FROM translation_memory_jobs t USING expired WHERE t.id = expired.id
+               RETURNING t.object"#,
+            crate::lifecycle::secs(retention.finished)
+        )
+        .fetch_all(db)
+        .await?;
+        Ok(rows.into_iter().map(|r| r.object).collect())
+    }
+}
+
 /// Notes why a run failed before its retry (the status stays `processing`).
 pub async fn note_retry(pool: &PgPool, id: Uuid, message: &str) -> Result<(), StorageError> {
     sqlx::query(

@@ -14,14 +14,7 @@ const VARIANTS: [&str; 7] = [
     "en-gb", "en-us", "pt-br", "pt-pt", "es-419", "zh-hans", "zh-hant",
 ];
 
-/// The lower-case base of a code (`EN-US` → `en`).
-pub fn base(code: &str) -> String {
-    code.trim()
-        .split(['-', '_'])
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase()
-}
+pub use tolk_lang::base;
 
 /// The memory code of a TMX or DeepL language code.
 pub fn normalize(code: &str) -> String {

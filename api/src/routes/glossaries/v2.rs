@@ -30,7 +30,7 @@ pub fn router() -> Router<AppState> {
 /// glossary for it can be used.
 async fn language_pairs(State(state): State<AppState>, AuthKey(_key): AuthKey) -> Json<Value> {
     let languages = state.translator.languages();
-    let base = |code: &str| code.split('-').next().unwrap_or(code).to_ascii_lowercase();
+    let base = tolk_lang::base;
     let mut targets: Vec<String> = languages.target.iter().map(|l| base(&l.code)).collect();
     targets.sort();
     targets.dedup();

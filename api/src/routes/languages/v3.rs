@@ -93,7 +93,7 @@ struct Table(BTreeMap<String, Entry>);
 
 impl Table {
     fn entry(&mut self, deepl_code: &str, name: &str) -> &mut Entry {
-        let entry = self.0.entry(tolk_formats::bcp47(deepl_code)).or_default();
+        let entry = self.0.entry(tolk_lang::bcp47(deepl_code)).or_default();
         if entry.name.is_empty() {
             entry.name = name.to_owned();
         }
@@ -133,11 +133,6 @@ impl Table {
                 .collect(),
         )
     }
-}
-
-/// The base of a DeepL code (`EN-US` → `EN`).
-fn base(code: &str) -> &str {
-    code.split('-').next().unwrap_or(code)
 }
 
 /// `GET /v3/languages?resource=…` (`include=beta|external` accepted: every
@@ -196,11 +191,11 @@ pub async fn languages(
         "glossary" | "translation_memory" => {
             // Base codes only, as glossaries and memories name them.
             for l in &langs.source {
-                table.source(base(&l.code), &l.name, &[]);
+                table.source(tolk_lang::primary(&l.code), &l.name, &[]);
             }
             for l in &langs.target {
                 let name = l.name.split(" (").next().unwrap_or(&l.name);
-                table.target(base(&l.code), name, &[]);
+                table.target(tolk_lang::primary(&l.code), name, &[]);
             }
         }
         "write" => {
@@ -247,7 +242,7 @@ pub async fn languages(
 
 /// Whether the style rules have rules for a target language.
 fn style_rules_for(code: &str) -> bool {
-    let tag = tolk_formats::bcp47(code);
-    tolk_style::language::ROOTS.contains(&base(&tag))
+    let tag = tolk_lang::bcp47(code);
+    tolk_style::language::ROOTS.contains(&tolk_lang::primary(&tag))
         || tolk_style::language::VARIANTS.contains(&tag.as_str())
 }

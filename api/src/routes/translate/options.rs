@@ -69,16 +69,6 @@ fn uuid_field(field: &str, id: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(id).map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))
 }
 
-/// The DeepL base of a target code (`EN-US` → `EN`).
-fn target_base(target: &str) -> String {
-    target
-        .split('-')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_uppercase()
-}
-
 /// Validates every field of the request; the first problem is a 400 naming it.
 pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
     let texts = p.texts()?;
@@ -161,7 +151,7 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         ));
     }
     if !custom_instructions.is_empty()
-        && !CUSTOM_INSTRUCTION_TARGETS.contains(&target_base(&target_lang).as_str())
+        && !CUSTOM_INSTRUCTION_TARGETS.contains(&tolk_lang::deepl_base(&target_lang).as_str())
     {
         return Err(bad(format!(
             "Parameter 'custom_instructions' is not supported for target_lang {} (only DE, EN, ES, FR, IT, JA, KO, ZH and their variants).",

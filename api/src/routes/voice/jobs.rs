@@ -225,7 +225,7 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         if !OUTPUT_TYPES.contains(&kind) {
             return Err(bad(&format!("/targets/{i}/type"), "Value is not valid"));
         }
-        let same = base(language) == base(recognised);
+        let same = tolk_lang::same_language(language, recognised);
         if !same {
             state
                 .translator
@@ -269,20 +269,13 @@ async fn spoken_terms_for(
                 "no spoken terms with this id",
             )
         })?;
-    let lang = base(language).to_ascii_lowercase();
+    let lang = tolk_lang::base(language);
     Ok(found
         .lists
         .into_iter()
         .find(|l| l.lang == lang)
         .map(|l| l.terms)
         .unwrap_or_default())
-}
-
-fn base(code: &str) -> String {
-    code.split(['-', '_'])
-        .next()
-        .unwrap_or(code)
-        .to_ascii_uppercase()
 }
 
 async fn create(

@@ -1,4 +1,4 @@
-use crate::ooxml::testdoc::{python_snippet, test_folder, uppercase_merge};
+use crate::testdoc::{python_snippet, test_folder, uppercase_merge};
 use crate::{DocumentFormat, FormatError, extract};
 
 const DITA: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -89,7 +89,7 @@ fn broken_xml_is_refused() {
 /// untranslatable ones as they were.
 #[test]
 fn lxml_reads_the_translated_topic_with_the_same_elements() {
-    let path = test_folder("xmldoc").join("topic.dita");
+    let path = test_folder("its").join("topic.dita");
     let d = extract(DocumentFormat::Dita, DITA.as_bytes()).unwrap();
     std::fs::write(&path, uppercase_merge(&d)).unwrap();
     let read: serde_json::Value = serde_json::from_str(&python_snippet(
@@ -162,7 +162,7 @@ fn its_rules_select_with_xpath_and_translate_attributes() {
     ]
     .map(str::to_owned);
     let out = d.merge(&translated).unwrap();
-    let path = test_folder("xmldoc-its").join("manual.xml");
+    let path = test_folder("its-rules").join("manual.xml");
     std::fs::write(&path, &out).unwrap();
     let read: serde_json::Value = serde_json::from_str(&python_snippet(
         "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\

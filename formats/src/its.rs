@@ -350,8 +350,8 @@ impl Walk<'_> {
     }
 }
 
-impl Skeleton {
-    pub(crate) fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
+impl crate::filter::Merge for Skeleton {
+    fn merge(&self, source: &[String], translated: &[String]) -> Vec<u8> {
         let mut out = String::with_capacity(self.source.len() + self.source.len() / 4);
         inline::splice_blocks(
             &mut out,

@@ -5,7 +5,6 @@
 use std::io::Read;
 
 use super::Dialect;
-use crate::base_language;
 
 /// Whether a run of the part read from `reader` is marked with the language
 /// `source` (its base). A part's language marks are trusted only then:
@@ -16,7 +15,7 @@ use crate::base_language;
 /// translation reports it).
 pub(crate) fn marks_language(reader: impl Read, dialect: &Dialect, source: &str) -> bool {
     use quick_xml::events::Event;
-    let source = base_language(source);
+    let source = tolk_lang::base(source);
     if dialect.run.is_empty() || source.is_empty() {
         return false;
     }
@@ -53,7 +52,7 @@ pub(crate) fn marks_language(reader: impl Read, dialect: &Dialect, source: &str)
         } else {
             None
         };
-        if mark.is_some_and(|m| base_language(&m.value) == source) {
+        if mark.is_some_and(|m| tolk_lang::base(&m.value) == source) {
             return true;
         }
         if !empty {

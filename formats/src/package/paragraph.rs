@@ -32,10 +32,12 @@ use super::atoms::{
 };
 use super::pieces::Pieces;
 use super::skeleton::{Node, NodeList, Para, RunStyle, Segment, Tag};
-use crate::base_language;
 use crate::inline::SegmentBuilder;
 use crate::slots::Slots;
 use crate::xml::{Elem, TextKind, XNode, decode_into, is_blank};
+
+mod emit;
+mod words;
 
 /// Extraction state for one part.
 pub(crate) struct PartExtractor<'s, 'x> {
@@ -66,7 +68,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             src,
             slots,
             keys: HashMap::new(),
-            source: source.map(base_language).filter(|b| !b.is_empty()),
+            source: source.map(tolk_lang::base).filter(|b| !b.is_empty()),
             code_styles,
         }
     }
@@ -80,7 +82,7 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
             .find(|e| e.name == "w:lang")
             .and_then(|l| l.attr(self.src, "w:val"))
             .or_else(|| props.attr(self.src, "lang"))
-            .map(|l| base_language(&l))
+            .map(|l| tolk_lang::base(&l))
             .filter(|l| !l.is_empty())
     }
 
@@ -369,172 +371,6 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         self.render_parts(&trail, out);
     }
 
-    /// Makes whole each word cut by the boundary of a tracked change ("her"
-    /// then an inserted "e"): the letters inside the change move out, beside
-    /// the rest of their word (keeping their run's formatting), so the engine
-    /// sees one word.
-    fn revisions_out_of_words<'t>(&self, atoms: Vec<Atom<'t>>) -> Vec<Atom<'t>> {
-        let mut out: Vec<Atom<'t>> = Vec::with_capacity(atoms.len());
-        let mut iter = atoms.into_iter().peekable();
-        while let Some(atom) = iter.next() {
-            let Atom::Container {
-                open,
-                close,
-                children,
-            } = atom
-            else {
-                out.push(atom);
-                continue;
-            };
-            let mut children = self.revisions_out_of_words(children);
-            let revision = matches!(open.first(),
-                Some(Part::Start(e)) if self.dialect.revisions.contains(&e.name));
-            let mut after = None;
-            if revision {
-                let word_before = matches!(out.last(), Some(Atom::Text { text, .. })
-                    if text.chars().next_back().is_some_and(char::is_alphanumeric));
-                if word_before && let Some(Atom::Text { run, key, text }) = children.first_mut() {
-                    let end = text
-                        .char_indices()
-                        .find(|(_, c)| !c.is_alphanumeric())
-                        .map_or(text.len(), |(i, _)| i);
-                    if end > 0 {
-                        let rest = text.split_off(end);
-                        out.push(Atom::Text {
-                            run: *run,
-                            key: *key,
-                            text: std::mem::replace(text, rest),
-                        });
-                        if text.is_empty() {
-                            children.remove(0);
-                        }
-                    }
-                }
-                let word_after = matches!(iter.peek(), Some(Atom::Text { text, .. })
-                    if text.chars().next().is_some_and(char::is_alphanumeric));
-                if word_after && let Some(Atom::Text { run, key, text }) = children.last_mut() {
-                    let start = text
-                        .char_indices()
-                        .rev()
-                        .take_while(|(_, c)| c.is_alphanumeric())
-                        .last()
-                        .map_or(text.len(), |(i, _)| i);
-                    if start < text.len() {
-                        after = Some(Atom::Text {
-                            run: *run,
-                            key: *key,
-                            text: text.split_off(start),
-                        });
-                        if text.is_empty() {
-                            children.pop();
-                        }
-                    }
-                }
-            }
-            out.push(Atom::Container {
-                open,
-                close,
-                children,
-            });
-            out.extend(after);
-        }
-        out
-    }
-
-    /// Moves each zero-width marker that stands inside a word (a letter or
-    /// digit on both sides) to the end of that word.
-    fn markers_out_of_words<'t>(&self, atoms: Vec<Atom<'t>>) -> Vec<Atom<'t>> {
-        let mut out: Vec<Atom<'t>> = Vec::with_capacity(atoms.len());
-        let mut iter = atoms.into_iter().peekable();
-        while let Some(atom) = iter.next() {
-            let atom = match atom {
-                Atom::Container {
-                    open,
-                    close,
-                    children,
-                } => Atom::Container {
-                    open,
-                    close,
-                    children: self.markers_out_of_words(children),
-                },
-                other => other,
-            };
-            let inside_word = self.is_marker(&atom)
-                && matches!(out.last(), Some(Atom::Text { text, .. })
-                    if text.chars().next_back().is_some_and(char::is_alphanumeric))
-                && matches!(iter.peek(), Some(Atom::Text { text, .. })
-                    if text.chars().next().is_some_and(char::is_alphanumeric));
-            if !inside_word {
-                out.push(atom);
-                continue;
-            }
-            let Some(Atom::Text { run, key, text }) = iter.next() else {
-                out.push(atom);
-                continue;
-            };
-            let end = text
-                .char_indices()
-                .find(|(_, c)| !c.is_alphanumeric())
-                .map_or(text.len(), |(i, _)| i);
-            out.push(Atom::Text {
-                run,
-                key,
-                text: text[..end].to_owned(),
-            });
-            out.push(atom);
-            if end < text.len() {
-                out.push(Atom::Text {
-                    run,
-                    key,
-                    text: text[end..].to_owned(),
-                });
-            }
-        }
-        out
-    }
-
-    /// Whether an atom is only zero-width markers.
-    fn is_marker(&self, atom: &Atom<'_>) -> bool {
-        match atom {
-            Atom::Placeholder { parts, .. } => {
-                !parts.is_empty()
-                    && parts.iter().all(
-                        |p| matches!(p, Part::Elem(e) if self.dialect.markers.contains(&e.name)),
-                    )
-            }
-            _ => false,
-        }
-    }
-
-    /// Drops Word's hidden `_GoBack` bookmark (the last edit position) when
-    /// it starts and ends in this paragraph: it would only add tags.
-    fn drop_go_back(&self, atoms: &mut Vec<Atom<'_>>) {
-        let elem_of = |atom: &Atom<'_>, name: &str| match atom {
-            Atom::Placeholder { parts, .. } => match parts.as_slice() {
-                [Part::Elem(e)] if e.name == name => Some(e.attr(self.src, "w:id")),
-                _ => None,
-            },
-            _ => None,
-        };
-        let start = atoms.iter().position(|atom| match atom {
-            Atom::Placeholder { parts, .. } => matches!(
-                parts.as_slice(),
-                [Part::Elem(e)] if e.name == "w:bookmarkStart"
-                    && e.attr(self.src, "w:name").as_deref() == Some("_GoBack")
-            ),
-            _ => false,
-        });
-        let Some(start) = start else { return };
-        let id = elem_of(&atoms[start], "w:bookmarkStart").flatten();
-        let end = atoms
-            .iter()
-            .position(|atom| id.is_some() && elem_of(atom, "w:bookmarkEnd") == Some(id.clone()));
-        if let Some(end) = end {
-            atoms.remove(start.max(end));
-            atoms.remove(start.min(end));
-        }
-    }
-
     /// Reads the atoms of a paragraph or container's children.
     fn collect<'t>(&mut self, nodes: &'t [XNode<'t>], out: &mut Vec<Atom<'t>>) {
         const BARE: Run<'static> = Run {
@@ -751,172 +587,6 @@ impl<'s, 'x> PartExtractor<'s, 'x> {
         }
         let next = self.keys.len() + 1;
         *self.keys.entry(canonical).or_insert(next)
-    }
-
-    /// Appends a level's atoms to the segment and its tags.
-    fn emit_level(
-        &mut self,
-        atoms: &[Atom<'_>],
-        base: usize,
-        builder: &mut SegmentBuilder,
-        tags: &mut Vec<Tag>,
-    ) {
-        let mut i = 0;
-        while let Some(atom) = atoms.get(i) {
-            match atom {
-                Atom::Text { key, text, .. } if *key == base => {
-                    builder.text(text);
-                    i += 1;
-                }
-                Atom::Text { run, key, .. } => {
-                    // The span runs to the last text of the same style,
-                    // taking placeholders in between along.
-                    let mut last = i;
-                    for (j, next) in atoms.iter().enumerate().skip(i + 1) {
-                        match next {
-                            Atom::Text { key: k, .. } if k == key => last = j,
-                            Atom::Placeholder { .. } => {}
-                            _ => break,
-                        }
-                    }
-                    builder.open();
-                    tags.push(Tag::Format(run.style()));
-                    for inner in &atoms[i..=last] {
-                        match inner {
-                            Atom::Text { text, .. } => builder.text(text),
-                            other => self.emit_placeholder(other, builder, tags),
-                        }
-                    }
-                    builder.close();
-                    i = last + 1;
-                }
-                Atom::Container {
-                    open,
-                    close,
-                    children,
-                } => {
-                    builder.open();
-                    let index = tags.len();
-                    tags.push(Tag::Placeholder {
-                        nodes: Vec::new(),
-                        keep: false,
-                    });
-                    let mut open_nodes = NodeList::default();
-                    self.render_parts(open, &mut open_nodes);
-                    let inner = base_run(children);
-                    let inner_key = inner.map_or(base, |(key, _)| key);
-                    self.emit_level(children, inner_key, builder, tags);
-                    let mut close_nodes = NodeList::default();
-                    self.render_parts(close, &mut close_nodes);
-                    let base_style = match inner {
-                        Some((_, run)) => run.style(),
-                        None => RunStyle {
-                            start: 0..0,
-                            rpr: None,
-                        },
-                    };
-                    tags[index] = Tag::Container {
-                        open: open_nodes.0,
-                        close: close_nodes.0,
-                        base: base_style,
-                    };
-                    builder.close();
-                    i += 1;
-                }
-                other => {
-                    self.emit_placeholder(other, builder, tags);
-                    i += 1;
-                }
-            }
-        }
-    }
-
-    fn emit_placeholder(
-        &mut self,
-        atom: &Atom<'_>,
-        builder: &mut SegmentBuilder,
-        tags: &mut Vec<Tag>,
-    ) {
-        let mut nodes = NodeList::default();
-        let keep = match atom {
-            Atom::Placeholder { parts, keep } => {
-                self.render_parts(parts, &mut nodes);
-                *keep
-            }
-            other => {
-                self.render_atom(other, &mut nodes);
-                true
-            }
-        };
-        builder.placeholder();
-        tags.push(Tag::Placeholder {
-            nodes: nodes.0,
-            keep,
-        });
-    }
-
-    fn render_parts(&mut self, parts: &[Part<'_>], out: &mut NodeList) {
-        for part in parts {
-            match part {
-                Part::Elem(elem) => self.copy_elem(elem, out),
-                Part::InRun(run, child) => {
-                    let Some(elem) = run.elem else {
-                        self.copy_elem(child, out);
-                        continue;
-                    };
-                    out.raw(elem.start.clone());
-                    if let Some(rpr) = run.rpr {
-                        out.raw(rpr.span());
-                    }
-                    self.copy_elem(child, out);
-                    match &elem.end {
-                        Some(end) => out.raw(end.clone()),
-                        None => out.str(self.dialect.run_close),
-                    }
-                }
-                Part::TextRun(run, text) => {
-                    let mut rendered = String::new();
-                    super::skeleton::write_run(
-                        self.dialect,
-                        &mut rendered,
-                        self.src,
-                        &run.style(),
-                        text,
-                        None,
-                    );
-                    out.str(&rendered);
-                }
-                Part::Start(elem) => out.raw(elem.start.clone()),
-                Part::End(elem) => {
-                    if let Some(end) = &elem.end {
-                        out.raw(end.clone());
-                    }
-                }
-                Part::Raw(range) => out.raw(range.clone()),
-            }
-        }
-    }
-
-    /// Writes any atom as markup (used for atoms without text).
-    fn render_atom(&mut self, atom: &Atom<'_>, out: &mut NodeList) {
-        match atom {
-            Atom::Text { run, text, .. } => {
-                self.render_parts(&[Part::TextRun(*run, text.clone())], out);
-            }
-            Atom::Placeholder { parts, .. } => self.render_parts(parts, out),
-            Atom::Field { part, .. } => self.render_parts(std::slice::from_ref(part), out),
-            Atom::Container {
-                open,
-                close,
-                children,
-            } => {
-                self.render_parts(open, out);
-                for child in children {
-                    self.render_atom(child, out);
-                }
-                self.render_parts(close, out);
-            }
-        }
     }
 }
 

@@ -313,7 +313,7 @@ fn token(buf: &[u8], at: usize, eof: bool) -> Option<(usize, Token)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ooxml::WORD;
+    use crate::package::WORD;
 
     /// The chunks of `xml` cut at `limit`, up to the end or an error.
     fn chunks(xml: &str, limit: usize) -> Vec<Chunk> {
