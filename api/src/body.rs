@@ -14,6 +14,10 @@ use crate::ApiError;
 pub const TEXT_BODY_BYTES: usize = 128 * 1024;
 /// Largest glossary body (entries included).
 pub const GLOSSARY_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// Style rule lists (their rules and custom instructions: a full list is well
+/// under a megabyte; the room beyond lets a field that is too long be
+/// answered 400 naming it, as the interface documents no 413 here).
+pub const STYLE_RULES_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Largest quality evaluation body (its segments).
 pub const EVALUATION_BODY_BYTES: usize = 48 * 1024 * 1024;
 

@@ -54,6 +54,17 @@ pub enum ApiError {
     /// 500: logged with details, answered generically.
     #[error("internal error: {0}")]
     Internal(String),
+    /// 500 from a failure with a cause (a task that panicked, an object that
+    /// could not be stored or read): logged with its source chain, answered
+    /// generically.
+    #[error("{context}")]
+    Failed {
+        /// What was being done.
+        context: &'static str,
+        /// Why it failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// 500 from the database, queue or object store: logged once, with its
     /// source chain and the request's trace id (the request span), answered
     /// generically.
@@ -62,6 +73,27 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// 400 with `message`, which names the parameter and what is wrong.
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::BadRequest(message.into())
+    }
+
+    /// 400 for the parameter at `field` (a name or a JSON pointer): `why`.
+    pub fn bad_at(field: &str, why: &str) -> Self {
+        Self::BadRequest(format!("{field}: {why}"))
+    }
+
+    /// 500 for `source`, which failed while doing `context`.
+    pub fn failed(
+        context: &'static str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Failed {
+            context,
+            source: source.into(),
+        }
+    }
+
     /// The status code of this error.
     pub fn status(&self) -> StatusCode {
         match self {
@@ -78,7 +110,9 @@ impl ApiError {
             Self::Overloaded(_) => {
                 StatusCode::from_u16(529).unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
             }
-            Self::Internal(_) | Self::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Internal(_) | Self::Failed { .. } | Self::Storage(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 }
@@ -146,7 +180,7 @@ impl From<PipelineError> for ApiError {
                 Self::NotFound(format!("Glossary '{id}' not found."))
             }
             PipelineError::NoDictionary { id, from, to } => {
-                crate::routes::glossaries::no_dictionary(id, &from, &to)
+                crate::requests::no_dictionary(id, &from, &to)
             }
             PipelineError::GlossaryPair { from, to } => Self::BadRequest(format!(
                 "Glossaries do not support the language pair {from}→{to}."
@@ -195,6 +229,10 @@ impl IntoResponse for ApiError {
             }
             Self::Storage(e) => {
                 tracing::error!(error = e as &dyn std::error::Error, "internal error");
+                "Internal server error.".to_owned()
+            }
+            Self::Failed { .. } => {
+                tracing::error!(error = &self as &dyn std::error::Error, "internal error");
                 "Internal server error.".to_owned()
             }
             other => other.to_string(),

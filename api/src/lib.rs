@@ -14,6 +14,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod limits;
 pub mod params;
+pub mod requests;
 pub mod routes;
 pub mod state;
 pub mod trace_id;

@@ -134,7 +134,7 @@ impl Charge {
             return match entry.await {
                 Ok(Ok(_)) => Ok(()),
                 Ok(Err(e)) => Err(e.into()),
-                Err(e) => Err(ApiError::Internal(format!("metering task failed: {e}"))),
+                Err(e) => Err(ApiError::failed("the metering task", e)),
             };
         }
         let Some(hold) = self.hold.take() else {

@@ -43,11 +43,16 @@ pub struct Params {
     json: bool,
 }
 
-fn bad(message: String) -> ApiError {
-    ApiError::BadRequest(message)
-}
-
 impl Params {
+    /// [`Params::read`] as one JSON object ([`Params::into_object`]).
+    pub async fn object(
+        headers: &HeaderMap,
+        body: Body,
+        limit: usize,
+    ) -> Result<Map<String, Value>, ApiError> {
+        Self::read(headers, body, limit).await?.into_object()
+    }
+
     /// Reads a body of at most `limit` bytes (413 beyond) and parses it by the
     /// Content-Type in `headers`. An empty or blank body has no parameters.
     pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Self, ApiError> {
@@ -66,16 +71,18 @@ impl Params {
     pub fn parse(bytes: &[u8], json: bool) -> Result<Self, ApiError> {
         if json {
             let value: Value = serde_json::from_slice(bytes)
-                .map_err(|e| bad(format!("Invalid JSON body: {e}")))?;
+                .map_err(|e| ApiError::bad(format!("Invalid JSON body: {e}")))?;
             crate::body::reject_nul(&value)?;
             let Value::Object(map) = value else {
-                return Err(bad("Invalid JSON body: expected an object.".to_owned()));
+                return Err(ApiError::bad(
+                    "Invalid JSON body: expected an object.".to_owned(),
+                ));
             };
             let fields = map.into_iter().map(|(k, v)| (k, Field::Value(v))).collect();
             return Ok(Self { fields, json });
         }
         let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(bytes)
-            .map_err(|e| bad(format!("Invalid form body: {e}")))?;
+            .map_err(|e| ApiError::bad(format!("Invalid form body: {e}")))?;
         Self::from_pairs(pairs)
     }
 
@@ -98,7 +105,7 @@ impl Params {
         }
         for (root, node) in nested {
             if fields.contains_key(&root) {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "Parameter '{root}' is given both plainly and in notation."
                 )));
             }
@@ -141,11 +148,15 @@ impl Params {
             None | Some(Field::Value(Value::Null)) => Ok(None),
             Some(Field::Value(Value::String(s))) => Ok(Some(s.clone())),
             Some(Field::Value(Value::Number(n))) => Ok(Some(n.to_string())),
-            Some(Field::Value(_)) => Err(bad(format!("Value for '{name}' must be a string."))),
+            Some(Field::Value(_)) => Err(ApiError::bad(format!(
+                "Value for '{name}' must be a string."
+            ))),
             Some(Field::Form(values)) => match values.as_slice() {
                 [] => Ok(None),
                 [v] => Ok(Some(v.clone())),
-                _ => Err(bad(format!("Parameter '{name}' may be given only once."))),
+                _ => Err(ApiError::bad(format!(
+                    "Parameter '{name}' may be given only once."
+                ))),
             },
         }
     }
@@ -161,7 +172,7 @@ impl Params {
     /// A boolean: JSON `true`/`false`, or `1`/`0`/`true`/`false` as text.
     pub fn bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
         let invalid = || {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for '{name}' must be a boolean (true/false or 1/0)."
             ))
         };
@@ -181,7 +192,7 @@ impl Params {
     /// Strings: a JSON array of strings, or every value of a form key in
     /// order (also one in notation, `name[0]=…`); `None` when absent or null.
     pub fn strings(&self, name: &str) -> Result<Option<Vec<String>>, ApiError> {
-        let invalid = || bad(format!("Value for '{name}' must be an array of strings."));
+        let invalid = || ApiError::bad(format!("Value for '{name}' must be an array of strings."));
         match self.fields.get(name) {
             None | Some(Field::Value(Value::Null)) => Ok(None),
             Some(Field::Value(Value::Array(items))) => items
@@ -199,10 +210,10 @@ impl Params {
     pub fn texts(&self) -> Result<Vec<String>, ApiError> {
         let texts = self
             .strings("text")?
-            .ok_or_else(|| bad("Parameter 'text' is required.".to_owned()))?;
+            .ok_or_else(|| ApiError::bad("Parameter 'text' is required.".to_owned()))?;
         if texts.is_empty() {
-            return Err(bad(
-                "Parameter 'text' must contain at least one text.".to_owned()
+            return Err(ApiError::bad(
+                "Parameter 'text' must contain at least one text.".to_owned(),
             ));
         }
         Ok(texts)
@@ -214,7 +225,7 @@ impl Params {
         let raw = match self.fields.get(name) {
             Some(Field::Value(Value::String(s))) => vec![s.clone()],
             _ => self.strings(name).map_err(|_| {
-                bad(format!(
+                ApiError::bad(format!(
                     "Value for '{name}' must be an array of strings or a comma-separated string."
                 ))
             })?
@@ -242,7 +253,7 @@ impl Params {
                 .copied()
                 .map(Some)
                 .ok_or_else(|| {
-                    bad(format!(
+                    ApiError::bad(format!(
                         "Value for '{name}' not supported: '{v}' (allowed: {}).",
                         allowed.join(", ")
                     ))
@@ -259,7 +270,9 @@ impl Params {
                 Field::Value(v) => v,
                 Field::Form(mut values) => {
                     if values.len() != 1 {
-                        return Err(bad(format!("Parameter '{k}' may be given only once.")));
+                        return Err(ApiError::bad(format!(
+                            "Parameter '{k}' may be given only once."
+                        )));
                     }
                     Value::String(values.remove(0))
                 }
@@ -300,7 +313,7 @@ fn notation(key: &str) -> Result<Option<(String, Vec<Step>)>, ApiError> {
     let Some(first) = key.find(['[', '.']) else {
         return Ok(None);
     };
-    let invalid = || bad(format!("Invalid form field '{key}'."));
+    let invalid = || ApiError::bad(format!("Invalid form field '{key}'."));
     let root = &key[..first];
     if root.is_empty() {
         return Err(invalid());
@@ -323,7 +336,7 @@ fn notation(key: &str) -> Result<Option<(String, Vec<Step>)>, ApiError> {
         steps.push(match name.parse::<usize>() {
             Ok(i) if i <= MAX_INDEX => Step::Index(i),
             Ok(_) => {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "Invalid form field '{key}': indexes go up to {MAX_INDEX}."
                 )));
             }
@@ -348,7 +361,7 @@ impl Node {
     }
 
     fn insert(&mut self, key: &str, path: &[Step], value: String) -> Result<(), ApiError> {
-        let conflict = || bad(format!("Form field '{key}' is given more than once."));
+        let conflict = || ApiError::bad(format!("Form field '{key}' is given more than once."));
         let Self::Branch(children) = self else {
             return Err(conflict());
         };
@@ -379,7 +392,7 @@ impl Node {
             let mut items = Vec::with_capacity(children.len());
             for (n, (step, child)) in children.into_iter().enumerate() {
                 if step != Step::Index(n) {
-                    return Err(bad(format!(
+                    return Err(ApiError::bad(format!(
                         "Form fields {path}[N] must be numbered from 0 without gaps."
                     )));
                 }
@@ -390,7 +403,7 @@ impl Node {
         let mut map = Map::new();
         for (step, child) in children {
             let Step::Key(name) = step else {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "Form fields below '{path}' mix indexes and names."
                 )));
             };

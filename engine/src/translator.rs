@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::apertium::{ApertiumConfig, ApertiumEngine};
 use crate::detect::Detector;
-use crate::route::{Graph, Hop};
+use crate::route::{Candidate, Graph, Hop};
 use crate::tags::{Layout, MarkupOptions, Segmenter};
 use crate::{
     Engine, EngineError, Feature, Lang, TagHandling, TranslateOptions, Vocabulary, lang, markup,
@@ -471,7 +471,6 @@ impl Translator {
             });
         }
         let hops = self.hops(&source, &target)?;
-        let expected = req.texts.len();
         let mut texts = req.texts;
         let mut route = Vec::with_capacity(hops.len());
         if texts.is_empty() {
@@ -491,32 +490,7 @@ impl Translator {
         };
         let last = hops.len().saturating_sub(1);
         for (h, hop) in hops.into_iter().enumerate() {
-            // Context is in the source language: first step only. Formality
-            // and instructions concern the output: last step only.
-            let options = TranslateOptions {
-                formality: if h == last {
-                    req.options.formality
-                } else {
-                    Default::default()
-                },
-                context: if h == 0 {
-                    req.options.context.clone()
-                } else {
-                    None
-                },
-                custom_instructions: if h == last {
-                    req.options.custom_instructions.clone()
-                } else {
-                    Vec::new()
-                },
-                model_type: req.options.model_type.clone(),
-                style_instructions: if h == last {
-                    req.options.style_instructions.clone()
-                } else {
-                    Vec::new()
-                },
-                mark_unknown: false,
-            };
+            let options = hop_options(&req.options, h == 0, h == last);
             let needs: Vec<Feature> = [
                 options.formality.is_strict().then_some(Feature::Formality),
                 (!options.custom_instructions.is_empty()).then_some(Feature::CustomInstructions),
@@ -542,43 +516,11 @@ impl Translator {
                     ),
                 }));
             }
-            let mut last_error = EngineError::Failed("no engine for a step of the route".into());
-            let mut done = false;
-            for (k, candidate) in candidates.iter().enumerate() {
-                let engine = &self.inner.engines[candidate.engine];
-                let input = if k + 1 < candidates.len() {
-                    texts.clone()
-                } else {
-                    std::mem::take(&mut texts)
-                };
-                match engine
-                    .translate(&candidate.pair, input, req.tag_handling, &options)
-                    .await
-                {
-                    Ok(out) if out.len() == expected => {
-                        texts = out;
-                        route.push(candidate.pair.id.clone());
-                        done = true;
-                        break;
-                    }
-                    Ok(out) => {
-                        return Err(EngineError::Failed(format!(
-                            "{} returned {} texts for {expected} on {}",
-                            engine.name(),
-                            out.len(),
-                            candidate.pair.id
-                        )));
-                    }
-                    Err(e) if e.is_transient() => {
-                        tracing::warn!(engine = engine.name(), pair = candidate.pair.id, error = %e, "engine unavailable; trying the next one");
-                        last_error = e;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            if !done {
-                return Err(last_error);
-            }
+            let (out, pair) = self
+                .run_hop(&candidates, texts, req.tag_handling, &options)
+                .await?;
+            texts = out;
+            route.push(pair);
         }
         if let Some(unknown) = unknown {
             let xml = req.tag_handling == TagHandling::Xml;
@@ -593,6 +535,48 @@ impl Translator {
             detected_source_lang,
             route,
         })
+    }
+
+    /// One step of a route: the first candidate that answers translates the
+    /// texts (an engine that is unavailable passes them to the next); the
+    /// translations and the pair that made them.
+    async fn run_hop(
+        &self,
+        candidates: &[&Candidate],
+        mut texts: Vec<String>,
+        tags: TagHandling,
+        options: &TranslateOptions,
+    ) -> Result<(Vec<String>, String), EngineError> {
+        let expected = texts.len();
+        let mut last_error = EngineError::Failed("no engine for a step of the route".into());
+        for (k, candidate) in candidates.iter().enumerate() {
+            let engine = &self.inner.engines[candidate.engine];
+            let input = if k + 1 < candidates.len() {
+                texts.clone()
+            } else {
+                std::mem::take(&mut texts)
+            };
+            match engine
+                .translate(&candidate.pair, input, tags, options)
+                .await
+            {
+                Ok(out) if out.len() == expected => return Ok((out, candidate.pair.id.clone())),
+                Ok(out) => {
+                    return Err(EngineError::Failed(format!(
+                        "{} returned {} texts for {expected} on {}",
+                        engine.name(),
+                        out.len(),
+                        candidate.pair.id
+                    )));
+                }
+                Err(e) if e.is_transient() => {
+                    tracing::warn!(engine = engine.name(), pair = candidate.pair.id, error = %e, "engine unavailable; trying the next one");
+                    last_error = e;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_error)
     }
 
     /// What the first engine with a dictionary of `base` knows of each
@@ -666,6 +650,32 @@ impl Translator {
 fn deepl_base(l: &Lang) -> String {
     l.deepl_base()
         .map_or_else(|| l.base.to_uppercase(), str::to_owned)
+}
+
+/// The options of one step of a route: context is in the source language
+/// (first step only); formality and instructions concern the output (last
+/// step only).
+fn hop_options(all: &TranslateOptions, first: bool, last: bool) -> TranslateOptions {
+    TranslateOptions {
+        formality: if last {
+            all.formality
+        } else {
+            Default::default()
+        },
+        context: if first { all.context.clone() } else { None },
+        custom_instructions: if last {
+            all.custom_instructions.clone()
+        } else {
+            Vec::new()
+        },
+        model_type: all.model_type.clone(),
+        style_instructions: if last {
+            all.style_instructions.clone()
+        } else {
+            Vec::new()
+        },
+        mark_unknown: false,
+    }
 }
 
 #[cfg(test)]

@@ -183,6 +183,19 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         Some(eid) => Some(write_evaluation_input(state, eid, pairs).await?),
         None => None,
     };
+    finish(state, &doc, output, billed, evaluation, &source_lang).await
+}
+
+/// Stores the translated document and, in one transaction, completes it,
+/// bills it and enqueues its evaluation (when asked).
+async fn finish(
+    state: &WorkerState,
+    doc: &documents::Document,
+    output: Vec<u8>,
+    billed: i64,
+    evaluation: Option<uuid::Uuid>,
+    source_lang: &str,
+) -> Result<(), JobError> {
     let result_object = format!("results/{}/translated.{}", doc.id, doc.output_format);
     state.objects.put(&result_object, output.into()).await?;
 
@@ -215,7 +228,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
                 &format!("quality:{eid}"),
             )
             .await?;
-            quality::set_job(&mut tx, eid, &job_id, &source_lang).await?;
+            quality::set_job(&mut tx, eid, &job_id, source_lang).await?;
         }
     }
     tx.commit().await.map_err(StorageError::from)?;

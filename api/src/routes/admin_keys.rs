@@ -85,10 +85,6 @@ impl From<ApiKey> for ApiKeyBody {
     }
 }
 
-fn bad(message: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(message.into())
-}
-
 /// The JSON object of a request body (an empty body is an empty object).
 fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -99,8 +95,8 @@ fn object(body: &[u8]) -> Result<Map<String, Value>, ApiError> {
             crate::body::reject_nul_map(&map)?;
             Ok(map)
         }
-        Ok(_) => Err(bad("Invalid JSON body: expected an object.")),
-        Err(e) => Err(bad(format!("Invalid JSON body: {e}"))),
+        Ok(_) => Err(ApiError::bad("Invalid JSON body: expected an object.")),
+        Err(e) => Err(ApiError::bad(format!("Invalid JSON body: {e}"))),
     }
 }
 
@@ -109,7 +105,9 @@ fn string_field(body: &Map<String, Value>, name: &str) -> Result<Option<String>,
     match body.get(name) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(bad(format!("Value for '{name}' must be a string."))),
+        Some(_) => Err(ApiError::bad(format!(
+            "Value for '{name}' must be a string."
+        ))),
     }
 }
 
@@ -118,17 +116,17 @@ fn key_id(body: &Map<String, Value>) -> Result<String, ApiError> {
     string_field(body, "key_id")?
         .map(|s| s.trim().to_owned())
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| bad("Parameter 'key_id' is required."))
+        .ok_or_else(|| ApiError::bad("Parameter 'key_id' is required."))
 }
 
 /// A label: trimmed, not empty, at most [`MAX_LABEL_CHARS`].
 fn label(value: String) -> Result<String, ApiError> {
     let label = value.trim().to_owned();
     if label.is_empty() {
-        return Err(bad("Value for 'label' must not be empty."));
+        return Err(ApiError::bad("Value for 'label' must not be empty."));
     }
     if label.chars().count() > MAX_LABEL_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "Value for 'label' must be at most {MAX_LABEL_CHARS} characters."
         )));
     }
@@ -138,7 +136,7 @@ fn label(value: String) -> Result<String, ApiError> {
 /// A limit: absent or null → no limit; else a non-negative integer.
 fn limit_field(body: &Map<String, Value>, name: &str) -> Result<Option<i64>, ApiError> {
     let invalid = || {
-        bad(format!(
+        ApiError::bad(format!(
             "Value for '{name}' must be a non-negative integer or null."
         ))
     };
@@ -214,8 +212,10 @@ async fn set_label(
 ) -> Result<Json<ApiKeyBody>, ApiError> {
     let body = object(&body)?;
     let key_id = key_id(&body)?;
-    let label =
-        label(string_field(&body, "label")?.ok_or_else(|| bad("Parameter 'label' is required."))?)?;
+    let label = label(
+        string_field(&body, "label")?
+            .ok_or_else(|| ApiError::bad("Parameter 'label' is required."))?,
+    )?;
     found(keys::set_label(&state.db, admin.organization_id, &key_id, &label).await?)
 }
 

@@ -48,14 +48,10 @@ pub fn router() -> Router<AppState> {
         .route("/v2/admin/analytics/custom-tags", get(custom_tags))
 }
 
-fn bad(message: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(message.into())
-}
-
 /// The query parameters (the last value of a repeated one wins).
 fn params(query: Option<&str>) -> Result<HashMap<String, String>, ApiError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
-        .map_err(|e| bad(format!("Invalid query string: {e}")))?;
+        .map_err(|e| ApiError::bad(format!("Invalid query string: {e}")))?;
     Ok(pairs.into_iter().collect())
 }
 
@@ -64,12 +60,12 @@ fn date(p: &HashMap<String, String>, name: &str) -> Result<NaiveDate, ApiError> 
         .get(name)
         .map(|v| v.trim())
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| bad(format!("Parameter '{name}' is required.")))?;
+        .ok_or_else(|| ApiError::bad(format!("Parameter '{name}' is required.")))?;
     NaiveDate::parse_from_str(value, "%Y-%m-%d")
         .ok()
         .filter(|_| value.len() == 10)
         .ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for '{name}' must be an ISO 8601 date (YYYY-MM-DD), got '{value}'."
             ))
         })
@@ -80,10 +76,10 @@ fn range(p: &HashMap<String, String>) -> Result<(NaiveDate, NaiveDate), ApiError
     let start = date(p, "start_date")?;
     let end = date(p, "end_date")?;
     if end < start {
-        return Err(bad(END_BEFORE_START));
+        return Err(ApiError::bad(END_BEFORE_START));
     }
     if (end - start).num_days() > MAX_RANGE_DAYS {
-        return Err(bad(RANGE_TOO_LONG));
+        return Err(ApiError::bad(RANGE_TOO_LONG));
     }
     Ok((start, end))
 }
@@ -93,7 +89,7 @@ fn grouping(p: &HashMap<String, String>) -> Result<Grouping, ApiError> {
         "" => Ok(Grouping::None),
         "key" => Ok(Grouping::Key),
         "key_and_day" => Ok(Grouping::KeyAndDay),
-        _ => Err(bad(BAD_GROUP_BY)),
+        _ => Err(ApiError::bad(BAD_GROUP_BY)),
     }
 }
 
@@ -102,7 +98,7 @@ fn by_day(p: &HashMap<String, String>) -> Result<bool, ApiError> {
     match p.get("aggregate_by").map(|v| v.trim()).unwrap_or("") {
         "" | "period" => Ok(false),
         "day" => Ok(true),
-        _ => Err(bad(BAD_AGGREGATE_BY)),
+        _ => Err(ApiError::bad(BAD_AGGREGATE_BY)),
     }
 }
 
@@ -110,7 +106,7 @@ fn page(p: &HashMap<String, String>) -> Result<u32, ApiError> {
     match p.get("page").map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(1),
         Some(v) => v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for 'page' must be a positive integer, got '{v}'."
             ))
         }),

@@ -48,20 +48,18 @@ pub struct Submission {
     pub segment_count: usize,
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 fn required_string<'a>(
     obj: &'a Map<String, Value>,
     key: &str,
     path: &str,
 ) -> Result<&'a str, ApiError> {
     match obj.get(key) {
-        None | Some(Value::Null) => Err(bad(format!("{path} is required."))),
-        Some(Value::String(s)) if s.trim().is_empty() => Err(bad(format!("{path} is required."))),
+        None | Some(Value::Null) => Err(ApiError::bad(format!("{path} is required."))),
+        Some(Value::String(s)) if s.trim().is_empty() => {
+            Err(ApiError::bad(format!("{path} is required.")))
+        }
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(bad(format!("{path} must be a string."))),
+        Some(_) => Err(ApiError::bad(format!("{path} must be a string."))),
     }
 }
 
@@ -69,26 +67,26 @@ fn required_string<'a>(
 pub fn validate(body: &Value) -> Result<Submission, ApiError> {
     let obj = body
         .as_object()
-        .ok_or_else(|| bad("The request body must be a JSON object."))?;
+        .ok_or_else(|| ApiError::bad("The request body must be a JSON object."))?;
     let meta = match obj.get("metadata") {
-        None | Some(Value::Null) => return Err(bad("metadata is required.")),
+        None | Some(Value::Null) => return Err(ApiError::bad("metadata is required.")),
         Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("metadata must be an object.")),
+        Some(_) => return Err(ApiError::bad("metadata must be an object.")),
     };
     let source = required_string(meta, "source_language", "metadata.source_language")?;
     let target = required_string(meta, "target_language", "metadata.target_language")?;
     let src = lang::parse_source(source).map_err(|_| {
-        bad(format!(
+        ApiError::bad(format!(
             "metadata.source_language '{source}' is not supported."
         ))
     })?;
     let tgt = lang::parse_target(target).map_err(|_| {
-        bad(format!(
+        ApiError::bad(format!(
             "metadata.target_language '{target}' is not supported."
         ))
     })?;
     if src.base == tgt.base {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "The combination of metadata.source_language '{source}' and metadata.target_language '{target}' is not supported: they are the same language."
         )));
     }
@@ -102,7 +100,7 @@ pub fn validate(body: &Value) -> Result<Submission, ApiError> {
                         glossary.insert(k.clone(), Value::String(t.clone()));
                     }
                     _ => {
-                        return Err(bad(format!(
+                        return Err(ApiError::bad(format!(
                             "metadata.glossary['{k}'] must be a non-empty string (the required target term)."
                         )));
                     }
@@ -110,7 +108,7 @@ pub fn validate(body: &Value) -> Result<Submission, ApiError> {
             }
         }
         Some(_) => {
-            return Err(bad(
+            return Err(ApiError::bad(
                 "metadata.glossary must be an object mapping source terms to target terms.",
             ));
         }
@@ -118,18 +116,22 @@ pub fn validate(body: &Value) -> Result<Submission, ApiError> {
     let back_translation = match meta.get("back_translation") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(bad("metadata.back_translation must be a boolean.")),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "metadata.back_translation must be a boolean.",
+            ));
+        }
     };
     let segments = match obj.get("segments") {
-        None | Some(Value::Null) => return Err(bad("segments is required.")),
+        None | Some(Value::Null) => return Err(ApiError::bad("segments is required.")),
         Some(Value::Array(a)) => a,
-        Some(_) => return Err(bad("segments must be an array.")),
+        Some(_) => return Err(ApiError::bad("segments must be an array.")),
     };
     if segments.is_empty() {
-        return Err(bad("segments must contain at least 1 segment."));
+        return Err(ApiError::bad("segments must contain at least 1 segment."));
     }
     if segments.len() > MAX_SEGMENTS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "segments must contain at most {MAX_SEGMENTS} entries (got {}).",
             segments.len()
         )));
@@ -138,14 +140,14 @@ pub fn validate(body: &Value) -> Result<Submission, ApiError> {
     for (i, seg) in segments.iter().enumerate() {
         let seg = seg
             .as_object()
-            .ok_or_else(|| bad(format!("segments[{i}] must be an object.")))?;
+            .ok_or_else(|| ApiError::bad(format!("segments[{i}] must be an object.")))?;
         let mut pair = Map::new();
         for field in ["source", "target"] {
             let path = format!("segments[{i}].{field}");
             let text = required_string(seg, field, &path)?;
             let n = text.chars().count();
             if n > MAX_SEGMENT_CHARS {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "{path} exceeds {MAX_SEGMENT_CHARS} characters (has {n})."
                 )));
             }
@@ -178,8 +180,8 @@ async fn submit(
     req: Request,
 ) -> Result<Response, ApiError> {
     let bytes = crate::body::read(req.into_body(), crate::body::EVALUATION_BODY_BYTES).await?;
-    let body: Value =
-        serde_json::from_slice(&bytes).map_err(|e| bad(format!("Invalid JSON body: {e}")))?;
+    let body: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad(format!("Invalid JSON body: {e}")))?;
     crate::body::reject_nul(&body)?;
     let sub = validate(&body)?;
     if sub.request["back_translation"] == Value::Bool(true)
@@ -187,7 +189,7 @@ async fn submit(
             .translator
             .route(&sub.target_language, &sub.source_language)
     {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "metadata.back_translation is not available for this pair: {e}"
         )));
     }
@@ -245,7 +247,7 @@ pub async fn answer(state: &AppState, e: &quality::Evaluation) -> Result<Respons
                 .ok_or_else(|| ApiError::Internal(format!("evaluation {} has no report", e.id)))?;
             let report = state.objects.get(object).await?;
             let mut report: Map<String, Value> = serde_json::from_slice(&report)
-                .map_err(|err| ApiError::Internal(format!("bad report {object}: {err}")))?;
+                .map_err(|err| ApiError::failed("reading a stored evaluation report", err))?;
             report.insert("job_id".to_owned(), json!(e.id));
             report.insert("status".to_owned(), json!("done"));
             Ok(Json(Value::Object(report)).into_response())
@@ -274,7 +276,8 @@ async fn poll(
     AuthKey(key): AuthKey,
     Path(job_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let id = Uuid::parse_str(job_id.trim()).map_err(|_| bad("job_id must be a valid UUID."))?;
+    let id = Uuid::parse_str(job_id.trim())
+        .map_err(|_| ApiError::bad("job_id must be a valid UUID."))?;
     let e = quality::get_for_org(&state.db, id, key.organization_id)
         .await?
         .ok_or_else(|| ApiError::NotFound(NOT_FOUND.to_owned()))?;

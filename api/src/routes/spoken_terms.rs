@@ -16,9 +16,9 @@ use serde_json::{Map, Value, json};
 use tolk_storage::spoken_terms::{self, SpokenTerms, TermList};
 use uuid::Uuid;
 
-use super::glossaries::time;
 use crate::auth::AuthKey;
 use crate::params::{Params, object_required as required, object_string as string};
+use crate::requests::time;
 use crate::{ApiError, AppState};
 
 /// Most characters of one list's entries.
@@ -48,10 +48,6 @@ async fn read_object(headers: &HeaderMap, body: Body) -> Result<Map<String, Valu
         .into_object()
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 fn not_found() -> ApiError {
     ApiError::NotFound("Spoken terms not found.".to_owned())
 }
@@ -76,10 +72,10 @@ fn view(s: &SpokenTerms) -> Value {
 fn name(raw: &str) -> Result<String, ApiError> {
     let n = raw.trim();
     if n.is_empty() {
-        return Err(bad("Parameter 'name' must not be empty."));
+        return Err(ApiError::bad("Parameter 'name' must not be empty."));
     }
     if n.chars().count() > MAX_NAME_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "Parameter 'name' exceeds {MAX_NAME_CHARS} characters."
         )));
     }
@@ -90,13 +86,13 @@ fn name(raw: &str) -> Result<String, ApiError> {
 fn term_list(obj: &Map<String, Value>) -> Result<TermList, ApiError> {
     let lang = required(obj, "lang")?.trim().to_ascii_lowercase();
     if lang.len() != 2 || !lang.bytes().all(|b| b.is_ascii_lowercase()) {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "Value for 'lang' must be an ISO 639-1 code, not '{lang}'."
         )));
     }
     let entries = required(obj, "entries")?;
     if entries.chars().count() > MAX_ENTRIES_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "Value for 'entries' exceeds {MAX_ENTRIES_CHARS} characters."
         )));
     }
@@ -107,7 +103,7 @@ fn term_list(obj: &Map<String, Value>) -> Result<TermList, ApiError> {
         }
     }
     if terms.is_empty() {
-        return Err(bad("Value for 'entries' holds no term."));
+        return Err(ApiError::bad("Value for 'entries' holds no term."));
     }
     Ok(TermList { lang, terms })
 }
@@ -121,13 +117,13 @@ fn term_lists(obj: &Map<String, Value>) -> Result<Option<Vec<TermList>>, ApiErro
         Some(Value::String(text)) => match serde_json::from_str(text) {
             Ok(Value::Array(items)) => items,
             _ => {
-                return Err(bad(
+                return Err(ApiError::bad(
                     "Value for 'term_lists' must be an array of term lists.",
                 ));
             }
         },
         Some(_) => {
-            return Err(bad(
+            return Err(ApiError::bad(
                 "Value for 'term_lists' must be an array of term lists.",
             ));
         }
@@ -135,13 +131,13 @@ fn term_lists(obj: &Map<String, Value>) -> Result<Option<Vec<TermList>>, ApiErro
     let mut lists: Vec<TermList> = Vec::with_capacity(items.len());
     for item in &items {
         let Value::Object(obj) = item else {
-            return Err(bad(
+            return Err(ApiError::bad(
                 "Each term list must be an object with 'lang' and 'entries'.",
             ));
         };
         let list = term_list(obj)?;
         if lists.iter().any(|l| l.lang == list.lang) {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "The language '{}' has more than one term list.",
                 list.lang
             )));
@@ -159,7 +155,8 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let obj = read_object(&headers, body).await?;
     let name = name(required(&obj, "name")?)?;
-    let lists = term_lists(&obj)?.ok_or_else(|| bad("Missing required parameter 'term_lists'."))?;
+    let lists = term_lists(&obj)?
+        .ok_or_else(|| ApiError::bad("Missing required parameter 'term_lists'."))?;
     let s = spoken_terms::create(&state.db, key.organization_id, &name, &lists).await?;
     Ok((StatusCode::CREATED, Json(view(&s))).into_response())
 }
@@ -197,7 +194,7 @@ async fn patch(
     let name = string(&obj, "name")?.map(name).transpose()?;
     let lists = term_lists(&obj)?.unwrap_or_default();
     if name.is_none() && lists.is_empty() {
-        return Err(bad("Give 'name' or 'term_lists' to change."));
+        return Err(ApiError::bad("Give 'name' or 'term_lists' to change."));
     }
     let s = spoken_terms::update(&state.db, key.organization_id, id, name.as_deref(), &lists)
         .await?
@@ -220,14 +217,14 @@ async fn delete(
 /// The `lang` query parameter (required).
 fn lang_param(query: Option<&str>) -> Result<String, ApiError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.unwrap_or(""))
-        .map_err(|e| bad(format!("Invalid query string: {e}")))?;
+        .map_err(|e| ApiError::bad(format!("Invalid query string: {e}")))?;
     pairs
         .into_iter()
         .rev()
         .find(|(k, _)| k == "lang")
         .map(|(_, v)| v.trim().to_ascii_lowercase())
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| bad("Missing required parameter 'lang'."))
+        .ok_or_else(|| ApiError::bad("Missing required parameter 'lang'."))
 }
 
 async fn entries(

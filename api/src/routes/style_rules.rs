@@ -20,7 +20,8 @@ use tolk_style::{catalogue, language};
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
-use crate::routes::glossaries::{body_object, name, required, string, time};
+use crate::params::{object_required as required, object_string as string};
+use crate::requests::{name, time};
 use crate::{ApiError, AppState};
 
 /// Most custom instructions per list.
@@ -54,10 +55,6 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 fn not_found() -> ApiError {
     ApiError::NotFound("Style rule list not found.".to_owned())
 }
@@ -89,11 +86,11 @@ fn view(l: &StyleRuleList, detailed: bool) -> Value {
 /// Reads a JSON object body (the style rule operations take JSON only).
 async fn json_body(headers: &HeaderMap, body: Body) -> Result<Map<String, Value>, ApiError> {
     if !crate::body::is_json(headers) {
-        return Err(bad(
+        return Err(ApiError::bad(
             "The request body must be JSON (Content-Type: application/json).",
         ));
     }
-    body_object(headers, body).await
+    crate::params::Params::object(headers, body, crate::body::STYLE_RULES_BODY_BYTES).await
 }
 
 /// One custom instruction from `{label, prompt, source_language?}`, with a new
@@ -102,15 +99,17 @@ fn instruction(obj: &Map<String, Value>, at: &str, id: Option<&str>) -> Result<V
     let label = required(obj, "label").map_err(|e| prefixed(at, e))?.trim();
     let prompt = required(obj, "prompt").map_err(|e| prefixed(at, e))?.trim();
     if label.is_empty() || prompt.is_empty() {
-        return Err(bad(format!("{at}'label' and 'prompt' must not be empty.")));
+        return Err(ApiError::bad(format!(
+            "{at}'label' and 'prompt' must not be empty."
+        )));
     }
     if label.chars().count() > MAX_LABEL_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "{at}'label' is longer than {MAX_LABEL_CHARS} characters."
         )));
     }
     if prompt.chars().count() > MAX_PROMPT_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "{at}'prompt' is longer than {MAX_PROMPT_CHARS} characters."
         )));
     }
@@ -124,7 +123,7 @@ fn instruction(obj: &Map<String, Value>, at: &str, id: Option<&str>) -> Result<V
             .ok()
             .and_then(|l| l.deepl_base())
             .ok_or_else(|| {
-                bad(format!(
+                ApiError::bad(format!(
                     "{at}Value for 'source_language' not supported: '{s}'."
                 ))
             })?;
@@ -135,14 +134,14 @@ fn instruction(obj: &Map<String, Value>, at: &str, id: Option<&str>) -> Result<V
 
 fn prefixed(at: &str, e: ApiError) -> ApiError {
     match e {
-        ApiError::BadRequest(m) if !at.is_empty() => bad(format!("{at}{m}")),
+        ApiError::BadRequest(m) if !at.is_empty() => ApiError::bad(format!("{at}{m}")),
         other => other,
     }
 }
 
 fn configured(obj: &Map<String, Value>) -> Result<Value, ApiError> {
     let rules = catalogue::validate(obj.get("configured_rules").unwrap_or(&Value::Null))
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| ApiError::bad(e.to_string()))?;
     Ok(catalogue::to_json(&rules))
 }
 
@@ -156,7 +155,7 @@ async fn create(
     let name = name(required(&obj, "name")?)?;
     let lang_raw = required(&obj, "language")?;
     let lang = language::parse(lang_raw).ok_or_else(|| {
-        bad(format!(
+        ApiError::bad(format!(
             "Value for 'language' not supported: '{lang_raw}' (allowed: {}, {}).",
             language::ROOTS.join(", "),
             language::VARIANTS.join(", ")
@@ -167,7 +166,7 @@ async fn create(
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => {
             if items.len() > MAX_INSTRUCTIONS {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "Parameter 'custom_instructions' accepts at most {MAX_INSTRUCTIONS} entries."
                 )));
             }
@@ -177,12 +176,16 @@ async fn create(
                 .map(|(i, item)| {
                     let at = format!("custom_instructions[{i}]: ");
                     item.as_object()
-                        .ok_or_else(|| bad(format!("{at}must be an object.")))
+                        .ok_or_else(|| ApiError::bad(format!("{at}must be an object.")))
                         .and_then(|o| instruction(o, &at, None))
                 })
                 .collect::<Result<Vec<_>, _>>()?
         }
-        Some(_) => return Err(bad("Value for 'custom_instructions' must be an array.")),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "Value for 'custom_instructions' must be an array.",
+            ));
+        }
     };
     let l = style_rules::create(
         &state.db,
@@ -212,7 +215,7 @@ async fn list(
     let page = match q.page.as_deref() {
         None | Some("") => 0,
         Some(p) => p.parse::<i64>().ok().filter(|p| *p >= 0).ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for 'page' must be a non-negative integer, not '{p}'."
             ))
         })?,
@@ -224,7 +227,7 @@ async fn list(
             .ok()
             .filter(|s| (1..=25).contains(s))
             .ok_or_else(|| {
-                bad(format!(
+                ApiError::bad(format!(
                     "Value for 'page_size' must be an integer from 1 to 25, not '{s}'."
                 ))
             })?,
@@ -238,7 +241,7 @@ async fn list(
         None | Some("") | Some("false") | Some("0") => false,
         Some("true") | Some("1") => true,
         Some(d) => {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "Value for 'detailed' must be a boolean, not '{d}'."
             )));
         }
@@ -291,7 +294,8 @@ async fn replace_rules(
 ) -> Result<Json<Value>, ApiError> {
     let id = style_id(&id)?;
     let obj = json_body(&headers, body).await?;
-    let rules = catalogue::validate(&Value::Object(obj)).map_err(|e| bad(e.to_string()))?;
+    let rules =
+        catalogue::validate(&Value::Object(obj)).map_err(|e| ApiError::bad(e.to_string()))?;
     let l = style_rules::update(
         &state.db,
         key.organization_id,
@@ -328,7 +332,7 @@ async fn create_instruction(
     let item = instruction(&obj, "", None)?;
     let added = style_rules::edit_instructions(&state.db, key.organization_id, id, |items| {
         if items.len() >= MAX_INSTRUCTIONS {
-            return Some(Err(bad(format!(
+            return Some(Err(ApiError::bad(format!(
                 "A style rule list may have at most {MAX_INSTRUCTIONS} custom instructions."
             ))));
         }

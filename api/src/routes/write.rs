@@ -16,7 +16,7 @@ use tolk_storage::usage::{self, UsageEvent};
 
 use crate::auth::AuthKey;
 use crate::params::Params;
-use crate::routes::translate::reporting_tag;
+use crate::requests::reporting_tag;
 use crate::{ApiError, AppState};
 
 /// `target_lang` values of the wire format.
@@ -72,10 +72,6 @@ struct Improvements {
     improvements: Vec<Improvement>,
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 async fn params(headers: &HeaderMap, body: Body) -> Result<Params, ApiError> {
     Params::read(headers, body, crate::body::TEXT_BODY_BYTES).await
 }
@@ -97,7 +93,9 @@ fn languages(
                     .as_deref()
                     .map(str::to_ascii_lowercase)
                     .ok_or_else(|| {
-                        bad("The language of 'text' could not be detected; set 'target_lang'.")
+                        ApiError::bad(
+                            "The language of 'text' could not be detected; set 'target_lang'.",
+                        )
                     })?,
             };
             let detected =
@@ -152,7 +150,7 @@ async fn correct(
     let tag = reporting_tag(&headers)?;
     for option in ["writing_style", "tone"] {
         if p.string(option)?.is_some() {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "Parameter '{option}' is not supported by /v2/write/correct (use /v2/write/rephrase)."
             )));
         }
@@ -185,7 +183,7 @@ fn dictionaries<'a>(
     mut langs: impl Iterator<Item = &'a String>,
 ) -> Result<(), ApiError> {
     match langs.find(|lang| !state.speller.supports(lang)) {
-        Some(lang) => Err(bad(format!(
+        Some(lang) => Err(ApiError::bad(format!(
             "Value for 'target_lang' not supported: no spelling dictionary for {} is installed.",
             lang.to_ascii_uppercase()
         ))),
@@ -210,8 +208,8 @@ async fn corrections(
             .collect::<Result<Vec<String>, tolk_write::WriteError>>()
     })
     .await
-    .map_err(|e| ApiError::Internal(format!("correction task failed: {e}")))?
-    .map_err(|e| ApiError::Internal(e.to_string()))?;
+    .map_err(|e| ApiError::failed("the correction task", e))?
+    .map_err(|e| ApiError::failed("correcting the text", e))?;
     Ok(corrected)
 }
 
@@ -221,7 +219,7 @@ fn honourable(p: &Params, name: &str, allowed: &'static [&'static str]) -> Resul
     match p.choice(name, allowed)? {
         None | Some("default") => Ok(()),
         Some(v) if v.starts_with("prefer_") => Ok(()),
-        Some(v) => Err(bad(format!(
+        Some(v) => Err(ApiError::bad(format!(
             "'{name}' = '{v}' is not supported: no configured engine can rephrase, so the text is only corrected, which cannot honour a {}; use 'prefer_{v}' to fall back to the default.",
             if name == "tone" {
                 "tone"
@@ -257,7 +255,7 @@ async fn rephrase(
     let style = p.choice("writing_style", WRITING_STYLES)?;
     let tone = p.choice("tone", TONES)?;
     if style.is_some_and(|s| s != "default") && tone.is_some_and(|t| t != "default") {
-        return Err(bad(
+        return Err(ApiError::bad(
             "Both writing_style and tone defined: give at most one of them.",
         ));
     }

@@ -150,58 +150,10 @@ pub async fn authorize(
         issuer: context::base_url(&headers, state.config().production),
     };
 
-    if params.get("response_type") != Some("code") {
-        return req.error(
-            "unsupported_response_type",
-            "Only response_type=code is supported.",
-        );
-    }
-    let requested = split_scopes(params.get("scope"));
-    let scopes = if requested.is_empty() {
-        vec!["public".to_owned()]
-    } else {
-        requested
+    let scopes = match checked_scopes(&req, &authority.domain) {
+        Ok(scopes) => scopes,
+        Err(res) => return *res,
     };
-    if let Some(s) = scopes.iter().find(|s| !req.app.scopes.contains(s)) {
-        return req.error(
-            "invalid_scope",
-            &format!("The scope {s} is not allowed for this application."),
-        );
-    }
-    let challenge = params.get("code_challenge");
-    match (challenge, params.get("code_challenge_method")) {
-        (_, Some(m)) if m != "S256" => {
-            return req.error(
-                "invalid_request",
-                "Only code_challenge_method=S256 is supported.",
-            );
-        }
-        (Some(_), None) => {
-            return req.error(
-                "invalid_request",
-                "code_challenge_method=S256 is required (plain is refused).",
-            );
-        }
-        (None, Some(_)) => return req.error("invalid_request", "code_challenge is missing."),
-        (Some(c), Some(_)) if !pkce::valid_challenge(c) => {
-            return req.error(
-                "invalid_request",
-                "code_challenge must be 43 base64url characters.",
-            );
-        }
-        _ => {}
-    }
-    if challenge.is_none() && !req.app.is_confidential() {
-        return req.error(
-            "invalid_request",
-            "PKCE (code_challenge with S256) is required for this client.",
-        );
-    }
-    if let Some(r) = params.get("resource")
-        && !resource_on_authority(r, &authority.domain)
-    {
-        return req.error("invalid_target", "The resource is not on this authority.");
-    }
 
     // Who is signed in.
     let signed_in = match crate::sessions::signed_in(&state, &headers, authority.id).await {
@@ -218,9 +170,97 @@ pub async fn authorize(
         }
         return to_login(&params, false);
     };
-    // prompt=login and max_age: a sign-in older than the request allows is
-    // renewed. The sign-in page then comes back with `login_after` (the moment
-    // it was asked for), which a fresh sign-in satisfies.
+    if let Some(res) = renewal(&req, &prompts, &session) {
+        return res;
+    }
+    if req.app.skip_authorization && !prompts.contains(&"consent") {
+        return issue_code(&state, &req, &user, &session, scopes).await;
+    }
+    let signed = SignedIn {
+        user: &user,
+        session: &session,
+    };
+    consent(&state, &method, &req, signed, scopes, &prompts).await
+}
+
+/// Who is signed in, for the consent step.
+struct SignedIn<'a> {
+    user: &'a User,
+    session: &'a Session,
+}
+
+/// The request's checks that are answered at the redirect URI: the response
+/// type, the scopes the application may ask, PKCE and the resource; the
+/// scopes granted (`public` when none are asked).
+fn checked_scopes(req: &Request<'_>, authority_domain: &str) -> Result<Vec<String>, Box<Response>> {
+    let params = req.params;
+    if params.get("response_type") != Some("code") {
+        return Err(Box::new(req.error(
+            "unsupported_response_type",
+            "Only response_type=code is supported.",
+        )));
+    }
+    let requested = split_scopes(params.get("scope"));
+    let scopes = if requested.is_empty() {
+        vec!["public".to_owned()]
+    } else {
+        requested
+    };
+    if let Some(s) = scopes.iter().find(|s| !req.app.scopes.contains(s)) {
+        return Err(Box::new(req.error(
+            "invalid_scope",
+            &format!("The scope {s} is not allowed for this application."),
+        )));
+    }
+    let challenge = params.get("code_challenge");
+    match (challenge, params.get("code_challenge_method")) {
+        (_, Some(m)) if m != "S256" => {
+            return Err(Box::new(req.error(
+                "invalid_request",
+                "Only code_challenge_method=S256 is supported.",
+            )));
+        }
+        (Some(_), None) => {
+            return Err(Box::new(req.error(
+                "invalid_request",
+                "code_challenge_method=S256 is required (plain is refused).",
+            )));
+        }
+        (None, Some(_)) => {
+            return Err(Box::new(
+                req.error("invalid_request", "code_challenge is missing."),
+            ));
+        }
+        (Some(c), Some(_)) if !pkce::valid_challenge(c) => {
+            return Err(Box::new(req.error(
+                "invalid_request",
+                "code_challenge must be 43 base64url characters.",
+            )));
+        }
+        _ => {}
+    }
+    if challenge.is_none() && !req.app.is_confidential() {
+        return Err(Box::new(req.error(
+            "invalid_request",
+            "PKCE (code_challenge with S256) is required for this client.",
+        )));
+    }
+    if let Some(r) = params.get("resource")
+        && !resource_on_authority(r, authority_domain)
+    {
+        return Err(Box::new(
+            req.error("invalid_target", "The resource is not on this authority."),
+        ));
+    }
+    Ok(scopes)
+}
+
+/// A sign-in older than the request allows (`prompt=login`, `max_age`) is
+/// renewed: the sign-in page, or `login_required` with `prompt=none`. The
+/// sign-in page then comes back with `login_after` (the moment it was asked
+/// for), which a fresh sign-in satisfies.
+fn renewal(req: &Request<'_>, prompts: &[&str], session: &Session) -> Option<Response> {
+    let params = req.params;
     let now = chrono::Utc::now().timestamp();
     let fresh_after = match params
         .get("login_after")
@@ -240,19 +280,31 @@ pub async fn authorize(
         && session.iat < after
     {
         if prompts.contains(&"none") {
-            return req.error(
+            return Some(req.error(
                 "login_required",
                 "The sign-in is older than max_age allows.",
-            );
+            ));
         }
-        return to_login(&params, true);
+        return Some(to_login(params, true));
     }
+    None
+}
 
-    if req.app.skip_authorization && !prompts.contains(&"consent") {
-        return issue_code(&state, &req, &user, &session, scopes).await;
-    }
+/// The consent step: a posted answer to a consent form this user and
+/// session were shown (allow: a code; deny: `access_denied`), else the form
+/// (or `consent_required` with `prompt=none`).
+async fn consent(
+    state: &AuthState,
+    method: &Method,
+    req: &Request<'_>,
+    signed: SignedIn<'_>,
+    scopes: Vec<String>,
+    prompts: &[&str],
+) -> Response {
+    let SignedIn { user, session } = signed;
+    let params = req.params;
     let bound = req.bound();
-    if method == Method::POST
+    if *method == Method::POST
         && let (Some(answer), Some(token)) = (params.get("consent"), params.get("consent_token"))
         && state
             .consent()
@@ -271,7 +323,7 @@ pub async fn authorize(
             Err(e) => return crate::AuthError::from(e).into_response(),
         }
         return match answer {
-            "allow" => issue_code(&state, &req, &user, &session, scopes).await,
+            "allow" => issue_code(state, req, user, session, scopes).await,
             _ => req.error("access_denied", "The user denied the request."),
         };
     }

@@ -55,10 +55,6 @@ pub struct ConversionOptions {
     pub overwrite_xliff_targets: bool,
 }
 
-fn bad(message: String) -> ApiError {
-    ApiError::BadRequest(message)
-}
-
 /// Parses the parameter's value.
 pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
     let mut entries = value.split(',').map(str::trim).filter(|e| !e.is_empty());
@@ -67,7 +63,7 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
         .and_then(|e| e.strip_prefix("version:"))
         .and_then(|v| v.trim().parse::<u32>().ok())
         .ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for 'input_conversion_options' must start with a version entry (e.g. version:1): '{value}'."
             ))
         })?;
@@ -77,7 +73,7 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
     };
     for entry in entries {
         let Some((key, v)) = entry.split_once(':') else {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "Value for 'input_conversion_options' has an entry without ':': '{entry}'."
             )));
         };
@@ -89,7 +85,7 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
                 } else {
                     let types: Vec<String> = v.split('-').map(str::to_owned).collect();
                     if let Some(t) = types.iter().find(|t| !IMAGE_TYPES.contains(&t.as_str())) {
-                        return Err(bad(format!(
+                        return Err(ApiError::bad(format!(
                             "Value for 'input_conversion_options' names an unknown image type in suppress-image-types: '{t}' (allowed: all, {}).",
                             IMAGE_TYPES.join(", ")
                         )));
@@ -102,7 +98,7 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
                     "protect" => JsonPlaceholders::Protect,
                     "translate" => JsonPlaceholders::Translate,
                     other => {
-                        return Err(bad(format!(
+                        return Err(ApiError::bad(format!(
                             "Value for 'input_conversion_options' json-placeholders must be protect or translate, not '{other}'."
                         )));
                     }
@@ -113,7 +109,7 @@ pub fn parse(value: &str) -> Result<ConversionOptions, ApiError> {
                     "keep" => false,
                     "overwrite" => true,
                     other => {
-                        return Err(bad(format!(
+                        return Err(ApiError::bad(format!(
                             "Value for 'input_conversion_options' xliff-targets must be keep or overwrite, not '{other}'."
                         )));
                     }

@@ -153,177 +153,247 @@ async fn upload(
     multipart: Multipart,
 ) -> Result<Response, ApiError> {
     let up = read_upload(multipart, state.max_upload_bytes).await?;
-    let (part_name, data) = up
-        .file
-        .ok_or_else(|| ApiError::BadRequest("Parameter 'file' is required.".to_owned()))?;
-    let target_lang = up
-        .target_lang
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ApiError::BadRequest("Parameter 'target_lang' is required.".to_owned()))?;
-    let filename = up
-        .filename
-        .filter(|f| !f.is_empty())
-        .or(part_name)
-        .ok_or_else(|| {
-            ApiError::BadRequest("Invalid file data: the file name is missing (send it in the file part or as 'filename').".to_owned())
-        })?;
-    let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
-        ApiError::BadRequest(match DocumentFormat::unsupported_kind(&filename) {
-            Some(why) => format!("Invalid file data: {why}"),
-            None => format!(
-                "Invalid file data: the file extension of '{filename}' is not supported (supported: {}).",
-                DocumentFormat::extensions().collect::<Vec<_>>().join(", ")
-            ),
-        })
-    })?;
-    let output = match up.output_format.as_deref() {
-        None => format,
-        Some(out) => {
-            let wanted =
-                DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
-                    ApiError::BadRequest(format!(
-                        "Value for 'output_format' not supported: '{out}'."
-                    ))
-                })?;
-            if !tolk_formats::can_convert(format, wanted) {
-                return Err(ApiError::BadRequest(format!(
-                    "Conversion from {} to {} is not supported.",
-                    format.extension(),
-                    wanted.extension()
-                )));
-            }
-            wanted
-        }
-    };
-    if data.is_empty() {
-        return Err(ApiError::BadRequest(
-            "Invalid file data: the file is empty.".to_owned(),
-        ));
-    }
-    let formality = match up.formality.as_deref().map(str::trim) {
-        None | Some("") => tolk_engine::Formality::Default,
-        Some(f) => tolk_engine::Formality::parse(f).ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
-            ))
-        })?,
-    };
-    crate::routes::languages::check(&state, up.source_lang.as_deref(), &target_lang, formality)?;
-    let glossary_ids = glossaries_of(
-        &state,
-        &key,
-        (up.glossary_id.as_deref(), &up.glossary_ids),
-        up.source_lang.as_deref(),
-        &target_lang,
-    )
-    .await?;
-    let memory = document_memory(
-        &state,
-        key.organization_id,
-        &up.translation_memory_id,
-        &up.translation_memory_threshold,
-        up.source_lang.as_deref(),
-        &target_lang,
-    )
-    .await?;
-    let style_id = match up.style_id.as_deref() {
-        None => None,
-        Some(id) => {
-            let uuid = uuid::Uuid::parse_str(id)
-                .map_err(|_| ApiError::NotFound(format!("Style rule list '{id}' not found.")))?;
-            state
-                .pipeline()
-                .style_rules(key.organization_id, uuid, &target_lang)
-                .await?;
-            Some(uuid)
-        }
-    };
+    let checked = Checked::of(up)?;
+    let resolved = checked.resolve(&state, &key).await?;
     // 456 once the key's character limit is reached (a document's size is known
     // only after translation; it is billed in full then).
     crate::limits::refuse_if_reached(&state, &key, tolk_storage::limits::Meter::Characters).await?;
+    let answer = checked.store(&state, &key, resolved, trace_id).await?;
+    Ok(Json(answer).into_response())
+}
 
-    let id = random_upper_hex(16);
-    let doc_key = random_upper_hex(32);
-    let source_object = format!("uploads/{id}/source.{}", format.extension());
-    state.objects.put(&source_object, data).await?;
-    let job_id = queue::new_job_id();
-    let doc = NewDocument {
-        id: id.clone(),
-        key: doc_key.clone(),
-        organization_id: key.organization_id,
-        api_key_id: key.key_id.clone(),
-        filename,
-        input_format: format.extension().to_owned(),
-        output_format: output.extension().to_owned(),
-        source_lang: up.source_lang.map(|s| s.to_ascii_uppercase()),
-        target_lang: target_lang.to_ascii_uppercase(),
-        source_object: source_object.clone(),
-        job_id: job_id.clone(),
-        trace_id: trace_id.clone(),
-        glossary_ids,
-        style_id,
-        json_placeholders: (up.conversion.json_placeholders
-            == conversion::JsonPlaceholders::Translate)
-            .then(|| "translate".to_owned()),
-        xliff_targets: up
-            .conversion
-            .overwrite_xliff_targets
-            .then(|| "overwrite".to_owned()),
-    };
-    let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
-        id: uuid::Uuid::new_v4(),
-        organization_id: key.organization_id,
-        api_key_id: key.key_id.clone(),
-        source_lang: doc.source_lang.clone().unwrap_or_default(),
-        target_lang: doc.target_lang.clone(),
-        request: None,
-        document_id: Some(id.clone()),
-        segment_count: 0,
-        // Enqueued by the document job once the translation exists.
-        job_id: None,
-        trace_id: trace_id.clone(),
-    });
-    let job = queue::TranslateDocument {
-        document_id: id.clone(),
-        trace_id,
-    };
-    let stored = async {
-        let mut tx = state.enqueuer.begin().await?;
-        documents::insert(&mut tx, &doc).await?;
-        if let Some(m) = &memory {
-            tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;
+/// An upload whose fields are checked: the file, its format and the one it is
+/// delivered in, the languages and formality.
+struct Checked {
+    up: Upload,
+    data: Bytes,
+    filename: String,
+    format: DocumentFormat,
+    output: DocumentFormat,
+    target_lang: String,
+    formality: tolk_engine::Formality,
+}
+
+/// What an upload's customisations resolve to.
+struct Resolved {
+    glossary_ids: Vec<uuid::Uuid>,
+    memory: Option<tolk_storage::translation_memories::DocumentMemory>,
+    style_id: Option<uuid::Uuid>,
+}
+
+impl Checked {
+    /// Checks every field of the form; the first problem is a 400 naming it.
+    fn of(mut up: Upload) -> Result<Self, ApiError> {
+        let (part_name, data) = up
+            .file
+            .take()
+            .ok_or_else(|| ApiError::bad("Parameter 'file' is required."))?;
+        let target_lang = up
+            .target_lang
+            .clone()
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| ApiError::bad("Parameter 'target_lang' is required."))?;
+        let filename = up
+            .filename
+            .clone()
+            .filter(|f| !f.is_empty())
+            .or(part_name)
+            .ok_or_else(|| {
+                ApiError::bad("Invalid file data: the file name is missing (send it in the file part or as 'filename').")
+            })?;
+        let format = DocumentFormat::from_filename(&filename).ok_or_else(|| {
+            ApiError::bad(match DocumentFormat::unsupported_kind(&filename) {
+                Some(why) => format!("Invalid file data: {why}"),
+                None => format!(
+                    "Invalid file data: the file extension of '{filename}' is not supported (supported: {}).",
+                    DocumentFormat::extensions().collect::<Vec<_>>().join(", ")
+                ),
+            })
+        })?;
+        let output = output_format(format, up.output_format.as_deref())?;
+        if data.is_empty() {
+            return Err(ApiError::bad("Invalid file data: the file is empty."));
         }
-        if let Some(e) = &evaluation {
-            quality::insert(&mut tx, e).await?;
-        }
-        queue::enqueue(
-            &mut tx,
-            queue::TRANSLATE_DOCUMENT,
-            &job_id,
-            &job,
-            queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS,
-            &format!("document:{id}"),
+        let formality = match up.formality.as_deref().map(str::trim) {
+            None | Some("") => tolk_engine::Formality::Default,
+            Some(f) => tolk_engine::Formality::parse(f).ok_or_else(|| {
+                ApiError::bad(format!(
+                    "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
+                ))
+            })?,
+        };
+        Ok(Self {
+            up,
+            data,
+            filename,
+            format,
+            output,
+            target_lang,
+            formality,
+        })
+    }
+
+    /// Checks that the languages are served and resolves the glossaries,
+    /// memory and style list (404 for one that does not exist, 400 for one
+    /// that does not fit).
+    async fn resolve(
+        &self,
+        state: &AppState,
+        key: &tolk_storage::keys::ApiKey,
+    ) -> Result<Resolved, ApiError> {
+        let (up, target_lang) = (&self.up, &self.target_lang);
+        let source = up.source_lang.as_deref();
+        crate::requests::languages(state, source, target_lang, self.formality)?;
+        let glossaries = (up.glossary_id.as_deref(), up.glossary_ids.as_slice());
+        let glossary_ids = glossaries_of(state, key, glossaries, source, target_lang).await?;
+        let memory = document_memory(
+            state,
+            key.organization_id,
+            &up.translation_memory_id,
+            &up.translation_memory_threshold,
+            source,
+            target_lang,
         )
         .await?;
-        tx.commit().await?;
-        Ok::<_, tolk_storage::StorageError>(())
+        let style_id = match up.style_id.as_deref() {
+            None => None,
+            Some(id) => {
+                let uuid = uuid::Uuid::parse_str(id).map_err(|_| {
+                    ApiError::NotFound(format!("Style rule list '{id}' not found."))
+                })?;
+                state
+                    .pipeline()
+                    .style_rules(key.organization_id, uuid, target_lang)
+                    .await?;
+                Some(uuid)
+            }
+        };
+        Ok(Resolved {
+            glossary_ids,
+            memory,
+            style_id,
+        })
     }
-    .await;
-    if let Err(e) = stored {
-        if let Err(del) = state.objects.delete(&source_object).await {
-            tracing::warn!(error = %del, "could not delete the upload of a failed enqueue");
+
+    /// Stores the file, and records the document (with its memory and
+    /// evaluation) and its queue job in one transaction; the file goes again
+    /// when that fails.
+    async fn store(
+        self,
+        state: &AppState,
+        key: &tolk_storage::keys::ApiKey,
+        resolved: Resolved,
+        trace_id: String,
+    ) -> Result<UploadResponse, ApiError> {
+        let Self {
+            up,
+            data,
+            filename,
+            format,
+            output,
+            target_lang,
+            ..
+        } = self;
+        let id = random_upper_hex(16);
+        let doc_key = random_upper_hex(32);
+        let source_object = format!("uploads/{id}/source.{}", format.extension());
+        state.objects.put(&source_object, data).await?;
+        let job_id = queue::new_job_id();
+        let doc = NewDocument {
+            id: id.clone(),
+            key: doc_key.clone(),
+            organization_id: key.organization_id,
+            api_key_id: key.key_id.clone(),
+            filename,
+            input_format: format.extension().to_owned(),
+            output_format: output.extension().to_owned(),
+            source_lang: up.source_lang.map(|s| s.to_ascii_uppercase()),
+            target_lang: target_lang.to_ascii_uppercase(),
+            source_object: source_object.clone(),
+            job_id: job_id.clone(),
+            trace_id: trace_id.clone(),
+            glossary_ids: resolved.glossary_ids,
+            style_id: resolved.style_id,
+            json_placeholders: (up.conversion.json_placeholders
+                == conversion::JsonPlaceholders::Translate)
+                .then(|| "translate".to_owned()),
+            xliff_targets: up
+                .conversion
+                .overwrite_xliff_targets
+                .then(|| "overwrite".to_owned()),
+        };
+        let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
+            id: uuid::Uuid::new_v4(),
+            organization_id: key.organization_id,
+            api_key_id: key.key_id.clone(),
+            source_lang: doc.source_lang.clone().unwrap_or_default(),
+            target_lang: doc.target_lang.clone(),
+            request: None,
+            document_id: Some(id.clone()),
+            segment_count: 0,
+            // Enqueued by the document job once the translation exists.
+            job_id: None,
+            trace_id: trace_id.clone(),
+        });
+        let job = queue::TranslateDocument {
+            document_id: id.clone(),
+            trace_id,
+        };
+        let stored = async {
+            let mut tx = state.enqueuer.begin().await?;
+            documents::insert(&mut tx, &doc).await?;
+            if let Some(m) = &resolved.memory {
+                tolk_storage::translation_memories::attach_to_document(&mut tx, &id, m).await?;
+            }
+            if let Some(e) = &evaluation {
+                quality::insert(&mut tx, e).await?;
+            }
+            queue::enqueue(
+                &mut tx,
+                queue::TRANSLATE_DOCUMENT,
+                &job_id,
+                &job,
+                queue::TRANSLATE_DOCUMENT_MAX_ATTEMPTS,
+                &format!("document:{id}"),
+            )
+            .await?;
+            tx.commit().await?;
+            Ok::<_, tolk_storage::StorageError>(())
         }
-        return Err(e.into());
+        .await;
+        if let Err(e) = stored {
+            if let Err(del) = state.objects.delete(&source_object).await {
+                tracing::warn!(error = %del, "could not delete the upload of a failed enqueue");
+            }
+            return Err(e.into());
+        }
+        // Visible (a worker may be translating it already); answer once durable.
+        state.enqueuer.committed(queue::TRANSLATE_DOCUMENT).await;
+        tracing::info!(document_id = %id, job_id = %job_id, "document queued");
+        Ok(UploadResponse {
+            document_id: id,
+            document_key: doc_key,
+            quality_evaluation_id: evaluation.map(|e| e.id),
+        })
     }
-    // Visible (a worker may be translating it already); answer once durable.
-    state.enqueuer.committed(queue::TRANSLATE_DOCUMENT).await;
-    tracing::info!(document_id = %id, job_id = %job_id, "document queued");
-    Ok(Json(UploadResponse {
-        document_id: id,
-        document_key: doc_key,
-        quality_evaluation_id: evaluation.map(|e| e.id),
-    })
-    .into_response())
+}
+
+/// The format a document of `format` is delivered in (`output_format`).
+fn output_format(format: DocumentFormat, wanted: Option<&str>) -> Result<DocumentFormat, ApiError> {
+    let Some(out) = wanted else {
+        return Ok(format);
+    };
+    let wanted = DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
+        ApiError::bad(format!("Value for 'output_format' not supported: '{out}'."))
+    })?;
+    if !tolk_formats::can_convert(format, wanted) {
+        return Err(ApiError::bad(format!(
+            "Conversion from {} to {} is not supported.",
+            format.extension(),
+            wanted.extension()
+        )));
+    }
+    Ok(wanted)
 }
 
 /// The glossaries of an upload, checked: at most 5, not both fields, a
@@ -351,10 +421,10 @@ async fn glossaries_of(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    if ids.len() > crate::routes::translate::MAX_GLOSSARIES {
+    if ids.len() > crate::requests::MAX_GLOSSARIES {
         return Err(ApiError::BadRequest(format!(
             "Parameter 'glossary_ids' accepts at most {} glossaries.",
-            crate::routes::translate::MAX_GLOSSARIES
+            crate::requests::MAX_GLOSSARIES
         )));
     }
     let source = source_lang.ok_or_else(|| {
@@ -364,7 +434,7 @@ async fn glossaries_of(
     })?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        let uuid = crate::routes::glossaries::check_for_pair(
+        let uuid = crate::requests::check_for_pair(
             state,
             key.organization_id,
             field,

@@ -41,10 +41,6 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 fn view(g: &Glossary) -> Value {
     json!({
         "glossary_id": g.id,
@@ -65,7 +61,7 @@ fn form_dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<Value>>, Api
     if let Some(Value::String(text)) = obj.get("dictionaries") {
         return match serde_json::from_str(text) {
             Ok(Value::Array(items)) => Ok(Some(items)),
-            _ => Err(bad(
+            _ => Err(ApiError::bad(
                 "Value for 'dictionaries' must be a JSON array of dictionaries.",
             )),
         };
@@ -93,17 +89,17 @@ fn dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<NewDictionary>>, 
             }
             None => return Ok(None),
         },
-        Some(_) => return Err(bad("Value for 'dictionaries' must be an array.")),
+        Some(_) => return Err(ApiError::bad("Value for 'dictionaries' must be an array.")),
     };
     let mut out = Vec::with_capacity(items.len());
     let mut pairs = HashSet::new();
     for (i, item) in items.iter().enumerate() {
         let d = item
             .as_object()
-            .ok_or_else(|| bad(format!("dictionaries[{i}] must be an object.")))
+            .ok_or_else(|| ApiError::bad(format!("dictionaries[{i}] must be an object.")))
             .and_then(|o| dictionary(o, &format!("dictionaries[{i}]: ")))?;
         if !pairs.insert((d.source_lang.clone(), d.target_lang.clone())) {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "dictionaries[{i}]: the language pair {}→{} is given twice.",
                 d.source_lang, d.target_lang
             )));
@@ -163,7 +159,9 @@ async fn patch(
     let new_name = super::string(&obj, "name")?.map(name).transpose()?;
     let dicts = dictionaries(&obj)?.unwrap_or_default();
     if new_name.is_none() && dicts.is_empty() {
-        return Err(bad("Nothing to change: give 'name' and/or 'dictionaries'."));
+        return Err(ApiError::bad(
+            "Nothing to change: give 'name' and/or 'dictionaries'.",
+        ));
     }
     let g = glossaries::update(
         &state.db,
@@ -204,11 +202,11 @@ impl PairQuery {
         let s = self
             .source_lang
             .as_deref()
-            .ok_or_else(|| bad("Missing required parameter 'source_lang'."))?;
+            .ok_or_else(|| ApiError::bad("Missing required parameter 'source_lang'."))?;
         let t = self
             .target_lang
             .as_deref()
-            .ok_or_else(|| bad("Missing required parameter 'target_lang'."))?;
+            .ok_or_else(|| ApiError::bad("Missing required parameter 'target_lang'."))?;
         super::pair(s, t)
     }
 }

@@ -10,11 +10,12 @@ use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
-use tolk_engine::{EngineError, Formality, lang};
 
 use crate::auth::AuthKey;
 use crate::params::Params;
 use crate::{ApiError, AppState};
+
+pub use crate::requests::languages as check;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -108,62 +109,4 @@ async fn list(
         }
     };
     Ok(Json(entries))
-}
-
-/// Checks that the request can be served: known codes, a route between them (when
-/// the source is given), and a formality the target supports. Source == target is
-/// accepted here: the document then ends in error with a message saying so.
-pub fn check(
-    state: &AppState,
-    source: Option<&str>,
-    target: &str,
-    formality: Formality,
-) -> Result<(), ApiError> {
-    let target_lang = lang::parse_target(target).map_err(ApiError::from)?;
-    match source {
-        Some(source) => match state.translator.route(source, target) {
-            Ok(_) | Err(EngineError::SameLanguage { .. }) => {}
-            Err(e) => return Err(ApiError::from(e)),
-        },
-        None => {
-            let code = target_lang
-                .deepl_code()
-                .unwrap_or_else(|| target.to_ascii_uppercase());
-            let reachable = state
-                .translator
-                .languages()
-                .target
-                .iter()
-                .any(|l| l.code.eq_ignore_ascii_case(&code));
-            if !reachable {
-                return Err(ApiError::BadRequest(format!(
-                    "Value for 'target_lang' not supported: no installed engine translates into {code}."
-                )));
-            }
-        }
-    }
-    check_formality(state, target, formality)
-}
-
-fn check_formality(state: &AppState, target: &str, formality: Formality) -> Result<(), ApiError> {
-    if !formality.is_strict() {
-        // `prefer_more`/`prefer_less` fall back to the default silently.
-        return Ok(());
-    }
-    let supported = state
-        .translator
-        .languages()
-        .target
-        .iter()
-        .any(|l| l.code.eq_ignore_ascii_case(target.trim()) && l.supports_formality);
-    if supported {
-        Ok(())
-    } else {
-        Err(ApiError::BadRequest(format!(
-            "Target language {} does not support formality '{}'; use 'prefer_{}' to fall back to the default.",
-            target.trim().to_ascii_uppercase(),
-            formality.as_str(),
-            formality.as_str()
-        )))
-    }
 }

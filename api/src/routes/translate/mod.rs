@@ -24,15 +24,11 @@ pub use options::{MAX_CUSTOM_INSTRUCTION_CHARS, MAX_CUSTOM_INSTRUCTIONS, MAX_GLO
 use crate::auth::AuthKey;
 use crate::limits::Charge;
 use crate::params::Params;
-use crate::routes::{glossaries, languages};
+
 use crate::{ApiError, AppState};
 use options::{Options, model_type_used};
 
-/// Header carrying the client's custom reporting tag.
-pub const REPORTING_TAG_HEADER: &str = "x-deepl-reporting-tag";
-
-/// Longest accepted reporting tag, in characters.
-pub const MAX_REPORTING_TAG_CHARS: usize = 100;
+pub use crate::requests::{MAX_REPORTING_TAG_CHARS, REPORTING_TAG_HEADER, reporting_tag};
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -58,27 +54,6 @@ struct TranslateResponse {
     translations: Vec<Translation>,
 }
 
-/// The reporting tag of the request, if any (at most 100 characters).
-pub(crate) fn reporting_tag(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get(REPORTING_TAG_HEADER) else {
-        return Ok(None);
-    };
-    let tag = value
-        .to_str()
-        .map_err(|_| {
-            ApiError::BadRequest(
-                "Header 'X-DeepL-Reporting-Tag' must be visible ASCII text.".to_owned(),
-            )
-        })?
-        .trim();
-    if tag.chars().count() > MAX_REPORTING_TAG_CHARS {
-        return Err(ApiError::BadRequest(format!(
-            "Header 'X-DeepL-Reporting-Tag' is longer than {MAX_REPORTING_TAG_CHARS} characters."
-        )));
-    }
-    Ok(Some(tag.to_owned()).filter(|t| !t.is_empty()))
-}
-
 /// The glossaries, style rule list and translation memory the request names:
 /// 404 for one that does not exist, 400 for one that does not fit the pair.
 async fn customizations(
@@ -90,8 +65,8 @@ async fn customizations(
     let terms = match opts.source_lang.as_deref() {
         Some(source) if !opts.glossary_ids.is_empty() => {
             // The codes' own 400s first (a code glossaries never support).
-            glossaries::lang_code("source_lang", source)?;
-            glossaries::lang_code("target_lang", &opts.target_lang)?;
+            crate::requests::lang_code("source_lang", source)?;
+            crate::requests::lang_code("target_lang", &opts.target_lang)?;
             pipeline
                 .glossary_terms(
                     organization_id,
@@ -141,7 +116,7 @@ async fn translate(
     let params = Params::read(&headers, body, crate::body::TEXT_BODY_BYTES).await?;
     let opts = options::options(&params)?;
     let custom_tag = reporting_tag(&headers)?;
-    languages::check(
+    crate::requests::languages(
         &state,
         opts.source_lang.as_deref(),
         &opts.target_lang,

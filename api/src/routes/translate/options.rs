@@ -9,7 +9,7 @@ use crate::ApiError;
 use crate::params::Params;
 
 /// Most entries of `glossary_ids`.
-pub const MAX_GLOSSARIES: usize = 5;
+pub use crate::requests::MAX_GLOSSARIES;
 
 /// Most entries of `custom_instructions`.
 pub const MAX_CUSTOM_INSTRUCTIONS: usize = 10;
@@ -21,10 +21,6 @@ const CUSTOM_INSTRUCTION_TARGETS: [&str; 8] = ["DE", "EN", "ES", "FR", "IT", "JA
 
 /// Options that describe markup: without `tag_handling` they are refused.
 const TAG_LISTS: [&str; 3] = ["splitting_tags", "non_splitting_tags", "ignore_tags"];
-
-fn bad(message: String) -> ApiError {
-    ApiError::BadRequest(message)
-}
 
 /// The model reported as used. Tolk has one model per route; the value mirrors
 /// the request as DeepL does when the preferred model is available.
@@ -66,7 +62,8 @@ pub(super) struct Options {
 
 /// `id` (the value of `field`) as a UUID.
 fn uuid_field(field: &str, id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))
+    Uuid::parse_str(id)
+        .map_err(|_| ApiError::bad(format!("Value for '{field}' is not a valid ID: '{id}'.")))
 }
 
 /// Validates every field of the request; the first problem is a 400 naming it.
@@ -74,7 +71,7 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
     let texts = p.texts()?;
     let target_lang = p
         .string("target_lang")?
-        .ok_or_else(|| bad("Parameter 'target_lang' is required.".to_owned()))?;
+        .ok_or_else(|| ApiError::bad("Parameter 'target_lang' is required.".to_owned()))?;
     let source_lang = p.string("source_lang")?;
     let context = p.string("context")?;
     let split_sentences = p.choice("split_sentences", &["0", "1", "nonewlines"])?;
@@ -84,30 +81,7 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
     p.bool("enable_beta_languages")?;
     let outline_detection = p.bool("outline_detection")?;
     let tag_handling = p.choice("tag_handling", &["xml", "html"])?;
-    let mut lists = Vec::with_capacity(TAG_LISTS.len());
-    for name in TAG_LISTS {
-        let tags = p.name_list(name)?;
-        if let Some(t) = tags.iter().find(|t| !is_tag_name(t)) {
-            return Err(bad(format!(
-                "Value for '{name}' contains an invalid tag name: '{t}'."
-            )));
-        }
-        if !tags.is_empty() && tag_handling.is_none() {
-            return Err(bad(format!(
-                "Parameter '{name}' needs 'tag_handling' (xml or html)."
-            )));
-        }
-        lists.push(tags);
-    }
-    let [splitting_tags, non_splitting_tags, ignore_tags] =
-        <[Vec<String>; 3]>::try_from(lists).unwrap_or_default();
-    let markup = MarkupOptions {
-        html: tag_handling == Some("html"),
-        splitting_tags,
-        non_splitting_tags,
-        ignore_tags,
-        outline_detection: outline_detection.unwrap_or(true),
-    };
+    let markup = markup(p, tag_handling, outline_detection)?;
     let tag_handling_version = p.choice("tag_handling_version", &["v1", "v2"])?;
     let show_billed_characters = p.bool("show_billed_characters")?.unwrap_or(false);
     let mark_unknown = p.bool("mark_unknown")?.unwrap_or(false);
@@ -124,93 +98,19 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         Some(f) => Formality::parse(&f)
             .filter(|_| !matches!(f.to_ascii_lowercase().as_str(), "formal" | "informal"))
             .ok_or_else(|| {
-                bad(format!(
+                ApiError::bad(format!(
                     "Value for 'formality' not supported: '{f}' (allowed: default, more, less, prefer_more, prefer_less)."
                 ))
             })?,
     };
 
-    let custom_instructions = p.strings("custom_instructions")?.unwrap_or_default();
-    if custom_instructions.len() > MAX_CUSTOM_INSTRUCTIONS {
-        return Err(bad(format!(
-            "Parameter 'custom_instructions' accepts at most {MAX_CUSTOM_INSTRUCTIONS} entries."
-        )));
-    }
-    if let Some(i) = custom_instructions
-        .iter()
-        .position(|c| c.chars().count() > MAX_CUSTOM_INSTRUCTION_CHARS)
-    {
-        return Err(bad(format!(
-            "Entry {} of 'custom_instructions' is longer than {MAX_CUSTOM_INSTRUCTION_CHARS} characters.",
-            i + 1
-        )));
-    }
-    if custom_instructions.iter().any(|c| c.trim().is_empty()) {
-        return Err(bad(
-            "Entries of 'custom_instructions' must not be empty.".to_owned()
-        ));
-    }
-    if !custom_instructions.is_empty()
-        && !CUSTOM_INSTRUCTION_TARGETS.contains(&tolk_lang::deepl_base(&target_lang).as_str())
-    {
-        return Err(bad(format!(
-            "Parameter 'custom_instructions' is not supported for target_lang {} (only DE, EN, ES, FR, IT, JA, KO, ZH and their variants).",
-            target_lang.to_ascii_uppercase()
-        )));
-    }
-
-    let glossary_id = p.string("glossary_id")?;
-    let glossary_ids = p.name_list("glossary_ids")?;
-    if glossary_id.is_some() && !glossary_ids.is_empty() {
-        return Err(bad(
-            "Parameters 'glossary_id' and 'glossary_ids' cannot be combined.".to_owned(),
-        ));
-    }
-    if glossary_ids.len() > MAX_GLOSSARIES {
-        return Err(bad(format!(
-            "Parameter 'glossary_ids' accepts at most {MAX_GLOSSARIES} glossaries."
-        )));
-    }
-    let glossary_field = if glossary_id.is_some() {
-        "glossary_id"
-    } else {
-        "glossary_ids"
-    };
-    let glossaries: Vec<String> = glossary_id.into_iter().chain(glossary_ids).collect();
-    if !glossaries.is_empty() && source_lang.is_none() {
-        return Err(bad(format!(
-            "Parameter 'source_lang' is required when '{glossary_field}' is given."
-        )));
-    }
-    let glossary_ids = glossaries
-        .iter()
-        .map(|g| uuid_field(glossary_field, g))
-        .collect::<Result<Vec<_>, _>>()?;
-
+    let custom_instructions = custom_instructions(p, &target_lang)?;
+    let glossary_ids = glossaries(p, source_lang.as_deref())?;
     let style_id = p
         .string("style_id")?
         .map(|s| uuid_field("style_id", &s))
         .transpose()?;
-    let tm = p.string("translation_memory_id")?;
-    let mut translation_memory_threshold = None;
-    if let Some(t) = p.string("translation_memory_threshold")? {
-        let ok = t.parse::<u8>().ok().filter(|v| (0..=100).contains(v));
-        if ok.is_none() {
-            return Err(bad(format!(
-                "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
-            )));
-        }
-        translation_memory_threshold = ok;
-        if tm.is_none() {
-            return Err(bad(
-                "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
-                    .to_owned(),
-            ));
-        }
-    }
-    let translation_memory_id = tm
-        .map(|tm| uuid_field("translation_memory_id", &tm))
-        .transpose()?;
+    let (translation_memory_id, translation_memory_threshold) = memory(p)?;
 
     let split_lines = tag_handling.is_none() && split_sentences.unwrap_or("1") == "1";
     Ok(Options {
@@ -232,6 +132,131 @@ pub(super) fn options(p: &Params) -> Result<Options, ApiError> {
         markup,
         mark_unknown,
     })
+}
+
+/// The markup options: the tag lists (each a list of XML names, given only
+/// with `tag_handling`) and outline detection.
+fn markup(
+    p: &Params,
+    tag_handling: Option<&str>,
+    outline_detection: Option<bool>,
+) -> Result<MarkupOptions, ApiError> {
+    let mut lists = Vec::with_capacity(TAG_LISTS.len());
+    for name in TAG_LISTS {
+        let tags = p.name_list(name)?;
+        if let Some(t) = tags.iter().find(|t| !is_tag_name(t)) {
+            return Err(ApiError::bad(format!(
+                "Value for '{name}' contains an invalid tag name: '{t}'."
+            )));
+        }
+        if !tags.is_empty() && tag_handling.is_none() {
+            return Err(ApiError::bad(format!(
+                "Parameter '{name}' needs 'tag_handling' (xml or html)."
+            )));
+        }
+        lists.push(tags);
+    }
+    let [splitting_tags, non_splitting_tags, ignore_tags] =
+        <[Vec<String>; 3]>::try_from(lists).unwrap_or_default();
+    Ok(MarkupOptions {
+        html: tag_handling == Some("html"),
+        splitting_tags,
+        non_splitting_tags,
+        ignore_tags,
+        outline_detection: outline_detection.unwrap_or(true),
+    })
+}
+
+/// `custom_instructions`: at most a few, each short and not empty, for a
+/// target that takes them.
+fn custom_instructions(p: &Params, target_lang: &str) -> Result<Vec<String>, ApiError> {
+    let custom_instructions = p.strings("custom_instructions")?.unwrap_or_default();
+    if custom_instructions.len() > MAX_CUSTOM_INSTRUCTIONS {
+        return Err(ApiError::bad(format!(
+            "Parameter 'custom_instructions' accepts at most {MAX_CUSTOM_INSTRUCTIONS} entries."
+        )));
+    }
+    if let Some(i) = custom_instructions
+        .iter()
+        .position(|c| c.chars().count() > MAX_CUSTOM_INSTRUCTION_CHARS)
+    {
+        return Err(ApiError::bad(format!(
+            "Entry {} of 'custom_instructions' is longer than {MAX_CUSTOM_INSTRUCTION_CHARS} characters.",
+            i + 1
+        )));
+    }
+    if custom_instructions.iter().any(|c| c.trim().is_empty()) {
+        return Err(ApiError::bad(
+            "Entries of 'custom_instructions' must not be empty.".to_owned(),
+        ));
+    }
+    if !custom_instructions.is_empty()
+        && !CUSTOM_INSTRUCTION_TARGETS.contains(&tolk_lang::deepl_base(target_lang).as_str())
+    {
+        return Err(ApiError::bad(format!(
+            "Parameter 'custom_instructions' is not supported for target_lang {} (only DE, EN, ES, FR, IT, JA, KO, ZH and their variants).",
+            target_lang.to_ascii_uppercase()
+        )));
+    }
+    Ok(custom_instructions)
+}
+
+/// `glossary_id` or `glossary_ids` (not both, at most a few, each an id),
+/// which need `source_lang`.
+fn glossaries(p: &Params, source_lang: Option<&str>) -> Result<Vec<Uuid>, ApiError> {
+    let glossary_id = p.string("glossary_id")?;
+    let glossary_ids = p.name_list("glossary_ids")?;
+    if glossary_id.is_some() && !glossary_ids.is_empty() {
+        return Err(ApiError::bad(
+            "Parameters 'glossary_id' and 'glossary_ids' cannot be combined.".to_owned(),
+        ));
+    }
+    if glossary_ids.len() > MAX_GLOSSARIES {
+        return Err(ApiError::bad(format!(
+            "Parameter 'glossary_ids' accepts at most {MAX_GLOSSARIES} glossaries."
+        )));
+    }
+    let glossary_field = if glossary_id.is_some() {
+        "glossary_id"
+    } else {
+        "glossary_ids"
+    };
+    let glossaries: Vec<String> = glossary_id.into_iter().chain(glossary_ids).collect();
+    if !glossaries.is_empty() && source_lang.is_none() {
+        return Err(ApiError::bad(format!(
+            "Parameter 'source_lang' is required when '{glossary_field}' is given."
+        )));
+    }
+    glossaries
+        .iter()
+        .map(|g| uuid_field(glossary_field, g))
+        .collect()
+}
+
+/// `translation_memory_id` and its `translation_memory_threshold` (0 to
+/// 100, only with a memory).
+fn memory(p: &Params) -> Result<(Option<Uuid>, Option<u8>), ApiError> {
+    let tm = p.string("translation_memory_id")?;
+    let mut translation_memory_threshold = None;
+    if let Some(t) = p.string("translation_memory_threshold")? {
+        let ok = t.parse::<u8>().ok().filter(|v| (0..=100).contains(v));
+        if ok.is_none() {
+            return Err(ApiError::bad(format!(
+                "Value for 'translation_memory_threshold' must be an integer from 0 to 100, not '{t}'."
+            )));
+        }
+        translation_memory_threshold = ok;
+        if tm.is_none() {
+            return Err(ApiError::bad(
+                "Parameter 'translation_memory_threshold' needs 'translation_memory_id'."
+                    .to_owned(),
+            ));
+        }
+    }
+    let translation_memory_id = tm
+        .map(|tm| uuid_field("translation_memory_id", &tm))
+        .transpose()?;
+    Ok((translation_memory_id, translation_memory_threshold))
 }
 
 /// Whether `t` is an XML name (what a tag list may hold).

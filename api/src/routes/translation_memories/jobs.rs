@@ -31,7 +31,7 @@ use tolk_storage::translation_memories::jobs::{self, NewTmJob, TmJob, operation,
 use tolk_storage::voice_jobs::{new_secret, sign, verify};
 use uuid::Uuid;
 
-use super::{bad, load, time};
+use super::{load, time};
 use crate::auth::AuthKey;
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
@@ -97,19 +97,19 @@ struct ImportRequest {
 fn parse_import(body: &Value) -> Result<ImportRequest, ApiError> {
     let obj = body
         .as_object()
-        .ok_or_else(|| bad("The body must be a JSON object."))?;
+        .ok_or_else(|| ApiError::bad("The body must be a JSON object."))?;
     let file = obj
         .get("source_file")
         .and_then(Value::as_object)
-        .ok_or_else(|| bad("source_file: Value is required and must be an object."))?;
+        .ok_or_else(|| ApiError::bad("source_file: Value is required and must be an object."))?;
     let file_name = file
         .get("file_name")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| bad("source_file.file_name: Value must be a non-empty string."))?;
+        .ok_or_else(|| ApiError::bad("source_file.file_name: Value must be a non-empty string."))?;
     if file_name.chars().count() > MAX_FILE_NAME_CHARS {
-        return Err(bad(format!(
+        return Err(ApiError::bad(format!(
             "source_file.file_name: at most {MAX_FILE_NAME_CHARS} characters."
         )));
     }
@@ -117,7 +117,7 @@ fn parse_import(body: &Value) -> Result<ImportRequest, ApiError> {
         None | Some(Value::Null) => None,
         Some(Value::String(ct)) => {
             if ct.chars().count() > MAX_CONTENT_TYPE_CHARS {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "source_file.content_type: at most {MAX_CONTENT_TYPE_CHARS} characters."
                 )));
             }
@@ -126,20 +126,24 @@ fn parse_import(body: &Value) -> Result<ImportRequest, ApiError> {
                 .iter()
                 .any(|c| c.eq_ignore_ascii_case(essence))
             {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "source_file.content_type: TMX is the only supported format; leave it unset or use application/xml (got '{ct}')."
                 )));
             }
             Some(ct.clone())
         }
-        Some(_) => return Err(bad("source_file.content_type: Value must be a string.")),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "source_file.content_type: Value must be a string.",
+            ));
+        }
     };
     let content_length = file
         .get("content_length")
         .and_then(Value::as_i64)
         .filter(|n| (1..=MAX_TMX_BYTES).contains(n))
         .ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "source_file.content_length: Value must be an integer from 1 to {MAX_TMX_BYTES}."
             ))
         })?;
@@ -148,17 +152,23 @@ fn parse_import(body: &Value) -> Result<ImportRequest, ApiError> {
         Some(Value::Object(p)) => match p.get("display_name") {
             None | Some(Value::Null) => None,
             Some(Value::String(n)) if n.trim().is_empty() => {
-                return Err(bad("parameters.display_name: Value must not be empty."));
+                return Err(ApiError::bad(
+                    "parameters.display_name: Value must not be empty.",
+                ));
             }
             Some(Value::String(n)) if n.len() > MAX_DISPLAY_NAME_BYTES => {
-                return Err(bad(format!(
+                return Err(ApiError::bad(format!(
                     "parameters.display_name: at most {MAX_DISPLAY_NAME_BYTES} bytes."
                 )));
             }
             Some(Value::String(n)) => Some(n.trim().to_owned()),
-            Some(_) => return Err(bad("parameters.display_name: Value must be a string.")),
+            Some(_) => {
+                return Err(ApiError::bad(
+                    "parameters.display_name: Value must be a string.",
+                ));
+            }
         },
-        Some(_) => return Err(bad("parameters: Value must be an object.")),
+        Some(_) => return Err(ApiError::bad("parameters: Value must be an object.")),
     };
     Ok(ImportRequest {
         file_name: file_name.to_owned(),
@@ -175,7 +185,8 @@ async fn create_import(
     headers: HeaderMap,
     body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, ApiError> {
-    let Json(body) = body.map_err(|e| bad(format!("Invalid JSON body: {}", e.body_text())))?;
+    let Json(body) =
+        body.map_err(|e| ApiError::bad(format!("Invalid JSON body: {}", e.body_text())))?;
     crate::body::reject_nul(&body)?;
     let req = parse_import(&body)?;
     let id = Uuid::new_v4();
@@ -234,7 +245,9 @@ async fn upload(
         return Err(ApiError::Forbidden(BAD_SIGNATURE.to_owned()));
     }
     if job.status != status::AWAITING_INPUT {
-        return Err(bad("The file of this import was already uploaded."));
+        return Err(ApiError::bad(
+            "The file of this import was already uploaded.",
+        ));
     }
     let declared = job.content_length.unwrap_or(MAX_TMX_BYTES);
     let mut writer = state.objects.writer(&job.object);
@@ -242,7 +255,8 @@ async fn upload(
     let mut size: i64 = 0;
     let outcome: Result<(), ApiError> = async {
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| bad(format!("The upload was interrupted: {e}")))?;
+            let chunk =
+                chunk.map_err(|e| ApiError::bad(format!("The upload was interrupted: {e}")))?;
             size += chunk.len() as i64;
             if size > declared {
                 return Err(ApiError::TooLarge(format!(
@@ -252,15 +266,15 @@ async fn upload(
             writer
                 .write_all(&chunk)
                 .await
-                .map_err(|e| ApiError::Internal(format!("storing the upload: {e}")))?;
+                .map_err(|e| ApiError::failed("storing the upload", e))?;
         }
         if size == 0 {
-            return Err(bad("The upload is empty."));
+            return Err(ApiError::bad("The upload is empty."));
         }
         writer
             .shutdown()
             .await
-            .map_err(|e| ApiError::Internal(format!("storing the upload: {e}")))
+            .map_err(|e| ApiError::failed("storing the upload", e))
     }
     .await;
     if let Err(e) = outcome {
@@ -272,7 +286,7 @@ async fn upload(
     let queue_job = queue::new_job_id();
     let mut tx = state.enqueuer.begin().await?;
     if !jobs::mark_uploaded(&mut tx, job.id, &queue_job, size).await? {
-        return Err(bad(
+        return Err(ApiError::bad(
             "The file of this import was already uploaded, or the upload period is over.",
         ));
     }

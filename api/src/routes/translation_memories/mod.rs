@@ -40,10 +40,6 @@ pub fn router() -> Router<AppState> {
         .merge(jobs::router())
 }
 
-fn bad(msg: impl Into<String>) -> ApiError {
-    ApiError::BadRequest(msg.into())
-}
-
 /// 404 for a memory that does not exist (for this organization).
 pub(crate) fn not_found(id: &str) -> ApiError {
     ApiError::NotFound(format!("Translation memory '{id}' not found."))
@@ -51,7 +47,8 @@ pub(crate) fn not_found(id: &str) -> ApiError {
 
 /// A memory id from the path: not a UUID → 400, as for glossaries.
 pub(crate) fn memory_id(id: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(id).map_err(|_| bad(format!("Invalid translation memory ID: '{id}'.")))
+    Uuid::parse_str(id)
+        .map_err(|_| ApiError::bad(format!("Invalid translation memory ID: '{id}'.")))
 }
 
 pub(crate) fn time(t: DateTime<Utc>) -> String {
@@ -85,7 +82,7 @@ fn int_param(
             .ok()
             .filter(|n| range.contains(n))
             .ok_or_else(|| {
-                bad(format!(
+                ApiError::bad(format!(
                     "Value for '{name}' must be an integer from {} to {}, not '{v}'.",
                     range.start(),
                     range.end()
@@ -161,7 +158,7 @@ async fn segments(
     let after = match param(&query, "page_cursor").map(str::trim) {
         None | Some("") => None,
         Some(c) => Some(c.parse::<i32>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-            bad(format!(
+            ApiError::bad(format!(
                 "Value for 'page_cursor' is not a cursor of this listing: '{c}'."
             ))
         })?),
@@ -169,7 +166,7 @@ async fn segments(
     let filter = match param(&query, "filter_text") {
         None | Some("") => None,
         Some(t) if t.chars().count() < 2 => {
-            return Err(bad(
+            return Err(ApiError::bad(
                 "Value for 'filter_text' must be at least 2 characters long.",
             ));
         }
@@ -179,7 +176,7 @@ async fn segments(
         None | Some("") | Some("false") | Some("0") => false,
         Some("true") | Some("1") => true,
         Some(v) => {
-            return Err(bad(format!(
+            return Err(ApiError::bad(format!(
                 "Value for 'filter_case_sensitive' must be true or false, not '{v}'."
             )));
         }

@@ -108,10 +108,6 @@ fn wants_signed_url(query: &[(String, String)]) -> bool {
         .any(|(k, v)| k == "include" && v.split(',').any(|p| p.trim() == "signed_url"))
 }
 
-fn bad(path: &str, what: &str) -> ApiError {
-    ApiError::BadRequest(format!("{path}: {what}"))
-}
-
 /// A validated create request.
 struct CreateRequest {
     name: String,
@@ -131,18 +127,20 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
     let file = obj
         .get("source_file")
         .and_then(Value::as_object)
-        .ok_or_else(|| bad("/source_file", "Value is required and must be an object"))?;
+        .ok_or_else(|| {
+            ApiError::bad_at("/source_file", "Value is required and must be an object")
+        })?;
     let name = file
         .get("name")
         .and_then(Value::as_str)
         .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| bad("/source_file/name", "Value must be a non-empty string"))?;
+        .ok_or_else(|| ApiError::bad_at("/source_file/name", "Value must be a non-empty string"))?;
     let content_type = file
         .get("content_type")
         .and_then(Value::as_str)
-        .ok_or_else(|| bad("/source_file/content_type", "Value is required"))?;
+        .ok_or_else(|| ApiError::bad_at("/source_file/content_type", "Value is required"))?;
     if !SOURCE_TYPES.contains(&content_type) {
-        return Err(bad(
+        return Err(ApiError::bad_at(
             "/source_file/content_type",
             &format!("Value is not valid; one of {}", SOURCE_TYPES.join(", ")),
         ));
@@ -152,14 +150,14 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         .and_then(Value::as_i64)
         .filter(|n| (1..=1_073_741_824).contains(n))
         .ok_or_else(|| {
-            bad(
+            ApiError::bad_at(
                 "/source_file/content_length",
                 "Value must be an integer from 1 to 1073741824",
             )
         })?;
     if length as u64 > state.voice.max_upload_bytes as u64 {
         // 400, the one client error the description documents here.
-        return Err(bad(
+        return Err(ApiError::bad_at(
             "/source_file/content_length",
             &format!(
                 "this server accepts at most {} bytes",
@@ -170,23 +168,33 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
     let source_language = match obj.get("parameters").and_then(|p| p.get("source_language")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.to_ascii_uppercase()),
-        Some(_) => return Err(bad("/parameters/source_language", "Value must be a string")),
+        Some(_) => {
+            return Err(ApiError::bad_at(
+                "/parameters/source_language",
+                "Value must be a string",
+            ));
+        }
     };
     let spoken_terms_id = match obj.get("parameters").and_then(|p| p.get("spoken_terms_id")) {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(Uuid::parse_str(s).map_err(|_| {
-            bad(
+            ApiError::bad_at(
                 "/parameters/spoken_terms_id",
                 "Value must be the id of spoken terms",
             )
         })?),
-        Some(_) => return Err(bad("/parameters/spoken_terms_id", "Value must be a string")),
+        Some(_) => {
+            return Err(ApiError::bad_at(
+                "/parameters/spoken_terms_id",
+                "Value must be a string",
+            ));
+        }
     };
     let recognised = source_language
         .as_deref()
         .unwrap_or(tolk_voice::asr::DEFAULT_LANGUAGE);
     if !state.voice.recognizer.supports(recognised) {
-        return Err(bad(
+        return Err(ApiError::bad_at(
             "/parameters/source_language",
             &format!(
                 "speech recognition of {recognised} is not available on this server (supported: {})",
@@ -198,51 +206,18 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         .get("targets")
         .and_then(Value::as_array)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| bad("/targets", "Value must be a non-empty array"))?;
+        .ok_or_else(|| ApiError::bad_at("/targets", "Value must be a non-empty array"))?;
     if targets.len() > MAX_TARGETS {
-        return Err(bad("/targets", &format!("at most {MAX_TARGETS} targets")));
+        return Err(ApiError::bad_at(
+            "/targets",
+            &format!("at most {MAX_TARGETS} targets"),
+        ));
     }
-    let mut out = Vec::with_capacity(targets.len());
-    for (i, t) in targets.iter().enumerate() {
-        let language = t
-            .get("language")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| bad(&format!("/targets/{i}/language"), "Value is required"))?;
-        let kind = t
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad(&format!("/targets/{i}/type"), "Value is required"))?;
-        if OTHER_OUTPUT_TYPES.contains(&kind) {
-            return Err(bad(
-                &format!("/targets/{i}/type"),
-                &format!(
-                    "{kind} is not produced by this server; use one of {}",
-                    OUTPUT_TYPES.join(", ")
-                ),
-            ));
-        }
-        if !OUTPUT_TYPES.contains(&kind) {
-            return Err(bad(&format!("/targets/{i}/type"), "Value is not valid"));
-        }
-        let same = tolk_lang::same_language(language, recognised);
-        if !same {
-            state
-                .translator
-                .route(recognised, language)
-                .map_err(|e| bad(&format!("/targets/{i}/language"), &e.to_string()))?;
-        }
-        if kind != "text/plain" && voices::tts_voice_for_language(language).is_none() {
-            return Err(bad(
-                &format!("/targets/{i}/language"),
-                &format!("no voice speaks {language}; ask for text/plain"),
-            ));
-        }
-        out.push(Target {
-            language: language.to_ascii_uppercase(),
-            kind: kind.to_owned(),
-        });
-    }
+    let out = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| parse_target(state, i, t, recognised))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(CreateRequest {
         name: name.trim().to_owned(),
         content_type: content_type.to_owned(),
@@ -250,6 +225,58 @@ fn parse_create(state: &AppState, body: &Value) -> Result<CreateRequest, ApiErro
         spoken_terms: spoken_terms_id.map(|id| (id, recognised.to_owned())),
         source_language,
         targets: out,
+    })
+}
+
+/// Target `i` of a create body: a language the recognised speech can be
+/// translated into and an output type this server produces (with a voice
+/// for audio).
+fn parse_target(
+    state: &AppState,
+    i: usize,
+    t: &Value,
+    recognised: &str,
+) -> Result<Target, ApiError> {
+    let language = t
+        .get("language")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| ApiError::bad_at(&format!("/targets/{i}/language"), "Value is required"))?;
+    let kind = t
+        .get("type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::bad_at(&format!("/targets/{i}/type"), "Value is required"))?;
+    if OTHER_OUTPUT_TYPES.contains(&kind) {
+        return Err(ApiError::bad_at(
+            &format!("/targets/{i}/type"),
+            &format!(
+                "{kind} is not produced by this server; use one of {}",
+                OUTPUT_TYPES.join(", ")
+            ),
+        ));
+    }
+    if !OUTPUT_TYPES.contains(&kind) {
+        return Err(ApiError::bad_at(
+            &format!("/targets/{i}/type"),
+            "Value is not valid",
+        ));
+    }
+    let same = tolk_lang::same_language(language, recognised);
+    if !same {
+        state
+            .translator
+            .route(recognised, language)
+            .map_err(|e| ApiError::bad_at(&format!("/targets/{i}/language"), &e.to_string()))?;
+    }
+    if kind != "text/plain" && voices::tts_voice_for_language(language).is_none() {
+        return Err(ApiError::bad_at(
+            &format!("/targets/{i}/language"),
+            &format!("no voice speaks {language}; ask for text/plain"),
+        ));
+    }
+    Ok(Target {
+        language: language.to_ascii_uppercase(),
+        kind: kind.to_owned(),
     })
 }
 
@@ -264,7 +291,7 @@ async fn spoken_terms_for(
     let found = spoken_terms::get(&state.db, organization_id, id)
         .await?
         .ok_or_else(|| {
-            bad(
+            ApiError::bad_at(
                 "/parameters/spoken_terms_id",
                 "no spoken terms with this id",
             )

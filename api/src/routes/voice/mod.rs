@@ -94,6 +94,6 @@ fn voice_error(e: tolk_voice::VoiceError) -> crate::ApiError {
     if e.is_client_error() {
         crate::ApiError::BadRequest(e.to_string())
     } else {
-        crate::ApiError::Internal(e.to_string())
+        crate::ApiError::failed("speech processing", e)
     }
 }

@@ -107,7 +107,7 @@ pub(super) async fn convert(
     let (file, duration_ms, input_ms) =
         tokio::task::spawn_blocking(move || convert_file(&name, &data, voice, max_seconds))
             .await
-            .map_err(|e| ApiError::Internal(format!("conversion task: {e}")))?
+            .map_err(|e| ApiError::failed("the conversion task", e))?
             .map_err(voice_error)?;
     let mut conn = state.db.acquire().await?;
     usage::record(

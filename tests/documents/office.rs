@@ -1,0 +1,380 @@
+//! Office documents end to end: Word, PowerPoint, Excel and OpenDocument files
+//! made by python-docx, python-pptx, openpyxl and LibreOffice, read back by them.
+
+use super::*;
+
+#[tokio::test]
+async fn docx_translates_keeping_runs_table_header_and_hyperlink() -> Result<()> {
+    let (world, api, key) = platform("docx").await?;
+    let docx = make_docx(&world, "source.docx").await?;
+    let before = read_docx(&world, &docx).await?;
+    assert_eq!(before["bold"][0], "The cat sleeps");
+
+    let (id, doc_key) = api
+        .upload_ok(
+            &key,
+            "report.docx",
+            docx,
+            &[("target_lang", "ES"), ("source_lang", "EN")],
+        )
+        .await?;
+    assert_eq!(id.len(), 32);
+    assert_eq!(doc_key.len(), 64);
+    assert!(
+        id.chars()
+            .chain(doc_key.chars())
+            .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    );
+
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(120))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let billed = st.body["billed_characters"].as_i64().unwrap_or(0);
+    assert!(billed > 100, "billed_characters {billed}");
+
+    let (code, headers, bytes) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    assert_eq!(
+        headers["content-type"],
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    );
+    assert!(
+        headers["content-disposition"]
+            .to_str()?
+            .contains("report.docx")
+    );
+    let after = read_docx(&world, &bytes).await?;
+    let text = joined(&after["paragraphs"]).to_lowercase();
+    assert!(text.contains("perro"), "no Spanish in {text}");
+    assert!(!text.contains("the dog runs"), "English left in {text}");
+    // Formatting runs survived, now around Spanish words.
+    let bold = joined(&after["bold"]).to_lowercase();
+    assert!(
+        bold.contains("gato"),
+        "bold run lost or not translated: {after}"
+    );
+    let italic = joined(&after["italic"]).to_lowercase();
+    assert!(
+        !italic.is_empty() && !italic.contains("bird"),
+        "italic run: {after}"
+    );
+    // Translated runs are marked Spanish for spell checkers.
+    assert_eq!(after["languages"], serde_json::json!(["es"]), "{after}");
+    // Table, header and hyperlink are still there, translated.
+    let cells = joined(&after["cells"]).to_lowercase();
+    assert_eq!(after["cells"].as_array().map(Vec::len), Some(4));
+    assert!(cells.contains("casa"), "table not translated: {cells}");
+    let header = joined(&after["header"]).to_lowercase();
+    assert!(
+        header.contains("informe") || header.contains("compañía") || header.contains("empresa"),
+        "header: {header}"
+    );
+    assert_eq!(after["hyperlinks"], 1, "{after}");
+    assert!(!joined(&after["hyperlink_text"]).is_empty());
+
+    // Downloadable once only.
+    let (again, _, _) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(again, 404);
+
+    // Usage recorded once, as document_translation_characters.
+    let db = world.db().await?;
+    let (kind, amount): (String, i64) =
+        sqlx::query_as("SELECT kind, amount FROM usage_events WHERE document_id = $1")
+            .bind(&id)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!(kind, "document_translation_characters");
+    assert_eq!(amount, billed);
+    Ok(())
+}
+
+/// Runs python-docx marked with another language than the document's
+/// `source_lang` (a French phrase, a German paragraph) come back as written;
+/// text marked with a variant of the source language is translated.
+#[tokio::test]
+async fn docx_runs_in_another_language_are_kept() -> Result<()> {
+    let (world, api, key) = platform("docx_lang").await?;
+    let dir = world.path("fixtures");
+    testdata_script("make_docx.py", &[&dir]).await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "languages.docx",
+        std::fs::read(dir.join("languages.docx"))?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    let read = read_docx(&world, &bytes).await?;
+    let paragraphs: Vec<&str> = read["paragraphs"]
+        .as_array()
+        .context("paragraphs")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(paragraphs.len(), 3, "{paragraphs:?}");
+    assert!(
+        paragraphs[0].contains("joie de vivre") && paragraphs[0].contains("casa"),
+        "{paragraphs:?}"
+    );
+    assert_eq!(paragraphs[1], "Das Haus ist groß.");
+    assert!(paragraphs[2].contains("rojo"), "{paragraphs:?}");
+    Ok(())
+}
+
+/// A Word file far larger than the filter's chunks (2,400 paragraphs, about
+/// 1 MB of XML) goes through the worker a chunk at a time: every paragraph
+/// comes back translated and in its place (python-docx reads it back), the
+/// language detected on a sample of its first text (none is given), and the
+/// characters billed are all of its text.
+#[tokio::test]
+async fn a_large_docx_is_translated_chunk_by_chunk() -> Result<()> {
+    const PARAGRAPHS: usize = 2_400;
+    let (world, api, key) = platform("docx_large").await?;
+    let path = world.path("large.docx");
+    python(
+        r#"
+import sys, docx
+d = docx.Document()
+for i in range(int(sys.argv[2])):
+    p = d.add_paragraph(f"The dog runs in the park number {i}. ")
+    p.add_run("The cat sleeps").bold = True
+    p.add_run(" in the house.")
+d.save(sys.argv[1])
+"#,
+        &[&path, std::path::Path::new(&PARAGRAPHS.to_string())],
+    )
+    .await?;
+    let source = std::fs::read(&path)?;
+    let (id, doc_key) = api
+        .upload_ok(&key, "large.docx", source, &[("target_lang", "ES")])
+        .await?;
+    let st = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(300))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let (code, _, bytes) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    let read = read_docx(&world, &bytes).await?;
+    let paragraphs: Vec<&str> = read["paragraphs"]
+        .as_array()
+        .context("paragraphs")?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(paragraphs.len(), PARAGRAPHS);
+    for (i, paragraph) in paragraphs.iter().enumerate() {
+        assert!(
+            paragraph.contains("perro") && paragraph.contains(&format!(" {i}.")),
+            "paragraph {i}: {paragraph}"
+        );
+    }
+    assert_eq!(read["bold"].as_array().map(Vec::len), Some(PARAGRAPHS));
+    let text: usize = (0..PARAGRAPHS)
+        .map(|i| format!("The dog runs in the park number {i}. The cat sleeps in the house.").len())
+        .sum();
+    // The properties' description (python-docx's own) is billed too.
+    let billed = st.body["billed_characters"].as_u64().unwrap_or(0) as usize;
+    let description = "generated by python-docx".len();
+    assert_eq!(billed, text + description, "{}", st.body);
+    Ok(())
+}
+
+/// A deck written by python-pptx comes back with its slides, table, group,
+/// notes and chart title in Spanish, read back by python-pptx, the bold run
+/// still bold; the conversion options DeepL documents for pptx are accepted.
+#[tokio::test]
+async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
+    let (world, api, key) = platform("pptx").await?;
+    let source = world.path("deck.pptx");
+    make_pptx(&[std::path::Path::new("write"), &source]).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "deck.pptx",
+        std::fs::read(&source)?,
+        &[
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            (
+                "input_conversion_options",
+                "version:1,suppress-image-types:logo-photo",
+            ),
+        ],
+    )
+    .await?;
+    assert_eq!(
+        content_type,
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    );
+    let result = world.path("result.pptx");
+    std::fs::write(&result, bytes)?;
+    let deck: Value =
+        serde_json::from_str(&make_pptx(&[std::path::Path::new("read"), &result]).await?)?;
+    let slides = deck["slides"].as_array().cloned().unwrap_or_default();
+    let all: Vec<String> = slides
+        .iter()
+        .flat_map(|s| s["texts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["text"].as_str().map(str::to_owned))
+        .collect();
+    let text = all.join(" | ");
+    for spanish in [
+        "La casa es pequeña",
+        "La ciudad",
+        "El jardín",
+        "La primera caja",
+    ] {
+        assert!(text.contains(spanish), "{spanish} missing: {text}");
+    }
+    for english in [
+        "The house",
+        "The city",
+        "The first box",
+        "The sales of the year",
+    ] {
+        assert!(!text.contains(english), "{english} left: {text}");
+    }
+    let notes = slides[1]["notes"].as_str().unwrap_or_default();
+    assert!(
+        !notes.is_empty() && !notes.contains("Speak slowly"),
+        "notes: {notes}"
+    );
+    let bold: Vec<&str> = slides[1]["texts"][1]["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["bold"] == true)
+        .filter_map(|r| r["text"].as_str())
+        .collect();
+    assert_eq!(bold.len(), 1, "{}", slides[1]);
+    let (code, body) = api
+        .upload(
+            &key,
+            "deck.pptx",
+            std::fs::read(&source)?,
+            &[
+                ("target_lang", "ES"),
+                ("input_conversion_options", "suppress-image-types:all"),
+            ],
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("version"),
+        "{body}"
+    );
+    Ok(())
+}
+
+/// A workbook written by openpyxl comes back with its text cells and comment
+/// in Spanish, read back by openpyxl; numbers, the formula and the sheet
+/// names are as they were.
+#[tokio::test]
+async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()> {
+    let (world, api, key) = platform("xlsx").await?;
+    let source = world.path("book.xlsx");
+    testdata_script("make_xlsx.py", &[&source]).await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "book.xlsx",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    let result = world.path("result.xlsx");
+    std::fs::write(&result, bytes)?;
+    let book: Value = serde_json::from_str(&python(READ_XLSX, &[&result]).await?)?;
+    assert_eq!(book["sheets"], serde_json::json!(["Sales", "Summary"]));
+    let cell = |name: &str| book["cells"][name].as_str().unwrap_or_default().to_owned();
+    assert_eq!(cell("Sales!A1"), "La casa es pequeña.");
+    assert_eq!(cell("Sales!A2"), "La ciudad");
+    assert_eq!(cell("Summary!A1"), "El país");
+    assert_eq!(cell("Sales!B1"), "10.5");
+    assert_eq!(cell("Sales!B3"), "=SUM(B1:B2)");
+    let comment = book["comments"][0].as_str().unwrap_or_default();
+    assert!(
+        !comment.is_empty() && !comment.contains("The number"),
+        "comment: {comment}"
+    );
+    Ok(())
+}
+
+/// An OpenDocument text written by odfpy comes back in Spanish, read back by
+/// odfpy, with its bold span and its link; `mimetype` is still the first entry.
+#[tokio::test]
+async fn odt_paragraphs_notes_and_headers_are_translated() -> Result<()> {
+    let (world, api, key) = platform("odt").await?;
+    let dir = world.path("odf");
+    testdata_script("make_odf.py", &[std::path::Path::new("write"), &dir]).await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "doc.odt",
+        std::fs::read(dir.join("doc.odt"))?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/vnd.oasis.opendocument.text");
+    assert!(bytes.starts_with(b"PK") && bytes[30..38] == *b"mimetype");
+    let result = world.path("result.odt");
+    std::fs::write(&result, bytes)?;
+    let doc: Value = serde_json::from_str(
+        &testdata_script("make_odf.py", &[std::path::Path::new("read"), &result]).await?,
+    )?;
+    let texts = joined(&doc["texts"]);
+    for spanish in ["La casa es", "La nota es", "El país", "El informe anual"] {
+        assert!(texts.contains(spanish), "{spanish} missing: {texts}");
+    }
+    for english in ["The house", "The note", "The country", "The annual report"] {
+        assert!(!texts.contains(english), "{english} left: {texts}");
+    }
+    assert_eq!(doc["spans"].as_array().map(Vec::len), Some(1), "{doc}");
+    assert_eq!(doc["links"], serde_json::json!(["https://example.com/"]));
+    Ok(())
+}
+
+/// Runs of spaces are decided run by run: a paragraph whose source has two
+/// spaces after a full stop keeps those, but not the two Apertium leaves
+/// where it drops a word ("así que  somos"); python-docx writes the file and
+/// reads the translation back.
+#[tokio::test]
+async fn docx_keeps_the_sources_runs_of_spaces_and_no_others() -> Result<()> {
+    let (world, api, key) = platform("docx_spaces").await?;
+    let path = world.path("spaces.docx");
+    python(
+        r#"
+import sys, docx
+d = docx.Document()
+d.add_paragraph("Okay, so we are here.  Next one.")
+p = d.add_paragraph("Okay, so we are ")
+p.add_run("here").bold = True
+p.add_run(".")
+d.save(sys.argv[1])
+"#,
+        &[&path],
+    )
+    .await?;
+    let (_, bytes) = translated(
+        &api,
+        &key,
+        "spaces.docx",
+        std::fs::read(&path)?,
+        &[("source_lang", "EN"), ("target_lang", "ES")],
+    )
+    .await?;
+    let after = read_docx(&world, &bytes).await?;
+    let paragraphs: Vec<&str> = after["paragraphs"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(paragraphs.len(), 2, "{paragraphs:?}");
+    assert_eq!(paragraphs[0].matches("  ").count(), 1, "{paragraphs:?}");
+    assert!(paragraphs[0].contains(".  "), "{paragraphs:?}");
+    assert!(!paragraphs[1].contains("  "), "{paragraphs:?}");
+    assert!(paragraphs[1].contains("Vale"), "{paragraphs:?}");
+    Ok(())
+}
