@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Tolk: self-hosted translation and voice job platform.
@@ -204,8 +205,9 @@ pub struct ApiArgs {
     /// no audio sent) before the server closes it with 4408.
     #[arg(long, env = "TOLK_VOICE_STREAM_IDLE_SECS", default_value_t = 60)]
     pub voice_stream_idle_secs: u64,
-    /// Do not run pending migrations at start.
-    #[arg(long, env = "TOLK_NO_MIGRATE")]
+    /// Do not run pending migrations at start (the variable takes 1/0,
+    /// true/false, yes/no, on/off).
+    #[arg(long, env = "TOLK_NO_MIGRATE", value_parser = BoolishValueParser::new())]
     pub no_migrate: bool,
     /// Requests per second a key may send, sustained (0: no rate limit).
     #[arg(long, env = "TOLK_RATE_LIMIT_PER_SECOND", default_value_t = 100.0)]
@@ -266,7 +268,7 @@ pub struct AuthArgs {
     pub test_client_metadata_ca: Option<std::path::PathBuf>,
     /// Test only: client metadata documents may be fetched from loopback
     /// addresses (a test's own server).
-    #[arg(long, env = "TOLK_TEST_CLIENT_METADATA_LOOPBACK", hide = true)]
+    #[arg(long, env = "TOLK_TEST_CLIENT_METADATA_LOOPBACK", hide = true, value_parser = BoolishValueParser::new())]
     pub test_client_metadata_loopback: bool,
 }
 
@@ -321,7 +323,7 @@ pub enum Command {
         #[arg(long, env = "TOLK_AUTH_LISTEN", default_value = "127.0.0.1:8081")]
         listen: SocketAddr,
         /// Do not run pending migrations at start.
-        #[arg(long, env = "TOLK_NO_MIGRATE")]
+        #[arg(long, env = "TOLK_NO_MIGRATE", value_parser = BoolishValueParser::new())]
         no_migrate: bool,
         #[command(flatten)]
         auth: AuthArgs,

@@ -278,3 +278,34 @@ async fn an_unknown_route_answers_a_json_404() -> Result<()> {
     assert!(res.json::<serde_json::Value>().await?["message"].is_string());
     Ok(())
 }
+
+/// The polls of voice jobs and quality evaluations answer a missing or wrong
+/// key with 401, as their operations document (403 elsewhere, DeepL's word).
+#[tokio::test]
+async fn job_polls_without_a_valid_key_answer_401() -> Result<()> {
+    let (_world, api, _key) = client("polls_401").await?;
+    let id = "f3a8c5e1-9b7d-4e62-a1c4-8f5d2b6e3c19";
+    let voice = format!("/v1/jobs/voice/translate/{id}");
+    let quality = format!("{}/v1/quality-evaluation/{id}", api.direct);
+    for auth in [None, Some("DeepL-Auth-Key 0000.wrong")] {
+        // Through the conformance proxy: 401 is documented for this poll.
+        let mut req = api.http.get(api.url(&voice));
+        if let Some(a) = auth {
+            req = req.header("Authorization", a);
+        }
+        let res = req.send().await?;
+        assert_eq!(res.status().as_u16(), 401, "{voice} with {auth:?}");
+        let body: serde_json::Value = res.json().await?;
+        assert!(body["message"].is_string(), "{body}");
+        // The quality poll documents neither 401 nor 403: asked directly.
+        let mut req = api.http.get(&quality);
+        if let Some(a) = auth {
+            req = req.header("Authorization", a);
+        }
+        assert_eq!(req.send().await?.status().as_u16(), 401, "{quality}");
+    }
+    // Other operations keep DeepL's 403.
+    let res = api.http.get(api.url("/v2/usage")).send().await?;
+    assert_eq!(res.status().as_u16(), 403);
+    Ok(())
+}

@@ -46,3 +46,50 @@ async fn a_database_migrated_before_a_comment_was_reworded_still_migrates() -> R
     pool.close().await;
     Ok(())
 }
+
+/// `TOLK_NO_MIGRATE` takes the forms people type: with `1` or `yes` a process
+/// starts on a database whose migrations it could not run; with `0` or `off`
+/// it runs them (and so refuses that database); `maybe` is refused by name.
+#[tokio::test]
+async fn boolean_settings_accept_the_forms_people_type() -> Result<()> {
+    let mut world = World::new("boolean_settings").await?;
+    let pool = sqlx::PgPool::connect(&world.database_url).await?;
+    // A recorded migration whose checksum no longer matches: migrating fails.
+    set_checksum(&pool, &"00".repeat(48)).await?;
+    for (value, starts) in [("1", true), ("yes", true), ("0", false), ("off", false)] {
+        world.extra_env = vec![("TOLK_NO_MIGRATE".into(), value.into())];
+        let port = crate::support::free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let log = format!("api-{value}");
+        let pid = world.spawn(&["api", "--listen", &listen], &log)?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let answered = loop {
+            let health = reqwest::get(format!("http://{listen}/healthz")).await;
+            if health.is_ok_and(|r| r.status().is_success()) {
+                break true;
+            }
+            if !world.is_running(pid) || std::time::Instant::now() > deadline {
+                break false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        assert_eq!(
+            answered,
+            starts,
+            "TOLK_NO_MIGRATE={value}: {}",
+            world.log(&log)
+        );
+        if !starts {
+            assert!(world.log(&log).contains("migrat"), "{}", world.log(&log));
+        }
+    }
+    world.extra_env = vec![("TOLK_NO_MIGRATE".into(), "maybe".into())];
+    let pid = world.spawn(&["api", "--listen", "127.0.0.1:0"], "api-maybe")?;
+    let status = world
+        .wait_exit(pid, std::time::Duration::from_secs(30))
+        .await?;
+    assert!(!status.success());
+    let log = world.log("api-maybe");
+    assert!(log.contains("invalid value 'maybe'"), "{log}");
+    Ok(())
+}

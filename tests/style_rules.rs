@@ -606,3 +606,43 @@ async fn style_rules_reach_upstream_engines() -> Result<()> {
     }
     Ok(())
 }
+
+/// `PATCH /v3/style_rules/{id}` takes `name` as optional, as documented:
+/// without it the list is answered as it is.
+#[tokio::test]
+async fn a_patch_without_a_name_leaves_the_list_as_it_is() -> Result<()> {
+    let mut world = World::new("style_patch_empty").await?;
+    let key = world.create_key("style-patch", false).await?;
+    let api = world.start_api().await?;
+    let (code, created) = call(
+        &api,
+        &key,
+        Method::POST,
+        "/v3/style_rules",
+        Some(&json!({"name": "House style", "language": "de"})),
+    )
+    .await?;
+    assert_eq!(code, 201, "{created}");
+    let id = created["style_id"].as_str().unwrap_or_default().to_owned();
+    let (code, same) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/style_rules/{id}"),
+        Some(&json!({})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{same}");
+    assert_eq!(same["name"], "House style");
+    assert_eq!(same["version"], created["version"]);
+    let (code, _) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &format!("/v3/style_rules/{id}"),
+        Some(&json!({"name": "  "})),
+    )
+    .await?;
+    assert_eq!(code, 400);
+    Ok(())
+}

@@ -20,6 +20,28 @@ pub const FAILED: &str =
 /// The 403 message of a developer key on an admin operation.
 pub const ADMIN_REQUIRED: &str = "This operation requires an admin API key.";
 
+/// Operations (method, path prefix) whose interface documents 401, not 403,
+/// for a missing or wrong key: the polls of voice jobs and quality
+/// evaluations.
+const UNAUTHORIZED_WHERE: &[(&str, &str)] = &[
+    ("GET", "/v1/jobs/voice/translate/"),
+    ("GET", "/v1/quality-evaluation/"),
+];
+
+/// The answer to a request without a valid key: 403 with DeepL's words, or
+/// 401 where the operation documents it ([`UNAUTHORIZED_WHERE`]).
+fn refused(parts: &Parts) -> ApiError {
+    let (method, path) = (parts.method.as_str(), parts.uri.path());
+    if UNAUTHORIZED_WHERE
+        .iter()
+        .any(|(m, prefix)| *m == method && path.starts_with(prefix))
+    {
+        ApiError::Unauthorized(FAILED.to_owned())
+    } else {
+        ApiError::Forbidden(FAILED.to_owned())
+    }
+}
+
 /// An authenticated, active key, within its rate limit (else 429).
 #[derive(Debug, Clone)]
 pub struct AuthKey(pub ApiKey);
@@ -65,7 +87,7 @@ impl FromRequestParts<AppState> for AuthKey {
                 let host = tolk_auth::context::host(&parts.headers);
                 bearer_key(state, verifier, token, parts.uri.path(), &host).await?
             }
-            _ => return Err(ApiError::Forbidden(FAILED.to_owned())),
+            _ => return Err(refused(parts)),
         };
         match found {
             Some(key) => {
@@ -77,7 +99,7 @@ impl FromRequestParts<AppState> for AuthKey {
                 }
                 Ok(Self(key))
             }
-            None => Err(ApiError::Forbidden(FAILED.to_owned())),
+            None => Err(refused(parts)),
         }
     }
 }

@@ -13,6 +13,9 @@ pub enum ApiError {
     /// 400: a parameter is missing or wrong; the message names it.
     #[error("{0}")]
     BadRequest(String),
+    /// 401: no valid key, where the operation documents 401 rather than 403.
+    #[error("{0}")]
+    Unauthorized(String),
     /// 403: no valid key.
     #[error("{0}")]
     Forbidden(String),
@@ -98,6 +101,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

@@ -561,3 +561,35 @@ json.dump({
     "count": 3,
 }, open(sys.argv[1], "w", encoding="utf-8"), indent=2, ensure_ascii=False)
 "#;
+
+/// A converted result is delivered under the uploaded name with the
+/// delivered format's extension (an SRT delivered as WebVTT is `….vtt`).
+#[tokio::test]
+async fn a_converted_download_is_named_with_its_own_extension() -> Result<()> {
+    let (world, api, key) = platform("converted_name").await?;
+    let dir = world.path("subs");
+    testdata_script("make_subtitles.py", &[std::path::Path::new("write"), &dir]).await?;
+    let source = std::fs::read(dir.join("film.srt"))?;
+    let fields = [
+        ("target_lang", "ES"),
+        ("source_lang", "EN"),
+        ("output_format", "vtt"),
+    ];
+    let (id, doc_key) = api.upload_ok(&key, "film.srt", source, &fields).await?;
+    let done = api
+        .wait(&key, &id, &doc_key, Duration::from_secs(120))
+        .await?;
+    assert_eq!(done.status, "done", "{}", done.body);
+    let (code, headers, bytes) = api.download(&key, &id, &doc_key).await?;
+    assert_eq!(code, 200);
+    assert!(bytes.starts_with(b"WEBVTT"));
+    let disposition = headers
+        .get("content-disposition")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    assert!(
+        disposition.contains("filename=\"film.vtt\""),
+        "{disposition}"
+    );
+    Ok(())
+}

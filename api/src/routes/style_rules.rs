@@ -278,10 +278,16 @@ async fn rename(
 ) -> Result<Json<Value>, ApiError> {
     let id = style_id(&id)?;
     let obj = json_body(&headers, body).await?;
-    let new_name = name(required(&obj, "name")?)?;
-    let l = style_rules::update(&state.db, key.organization_id, id, Some(&new_name), None)
-        .await?
-        .ok_or_else(not_found)?;
+    // `name` is the one field, and optional: without it the list is answered
+    // as it is.
+    let l = match string(&obj, "name")? {
+        Some(raw) => {
+            let new_name = name(raw)?;
+            style_rules::update(&state.db, key.organization_id, id, Some(&new_name), None).await?
+        }
+        None => style_rules::get(&state.db, key.organization_id, id).await?,
+    }
+    .ok_or_else(not_found)?;
     Ok(Json(view(&l, true)))
 }
 

@@ -603,11 +603,25 @@ async fn result(
     Ok((
         [
             (CONTENT_TYPE, format.content_type().to_owned()),
-            (CONTENT_DISPOSITION, content_disposition(&doc.filename)),
+            (
+                CONTENT_DISPOSITION,
+                content_disposition(&delivered_name(&doc.filename, format)),
+            ),
         ],
         body,
     )
         .into_response())
+}
+
+/// The name a result is delivered under: the uploaded name, with the
+/// extension of the format delivered when it was converted (`talk.srt`
+/// delivered as WebVTT is `talk.vtt`).
+fn delivered_name(uploaded: &str, delivered: DocumentFormat) -> String {
+    if DocumentFormat::from_filename(uploaded) == Some(delivered) {
+        return uploaded.to_owned();
+    }
+    let stem = uploaded.rsplit_once('.').map_or(uploaded, |(stem, _)| stem);
+    format!("{stem}.{}", delivered.extension())
 }
 
 /// `attachment; filename="…"; filename*=UTF-8''…` for any file name.
@@ -636,6 +650,20 @@ fn content_disposition(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn converted_results_are_named_with_their_own_extension() {
+        assert_eq!(delivered_name("talk.srt", DocumentFormat::Vtt), "talk.vtt");
+        assert_eq!(delivered_name("talk.SRT", DocumentFormat::Srt), "talk.SRT");
+        assert_eq!(
+            delivered_name("notes.v2.htm", DocumentFormat::Html),
+            "notes.v2.htm"
+        );
+        assert_eq!(
+            delivered_name("no-extension", DocumentFormat::Vtt),
+            "no-extension.vtt"
+        );
+    }
 
     #[test]
     fn content_disposition_escapes() {
