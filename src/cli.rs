@@ -188,6 +188,11 @@ pub struct ApiArgs {
     /// Address the HTTP API listens on.
     #[arg(long, env = "TOLK_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
+    /// Connections the kernel queues before the API accepts them (the
+    /// listen backlog; the kernel caps it at net.core.somaxconn): enough for
+    /// a thousand clients connecting at once.
+    #[arg(long, env = "TOLK_LISTEN_BACKLOG", default_value_t = 4096)]
+    pub listen_backlog: u32,
     /// Largest document upload, in bytes.
     #[arg(long, env = "TOLK_MAX_UPLOAD_BYTES", default_value_t = tolk_api::state::DEFAULT_MAX_UPLOAD_BYTES)]
     pub max_upload_bytes: usize,

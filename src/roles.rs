@@ -159,6 +159,19 @@ async fn stopped(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|v| *v).await;
 }
 
+/// A listener on `addr` whose kernel queue holds `backlog` connections not
+/// yet accepted (capped by the kernel at net.core.somaxconn), so a burst of
+/// clients is queued rather than reset.
+fn listen_on(addr: std::net::SocketAddr, backlog: u32) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(backlog.max(1))
+}
+
 async fn serve_api(
     args: ApiArgs,
     s: Services,
@@ -166,10 +179,9 @@ async fn serve_api(
     extra: Option<axum::Router>,
     stop: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
+    let listener = listen_on(args.listen, args.listen_backlog)
         .with_context(|| format!("binding {}", args.listen))?;
-    tracing::info!(listen = %args.listen, "API listening");
+    tracing::info!(listen = %args.listen, backlog = args.listen_backlog, "API listening");
     let rate = RateLimit {
         per_second: args.rate_limit_per_second.max(0.0),
         burst: args.rate_limit_burst.max(1),

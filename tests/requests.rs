@@ -430,3 +430,63 @@ async fn a_target_that_is_a_variant_of_the_source_returns_the_text() -> Result<(
     assert_eq!(code, 400, "{body}");
     Ok(())
 }
+
+/// The kernel's count of connections dropped because a listen queue was full
+/// (`TcpExt: ListenOverflows` of /proc/net/netstat).
+fn listen_overflows() -> anyhow::Result<u64> {
+    let netstat = std::fs::read_to_string("/proc/net/netstat")?;
+    let mut lines = netstat.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (names, values) = (lines.next(), lines.next());
+    let (Some(names), Some(values)) = (names, values) else {
+        anyhow::bail!("no TcpExt counters in /proc/net/netstat");
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(n, _)| *n == "ListenOverflows")
+        .and_then(|(_, v)| v.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no ListenOverflows counter"))
+}
+
+/// A thousand clients connecting at once are all answered, none dropped by
+/// a full listen queue (the kernel's ListenOverflows counter stays put): the
+/// API listens with a backlog that holds them (`TOLK_LISTEN_BACKLOG`, 4096).
+#[tokio::test]
+async fn a_thousand_simultaneous_connections_are_all_answered() -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut world = crate::support::World::new("backlog").await?;
+    let (api, _pid) = world.start_api_process().await?;
+    let overflows = listen_overflows()?;
+    let addr = api.direct.trim_start_matches("http://").to_owned();
+    let clients = 1000;
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(clients));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..clients {
+        let (addr, start) = (addr.clone(), start.clone());
+        tasks.spawn(async move {
+            start.wait().await;
+            let mut stream = tokio::net::TcpStream::connect(&addr).await?;
+            stream
+                .write_all(b"GET /healthz HTTP/1.1\r\nHost: tolk\r\nConnection: close\r\n\r\n")
+                .await?;
+            let mut answer = Vec::new();
+            stream.read_to_end(&mut answer).await?;
+            Ok::<bool, std::io::Error>(answer.starts_with(b"HTTP/1.1 200"))
+        });
+    }
+    let (mut answered, mut failed) = (0, Vec::new());
+    while let Some(joined) = tasks.join_next().await {
+        match joined? {
+            Ok(true) => answered += 1,
+            Ok(false) => failed.push("not 200".to_owned()),
+            Err(e) => failed.push(e.to_string()),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{answered} answered, failed: {:?}",
+        &failed[..failed.len().min(5)]
+    );
+    assert_eq!(answered, clients);
+    Ok(())
+}
