@@ -488,5 +488,6 @@ async fn a_thousand_simultaneous_connections_are_all_answered() -> anyhow::Resul
         &failed[..failed.len().min(5)]
     );
     assert_eq!(answered, clients);
+    assert_eq!(listen_overflows()?, overflows, "connections were dropped");
     Ok(())
 }
