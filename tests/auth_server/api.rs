@@ -438,3 +438,60 @@ async fn tolk_up_serves_auth_beside_the_api() -> Result<()> {
     assert!(status.success(), "tolk up exited with {status}");
     Ok(())
 }
+
+/// The voice routes (`/v1/tts`, `/v1/vc`) take an access token with the
+/// `voice` scope, as docs/auth.md says; a token without it is refused.
+#[tokio::test]
+async fn voice_routes_accept_bearer_tokens_with_the_voice_scope() -> Result<()> {
+    let (mut world, auth, _, _) = setup().await?;
+    let api = world.start_api().await?;
+    let app = admin_json(
+        &world,
+        &[
+            "admin",
+            "create-app",
+            "--name",
+            "Voice app",
+            "--redirect-uri",
+            REDIRECT,
+            "--scopes",
+            "voice translate",
+        ],
+    )
+    .await?;
+    let client = Client::of(&app)?;
+    let mut tokens = Vec::new();
+    for scope in ["voice", "translate"] {
+        let (status, body) = token(
+            &auth,
+            &client,
+            &[("grant_type", "client_credentials"), ("scope", scope)],
+        )
+        .await?;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        tokens.push(body["access_token"].as_str().context("at")?.to_owned());
+    }
+    for path in ["/v1/tts/voices", "/v1/vc/voices"] {
+        let res = api
+            .http
+            .get(api.url(path))
+            .bearer_auth(&tokens[0])
+            .send()
+            .await?;
+        assert_eq!(res.status(), StatusCode::OK, "{path} with a voice token");
+        let voices: Value = res.json().await?;
+        assert!(voices.as_array().is_some_and(|v| !v.is_empty()), "{voices}");
+        let res = api
+            .http
+            .get(api.url(path))
+            .bearer_auth(&tokens[1])
+            .send()
+            .await?;
+        assert_eq!(
+            res.status(),
+            StatusCode::FORBIDDEN,
+            "{path} with a translate token"
+        );
+    }
+    Ok(())
+}

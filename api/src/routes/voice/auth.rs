@@ -1,4 +1,5 @@
-//! Voice-service authentication: `X-Api-Key` + `X-Client-Key` (or `X-Client-ID`).
+//! Voice-service authentication: `X-Api-Key` + `X-Client-Key` (or `X-Client-ID`),
+//! or `Authorization: Bearer` with an access token of the `voice` scope.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -28,6 +29,15 @@ impl FromRequestParts<AppState> for VoiceAuth {
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
         };
+        // An access token of the auth service with the `voice` scope stands
+        // for the key (docs/auth.md), as on the other routes.
+        let bearer = header("authorization")
+            .is_some_and(|a| a.len() > 7 && a[..7].eq_ignore_ascii_case("bearer "));
+        if header("x-api-key").is_none() && bearer {
+            let crate::auth::AuthKey(key) =
+                crate::auth::AuthKey::from_request_parts(parts, state).await?;
+            return Ok(Self(key));
+        }
         let api_key = header("x-api-key").ok_or_else(|| ApiError::Forbidden(FAILED.to_owned()))?;
         let client_key = header("x-client-key")
             .or_else(|| header("x-client-id"))
