@@ -37,11 +37,9 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 /// Reads a whole body of at most `limit` bytes; a larger one is a 413 that
 /// names the limit.
 pub async fn read(body: Body, limit: usize) -> Result<Bytes, ApiError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        ApiError::TooLarge(format!(
-            "Request body too large: at most {limit} bytes are accepted."
-        ))
-    })
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::too_large("The request body", limit))
 }
 
 /// Refuses a JSON body with a NUL character (U+0000) in any string, key or

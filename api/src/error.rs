@@ -86,6 +86,14 @@ impl ApiError {
         Self::BadRequest(format!("{field}: {why}"))
     }
 
+    /// 413 for `what` (a body, a file) over its `limit` of bytes: the one
+    /// wording of every size limit.
+    pub fn too_large(what: &str, limit: usize) -> Self {
+        Self::TooLarge(format!(
+            "{what} is too large: larger than the {limit} bytes accepted."
+        ))
+    }
+
     /// 500 for `source`, which failed while doing `context`.
     pub fn failed(
         context: &'static str,

@@ -128,9 +128,7 @@ fn is_true(value: &str) -> bool {
 
 fn multipart_error(e: axum::extract::multipart::MultipartError, limit: usize) -> ApiError {
     if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::TooLarge(format!(
-            "The document is too large: at most {limit} bytes are accepted."
-        ))
+        ApiError::too_large("The document", limit)
     } else {
         ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
     }

@@ -411,10 +411,7 @@ async fn upload(
     }
     let data = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::TooLarge(format!(
-                "The upload is larger than {} bytes.",
-                state.voice.max_upload_bytes
-            ))
+            ApiError::too_large("The upload", state.voice.max_upload_bytes)
         } else {
             ApiError::BadRequest(e.body_text())
         }

@@ -94,10 +94,10 @@ pub(super) async fn convert(
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|e| {
         if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::TooLarge(format!(
-                "The request body is larger than {} bytes; use the streaming endpoint for long texts.",
-                super::TTS_BODY_LIMIT
-            ))
+            ApiError::too_large(
+                "The request body (use the streaming endpoint for long texts)",
+                super::TTS_BODY_LIMIT,
+            )
         } else {
             ApiError::BadRequest(e.body_text())
         }

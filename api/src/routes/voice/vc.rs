@@ -32,7 +32,7 @@ fn vc_voice(id: i64) -> Result<&'static VcVoice, ApiError> {
 
 fn multipart_error(e: MultipartError, limit: usize) -> ApiError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::TooLarge(format!("The audio file is larger than {limit} bytes."))
+        ApiError::too_large("The audio file", limit)
     } else {
         ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
     }
@@ -58,9 +58,7 @@ async fn read_file(mut multipart: Multipart, limit: usize) -> Result<(String, By
     let (name, data) =
         file.ok_or_else(|| ApiError::BadRequest("Missing multipart part file.".to_owned()))?;
     if data.len() > limit {
-        return Err(ApiError::TooLarge(format!(
-            "The audio file is larger than {limit} bytes."
-        )));
+        return Err(ApiError::too_large("The audio file", limit));
     }
     if data.is_empty() {
         return Err(ApiError::BadRequest("The audio file is empty.".to_owned()));
