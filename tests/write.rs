@@ -355,3 +355,34 @@ async fn rephrase_refuses_a_style_and_a_tone_together() -> Result<()> {
     );
     Ok(())
 }
+
+/// A key whose character limit is reached is refused with 456 before any
+/// work, on both operations, and nothing is billed past the limit.
+#[tokio::test]
+async fn text_improvement_over_the_key_limit_is_refused_and_not_billed() -> Result<()> {
+    let (world, api, key) = client("write_limit").await?;
+    let key_id = key.split('.').next().unwrap_or_default().to_owned();
+    let db = world.db().await?;
+    sqlx::query("UPDATE api_keys SET character_limit = 5 WHERE key_id = $1")
+        .bind(&key_id)
+        .execute(&db)
+        .await?;
+    let (code, body) = correct_english(&api, &key).await?;
+    assert_eq!(code, 456, "{body}");
+    assert!(body["message"].is_string(), "{body}");
+    let (code, body) = rephrase_business(&api, &key).await?;
+    assert_eq!(code, 456, "{body}");
+    // Within the limit: accepted and billed.
+    let (code, body) = api
+        .post(
+            &key,
+            "/v2/write/correct",
+            &json!({"text": ["Teh"], "target_lang": "en-US"}),
+        )
+        .await?;
+    assert_eq!(code, 200, "{body}");
+    let billed =
+        crate::support::billed_settled(&db, "text_improvement_characters", |b| *b >= 3).await?;
+    assert_eq!(billed, 3);
+    Ok(())
+}

@@ -12,9 +12,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde::Serialize;
-use tolk_storage::usage::{self, UsageEvent};
+use tolk_storage::limits::Meter;
+use tolk_storage::usage;
 
 use crate::auth::AuthKey;
+use crate::limits::Charge;
 use crate::params::Params;
 use crate::requests::reporting_tag;
 use crate::{ApiError, AppState};
@@ -116,27 +118,27 @@ fn reported_variant(lang: &str) -> String {
     }
 }
 
-async fn bill(
+/// Starts metering the texts' characters (ledger kind `text_improvement`):
+/// 456 before any work when the key's character limit is reached or the
+/// texts do not fit in what remains of it; nothing is billed when the work
+/// then fails ([`Charge`]).
+async fn reserve(
     state: &AppState,
     key: &tolk_storage::keys::ApiKey,
     texts: &[String],
     tag: Option<&str>,
-) -> Result<(), ApiError> {
+) -> Result<Charge, ApiError> {
     let amount: usize = texts.iter().map(|t| t.chars().count()).sum();
-    let mut conn = state.db.acquire().await?;
-    usage::record(
-        &mut conn,
-        &UsageEvent {
-            organization_id: key.organization_id,
-            api_key_id: &key.key_id,
-            kind: usage::kind::TEXT_IMPROVEMENT,
-            amount: i64::try_from(amount).unwrap_or(i64::MAX),
-            custom_tag: tag,
-            document_id: None,
-        },
+    let amount = i64::try_from(amount).unwrap_or(i64::MAX);
+    Charge::reserve(
+        state,
+        key,
+        Meter::Characters,
+        amount,
+        usage::kind::TEXT_IMPROVEMENT,
+        tag,
     )
-    .await?;
-    Ok(())
+    .await
 }
 
 async fn correct(
@@ -162,8 +164,9 @@ async fn correct(
         .zip(&langs)
         .map(|(t, (_, lang))| (t.clone(), lang.clone()))
         .collect();
+    let charge = reserve(&state, &key, &texts, tag.as_deref()).await?;
     let corrected = corrections(&state, work).await?;
-    bill(&state, &key, &texts, tag.as_deref()).await?;
+    charge.settle(&state).await?;
     Ok(Json(Improvements {
         improvements: corrected
             .into_iter()
@@ -261,6 +264,7 @@ async fn rephrase(
     }
     let target = p.choice("target_lang", TARGET_LANGS)?;
     let langs = languages(&state, &texts, target)?;
+    let charge = reserve(&state, &key, &texts, tag.as_deref()).await?;
 
     // A language model engine rewrites directly and honours style and tone.
     let mut instructions = Vec::new();
@@ -313,7 +317,7 @@ async fn rephrase(
         }
         (corrections(&state, work).await?, "corrected")
     };
-    bill(&state, &key, &texts, tag.as_deref()).await?;
+    charge.settle(&state).await?;
     let improvements = improved
         .into_iter()
         .zip(langs)
