@@ -435,3 +435,62 @@ async fn long_text_to_speech_streams_within_the_audio_limit() -> Result<()> {
     );
     Ok(())
 }
+
+/// Speech limits are checked before any work: voice conversion answers 456
+/// once the key's speech-to-speech limit is reached (the conversion admitted
+/// before is billed in full), and a voice job is refused at creation with
+/// the 403 its operation documents once the speech-to-text limit is.
+#[tokio::test]
+async fn speech_limits_refuse_conversions_and_jobs_before_any_work() -> Result<()> {
+    let mut world = World::new("voice_limits").await?;
+    let key = world.create_key("voice-limits", false).await?;
+    let api = world.start_api().await?;
+    let key_id = key.split('.').next().unwrap_or_default().to_owned();
+    let db = world.db().await?;
+    sqlx::query(
+        "UPDATE api_keys SET speech_to_speech_milliseconds_limit = 1,
+                             speech_to_text_milliseconds_limit = 0 WHERE key_id = $1",
+    )
+    .bind(&key_id)
+    .execute(&db)
+    .await?;
+    let speech = tts(&api, &key, 101, "The house is big.").await?;
+    let first = vc(&api, &key, "203", "speech.wav", speech.clone()).await?;
+    assert_eq!(first.code, 200, "{}", first.message());
+    let billed =
+        crate::support::billed_settled(&db, "speech_to_speech_milliseconds", |b| *b > 0).await?;
+    let second = vc(&api, &key, "203", "speech.wav", speech.clone()).await?;
+    assert_eq!(second.code, 456, "{}", second.message());
+    assert!(
+        second.message().contains("Quota exceeded"),
+        "{}",
+        second.message()
+    );
+    let after =
+        crate::support::billed_settled(&db, "speech_to_speech_milliseconds", |b| *b >= billed)
+            .await?;
+    assert_eq!(after, billed, "nothing billed past the limit");
+    let (code, body) = create_job(
+        &api,
+        &key,
+        &json!({
+            "source_file": {"name": "speech.wav", "content_type": "audio/wav",
+                            "content_length": speech.len()},
+            "targets": [{"language": "es", "type": "text/plain"}],
+        }),
+    )
+    .await?;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("speech-to-text"),
+        "{body}"
+    );
+    let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM voice_jobs")
+        .fetch_one(&db)
+        .await?;
+    assert_eq!(jobs, 0);
+    Ok(())
+}

@@ -25,6 +25,7 @@ use axum::routing::{get, post, put};
 use axum::{Extension, Json, Router};
 use chrono::{Duration, SecondsFormat, Utc};
 use serde_json::{Value, json};
+use tolk_storage::limits::Meter;
 use tolk_storage::objects::Presign;
 use tolk_storage::queue;
 use tolk_storage::spoken_terms;
@@ -324,6 +325,14 @@ async fn create(
         spoken_terms,
         targets,
     } = parse_create(&state, &body)?;
+    // Refused before anything is stored once the key's speech-to-text limit is
+    // reached: 403, the refusal this operation documents (it has no 456).
+    crate::limits::refuse_if_reached(&state, &key, Meter::SpeechToText)
+        .await
+        .map_err(|e| match e {
+            ApiError::QuotaExceeded(message) => ApiError::Forbidden(message),
+            other => other,
+        })?;
     let spoken_terms = match spoken_terms {
         Some((id, language)) => {
             spoken_terms_for(&state, key.organization_id, id, &language).await?

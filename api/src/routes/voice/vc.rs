@@ -8,6 +8,7 @@ use axum::extract::{Multipart, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
+use tolk_storage::limits::Meter;
 use tolk_storage::usage::{self, UsageEvent};
 use tolk_voice::voices::{self, VcVoice, VoiceLookup};
 use tolk_voice::{convert, decode, resample, tts, wav};
@@ -93,6 +94,10 @@ pub(super) async fn convert(
     let voice = vc_voice(super::parse_voice_id(
         query.get("voiceId").map(String::as_str),
     )?)?;
+    // 456 before any conversion once the key's speech-to-speech limit is
+    // reached (the audio's length is known only after decoding: a conversion
+    // admitted before that is billed in full).
+    crate::limits::refuse_if_reached(&state, &key, Meter::SpeechToSpeech).await?;
     let multipart = multipart.map_err(|e| {
         ApiError::BadRequest(format!(
             "Send the audio as multipart/form-data with a part named file: {}",
