@@ -525,23 +525,7 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
         }
     }
 
-    // Make the intervals nest: outer first, clip spans that cross their parent.
-    intervals.sort_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then(b.1.cmp(&a.1))
-            .then(a.2.cmp(&b.2))
-            .then(a.3.cmp(&b.3))
-    });
-    let mut stack: Vec<usize> = Vec::new(); // ends of the open intervals
-    for iv in intervals.iter_mut() {
-        while stack.last().is_some_and(|&end| end < iv.0) {
-            stack.pop();
-        }
-        if let Some(&end) = stack.last() {
-            iv.1 = iv.1.min(end);
-        }
-        stack.push(iv.1);
-    }
+    nest(&mut intervals);
     // The order of `intervals` is now the order of the start tags.
     let mut opens_at: Vec<Vec<(usize, usize)>> = vec![Vec::new(); atoms.len()]; // (end, id)
     for &(s, e, _, id) in &intervals {
@@ -576,6 +560,28 @@ pub(crate) fn rebuild(mut atoms: Vec<Atom>, elements: &[Element], xml: bool) -> 
         out.push_str(&elements[id].close);
     }
     out
+}
+
+/// Makes the intervals (start, end, depth, id) of paired elements nest:
+/// sorted outer first, a span that crosses its parent clipped at the
+/// parent's end. Their order is then the order of the start tags.
+fn nest(intervals: &mut [(usize, usize, usize, usize)]) {
+    intervals.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.cmp(&a.1))
+            .then(a.2.cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    let mut stack: Vec<usize> = Vec::new(); // ends of the open intervals
+    for iv in intervals.iter_mut() {
+        while stack.last().is_some_and(|&end| end < iv.0) {
+            stack.pop();
+        }
+        if let Some(&end) = stack.last() {
+            iv.1 = iv.1.min(end);
+        }
+        stack.push(iv.1);
+    }
 }
 
 #[cfg(test)]

@@ -425,29 +425,17 @@ impl Pipeline<'_> {
                     progress.advance(finished, total).await?;
                     // Apertium's artefacts repaired while terms and
                     // protected spans are still wrapped, then released.
-                    let apertium = res.by_apertium();
+                    let how = Returned {
+                        apertium: res.by_apertium(),
+                        markup_in,
+                        wrapped,
+                        target,
+                    };
                     let texts = sources
                         .iter()
                         .zip(res.texts)
                         .enumerate()
-                        .map(|(i, (source, t))| {
-                            let t = if apertium {
-                                repair(source, markup_in, t, markup_in || wrapped, target)
-                            } else {
-                                t
-                            };
-                            // The whitespace around protected spans and terms
-                            // as the source had it.
-                            let t = match sent.get(i) {
-                                Some(protected) => glossary::respace(protected, &t),
-                                None => t,
-                            };
-                            if wrapped {
-                                glossary::release(&t, markup_in)
-                            } else {
-                                t
-                            }
-                        })
+                        .map(|(i, (source, t))| how.settle(source, sent.get(i), t))
                         .collect();
                     Ok((texts, res.detected_source_lang))
                 }
@@ -460,5 +448,40 @@ impl Pipeline<'_> {
             texts: results.into_iter().flat_map(|(t, _)| t).collect(),
             detected_source_lang,
         })
+    }
+}
+
+/// How the engines' translations of a chunk came back.
+struct Returned<'a> {
+    /// Made by Apertium (whose artefacts are repaired).
+    apertium: bool,
+    /// The texts are markup.
+    markup_in: bool,
+    /// Terms and protected spans were wrapped as ignored elements.
+    wrapped: bool,
+    /// The target language.
+    target: &'a str,
+}
+
+impl Returned<'_> {
+    /// One translation made final: Apertium's artefacts repaired while terms
+    /// and protected spans are still wrapped, the whitespace around them as
+    /// the text `sent` had it, then the spans released.
+    fn settle(&self, source: &str, sent: Option<&String>, t: String) -> String {
+        let (markup_in, wrapped) = (self.markup_in, self.wrapped);
+        let t = if self.apertium {
+            repair(source, markup_in, t, markup_in || wrapped, self.target)
+        } else {
+            t
+        };
+        let t = match sent {
+            Some(protected) => glossary::respace(protected, &t),
+            None => t,
+        };
+        if wrapped {
+            glossary::release(&t, markup_in)
+        } else {
+            t
+        }
     }
 }

@@ -170,6 +170,52 @@ fn figures(t: i64, d: i64, i: i64, stt: i64, sts: i64) -> Figures {
     }
 }
 
+/// The usage not rolled up yet (ledger entries past the rollup's watermark)
+/// of `organization_id` between `from` and `until`: its total, and its
+/// groups by `grouping`, to merge with the rollup's.
+async fn tail(
+    conn: &mut sqlx::PgConnection,
+    organization_id: Uuid,
+    (from, until): (DateTime<Utc>, DateTime<Utc>),
+    grouping: Grouping,
+) -> Result<(Figures, Pending), StorageError> {
+    // A parameter, not a join: the planner then reads the tail by the `tx` index.
+    let watermark = sqlx::query_scalar!("SELECT watermark FROM usage_rollup_state")
+        .fetch_one(&mut *conn)
+        .await?;
+    let tail = sqlx::query!(
+        r#"SELECT e.api_key_id, (e.created_at AT TIME ZONE 'UTC')::date AS "day!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_translation_characters'), 0)::bigint AS "t!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'document_translation_characters'), 0)::bigint AS "d!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_improvement_characters'), 0)::bigint AS "i!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_text_milliseconds'), 0)::bigint AS "stt!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_speech_milliseconds'), 0)::bigint AS "sts!"
+           FROM usage_events e
+           WHERE e.tx >= $4 AND e.organization_id = $1
+             AND e.created_at >= $2 AND e.created_at < $3
+           GROUP BY 1, 2"#,
+        organization_id,
+        from,
+        until,
+        watermark
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut total = Figures::default();
+    let mut pending = Pending::new();
+    for r in tail {
+        let f = figures(r.t, r.d, r.i, r.stt, r.sts);
+        total += f;
+        let group = match grouping {
+            Grouping::None => continue,
+            Grouping::Key => (r.api_key_id, None),
+            Grouping::KeyAndDay => (r.api_key_id, Some(r.day)),
+        };
+        *pending.entry(group).or_default() += f;
+    }
+    Ok((total, pending))
+}
+
 /// The usage of `organization_id` from day `start` through day `end` (UTC, both
 /// included): gives `sink` every group (none with [`Grouping::None`]) in key then
 /// day order, as rows arrive from PostgreSQL (so a large report is encoded while
@@ -191,40 +237,7 @@ pub async fn usage_report(
     let mut tx = pool
         .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL enable_sort = off")
         .await?;
-    // A parameter, not a join: the planner then reads the tail by the `tx` index.
-    let watermark = sqlx::query_scalar!("SELECT watermark FROM usage_rollup_state")
-        .fetch_one(&mut *tx)
-        .await?;
-    let tail = sqlx::query!(
-        r#"SELECT e.api_key_id, (e.created_at AT TIME ZONE 'UTC')::date AS "day!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_translation_characters'), 0)::bigint AS "t!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'document_translation_characters'), 0)::bigint AS "d!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_improvement_characters'), 0)::bigint AS "i!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_text_milliseconds'), 0)::bigint AS "stt!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_speech_milliseconds'), 0)::bigint AS "sts!"
-           FROM usage_events e
-           WHERE e.tx >= $4 AND e.organization_id = $1
-             AND e.created_at >= $2 AND e.created_at < $3
-           GROUP BY 1, 2"#,
-        organization_id,
-        from,
-        until,
-        watermark
-    )
-    .fetch_all(&mut *tx)
-    .await?;
-    let mut total = Figures::default();
-    let mut pending = Pending::new();
-    for r in tail {
-        let f = figures(r.t, r.d, r.i, r.stt, r.sts);
-        total += f;
-        let group = match grouping {
-            Grouping::None => continue,
-            Grouping::Key => (r.api_key_id, None),
-            Grouping::KeyAndDay => (r.api_key_id, Some(r.day)),
-        };
-        *pending.entry(group).or_default() += f;
-    }
+    let (mut total, mut pending) = tail(&mut tx, organization_id, (from, until), grouping).await?;
 
     // The rollup per key and month: one row holds a key's days of a month, so a
     // year of 1,000 keys is 13,000 rows rather than 366,000.
