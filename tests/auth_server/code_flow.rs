@@ -3,8 +3,20 @@
 
 use super::*;
 
+/// A world with Ann signed in: the auth service, the public client and her
+/// session cookie.
+async fn signed_in() -> Result<(World, Auth, Client, String)> {
+    let (world, auth, public, _) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    Ok((world, auth, public, cookie))
+}
+
+/// Without a session the client goes to the login page; the consent page
+/// cannot be framed and escapes the client's name; a consent form approves
+/// only its own request, session and method, once; a code needs its PKCE
+/// verifier.
 #[tokio::test]
-async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
+async fn consent_approves_its_own_request_once() -> Result<()> {
     let (_world, auth, public, _) = setup().await?;
 
     // Without a session: off to the login page, coming back afterwards.
@@ -135,7 +147,15 @@ async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
         (status, body["error"].as_str()),
         (StatusCode::BAD_REQUEST, Some("invalid_grant"))
     );
+    Ok(())
+}
 
+/// A code redeems into tokens signed with the published keys (discovery,
+/// JWKS, id token, access token), userinfo takes them and refuses a forged
+/// one; a code used twice is refused and revokes what it issued.
+#[tokio::test]
+async fn a_code_redeems_once_into_tokens_signed_as_published() -> Result<()> {
+    let (_world, auth, public, cookie) = signed_in().await?;
     // A fresh code, redeemed properly.
     let code = get_code(&auth, &public, &cookie).await?;
     let (status, tokens) = redeem(&auth, &public, &code, VERIFIER).await?;
@@ -246,7 +266,14 @@ async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
     )
     .await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    Ok(())
+}
 
+/// Refresh tokens rotate (through the legacy alias path too), a wider scope
+/// is refused, and replaying a used refresh token revokes its whole family.
+#[tokio::test]
+async fn refresh_tokens_rotate_and_a_replay_revokes_the_family() -> Result<()> {
+    let (_world, auth, public, cookie) = signed_in().await?;
     // Refresh rotation through the legacy alias path, then replay detection.
     let code = get_code(&auth, &public, &cookie).await?;
     let (_, t1) = redeem(&auth, &public, &code, VERIFIER).await?;
@@ -302,7 +329,14 @@ async fn code_flow_pkce_refresh_rotation_revoke_userinfo() -> Result<()> {
     )
     .await?;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    Ok(())
+}
 
+/// Revocation (RFC 7009) ends an access token; logout with a Bearer revokes
+/// it and ends the session.
+#[tokio::test]
+async fn revocation_and_logout_end_tokens_and_the_session() -> Result<()> {
+    let (_world, auth, public, cookie) = signed_in().await?;
     // Revocation (RFC 7009): the access token stops working; unknown tokens are 200 too.
     let code = get_code(&auth, &public, &cookie).await?;
     let (_, t3) = redeem(&auth, &public, &code, VERIFIER).await?;
