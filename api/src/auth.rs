@@ -105,7 +105,7 @@ impl FromRequestParts<AppState> for AuthKey {
 }
 
 /// The token of `Authorization: Bearer …`.
-fn bearer_token(header: &str) -> Option<&str> {
+pub(crate) fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")
@@ -165,6 +165,17 @@ async fn bearer_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bearer_tokens_are_read_from_any_header_value() {
+        assert_eq!(bearer_token("Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token("bearer  abc "), Some("abc"));
+        assert_eq!(bearer_token("Bearer "), None);
+        assert_eq!(bearer_token("DeepL-Auth-Key abc"), None);
+        // Multi-byte characters where a scheme would end: no panic, no token.
+        assert_eq!(bearer_token("ééééé"), None);
+        assert_eq!(bearer_token("Bearéé x"), None);
+    }
 
     #[test]
     fn scopes_by_route() {

@@ -189,6 +189,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reporting_tag_is_bounded() {
+        let mut h = HeaderMap::new();
+        assert_eq!(reporting_tag(&h).ok(), Some(None));
+        h.insert(REPORTING_TAG_HEADER, "team-billing".parse().unwrap());
+        assert_eq!(
+            reporting_tag(&h).ok(),
+            Some(Some("team-billing".to_owned()))
+        );
+        h.insert(REPORTING_TAG_HEADER, "x".repeat(101).parse().unwrap());
+        assert!(reporting_tag(&h).is_err());
+    }
+
+    #[test]
     fn glossary_languages_are_base_codes_without_thai() {
         assert_eq!(lang_code("target_lang", "EN-GB").unwrap(), "en");
         assert_eq!(lang_code("target_lang", "pt-br").unwrap(), "pt");

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use tolk_lang::code::{self, Language, TARGET_VARIANTS, Variant};
+use tolk_lang::code::{self, TARGET_VARIANTS};
 
 use crate::EngineError;
 
@@ -55,7 +55,7 @@ impl Lang {
         {
             return None;
         }
-        let base = info_by_iso(base).map_or_else(|| base.to_owned(), |i| i.iso3.to_owned());
+        let base = code::by_iso(base).map_or_else(|| base.to_owned(), |i| i.iso3.to_owned());
         Some(Self {
             base,
             variant: variant.map(str::to_owned),
@@ -69,7 +69,7 @@ impl Lang {
 
     /// DeepL code of the base language (`EN`), if DeepL has one.
     pub fn deepl_base(&self) -> Option<&'static str> {
-        info_by_iso(&self.base).map(|i| i.deepl)
+        code::by_iso(&self.base).map(|i| i.deepl)
     }
 
     /// DeepL code including a DeepL variant (`EN-US`), if DeepL has one; an
@@ -78,13 +78,13 @@ impl Lang {
         let base = self.deepl_base()?;
         match &self.variant {
             None => Some(base.to_owned()),
-            Some(v) => target_variant(base, v).map(|tv| format!("{base}-{}", tv.variant)),
+            Some(v) => code::target_variant(base, v).map(|tv| format!("{base}-{}", tv.variant)),
         }
     }
 
     /// English name of the base language, if known.
     pub fn name(&self) -> Option<&'static str> {
-        info_by_iso(&self.base).map(|i| i.name)
+        code::by_iso(&self.base).map(|i| i.name)
     }
 
     /// Whether `variant` names the same variant as ours (case-insensitive).
@@ -108,17 +108,6 @@ impl fmt::Display for Lang {
 /// Bases whose target list shows only variants (DeepL deprecated bare `EN`/`PT`).
 const VARIANT_ONLY_TARGETS: &[&str] = &["EN", "PT"];
 
-fn info_by_iso(code: &str) -> Option<&'static Language> {
-    code::by_iso(code)
-}
-
-/// The DeepL variant `variant` of the DeepL base `base`.
-fn target_variant(base: &str, variant: &str) -> Option<&'static Variant> {
-    TARGET_VARIANTS
-        .iter()
-        .find(|v| v.base == base && v.variant.eq_ignore_ascii_case(variant))
-}
-
 /// Parses a DeepL code in any case (`en`, `EN-us`).
 fn parse(code: &str, field: &'static str) -> Result<Lang, EngineError> {
     let unknown = || EngineError::UnknownLanguage {
@@ -134,7 +123,7 @@ fn parse(code: &str, field: &'static str) -> Result<Lang, EngineError> {
     let lang = Lang::new(info.iso3);
     match variant {
         None => Ok(lang),
-        Some(v) => target_variant(info.deepl, v)
+        Some(v) => code::target_variant(info.deepl, v)
             .map(|tv| Lang::with_variant(info.iso3, tv.variant))
             .ok_or_else(unknown),
     }
@@ -158,7 +147,7 @@ pub fn parse_target(code: &str) -> Result<Lang, EngineError> {
 /// The DeepL target codes (with names) under which the base language `lang`
 /// is offered: its variants for `EN` and `PT`, else the bare code.
 pub(crate) fn target_codes(lang: &Lang) -> Vec<(String, String)> {
-    let Some(info) = info_by_iso(&lang.base) else {
+    let Some(info) = code::by_iso(&lang.base) else {
         return Vec::new();
     };
     if VARIANT_ONLY_TARGETS.contains(&info.deepl) {

@@ -228,9 +228,9 @@ pub fn same_language(a: &str, b: &str) -> bool {
     !primary(a).is_empty() && key(a) == key(b)
 }
 
-/// The DeepL target variant of a code (`en-gb`, `EN_GB`), when it is one.
-pub fn target_variant(code: &str) -> Option<&'static Variant> {
-    let (base, variant) = code.trim().split_once(['-', '_'])?;
+/// The DeepL target variant `variant` (`gb`, `HANS`) of the DeepL base
+/// `base` (`en`, `ZH`), any case, when DeepL offers it.
+pub fn target_variant(base: &str, variant: &str) -> Option<&'static Variant> {
     TARGET_VARIANTS
         .iter()
         .find(|v| v.base.eq_ignore_ascii_case(base) && v.variant.eq_ignore_ascii_case(variant))
@@ -285,10 +285,10 @@ mod tests {
 
     #[test]
     fn target_variants() {
-        assert_eq!(target_variant("en_gb").map(|v| v.variant), Some("GB"));
-        assert_eq!(target_variant("zh-hant").map(|v| v.base), Some("ZH"));
-        assert_eq!(target_variant("DE-AT"), None);
-        assert_eq!(target_variant("EN"), None);
+        assert_eq!(target_variant("en", "gb").map(|v| v.variant), Some("GB"));
+        assert_eq!(target_variant("ZH", "hant").map(|v| v.base), Some("ZH"));
+        assert_eq!(target_variant("DE", "AT"), None);
+        assert_eq!(target_variant("EN", ""), None);
     }
 
     #[test]

@@ -44,8 +44,3 @@ pub static JOB_KINDS: &[&dyn JobKind] = &[
     &crate::voice_jobs::VoiceJobs,
     &crate::translation_memories::jobs::TmJobs,
 ];
-
-/// Seconds of a duration, as the queries' intervals take them.
-pub(crate) fn secs(d: Duration) -> f64 {
-    d.as_secs_f64()
-}

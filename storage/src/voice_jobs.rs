@@ -323,7 +323,7 @@ impl crate::lifecycle::JobKind for VoiceJobs {
                    LIMIT 500 FOR UPDATE SKIP LOCKED)
                DELETE FROM voice_jobs v USING expired WHERE v.id = expired.id
                RETURNING v.source_object, v.results"#,
-            crate::lifecycle::secs(retention.finished)
+            retention.finished.as_secs_f64()
         )
         .fetch_all(db)
         .await?;

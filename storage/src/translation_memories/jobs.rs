@@ -297,7 +297,7 @@ impl crate::lifecycle::JobKind for TmJobs {
                    LIMIT 500 FOR UPDATE SKIP LOCKED)
                DELETE FROM translation_memory_jobs t USING expired WHERE t.id = expired.id
                RETURNING t.object"#,
-            crate::lifecycle::secs(retention.finished)
+            retention.finished.as_secs_f64()
         )
         .fetch_all(db)
         .await?;

@@ -15,8 +15,6 @@ use crate::auth::AuthKey;
 use crate::params::Params;
 use crate::{ApiError, AppState};
 
-pub use crate::requests::languages as check;
-
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -28,7 +28,7 @@ use crate::params::Params;
 use crate::{ApiError, AppState};
 use options::{Options, model_type_used};
 
-pub use crate::requests::{MAX_REPORTING_TAG_CHARS, REPORTING_TAG_HEADER, reporting_tag};
+use crate::requests::reporting_tag;
 
 /// Routes of this module.
 pub fn router() -> Router<AppState> {
@@ -184,22 +184,4 @@ async fn translate(
         })
         .collect();
     Ok(Json(TranslateResponse { translations }).into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reporting_tag_is_bounded() {
-        let mut h = HeaderMap::new();
-        assert_eq!(reporting_tag(&h).ok(), Some(None));
-        h.insert(REPORTING_TAG_HEADER, "team-billing".parse().unwrap());
-        assert_eq!(
-            reporting_tag(&h).ok(),
-            Some(Some("team-billing".to_owned()))
-        );
-        h.insert(REPORTING_TAG_HEADER, "x".repeat(101).parse().unwrap());
-        assert!(reporting_tag(&h).is_err());
-    }
 }

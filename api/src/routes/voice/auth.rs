@@ -31,8 +31,8 @@ impl FromRequestParts<AppState> for VoiceAuth {
         };
         // An access token of the auth service with the `voice` scope stands
         // for the key (docs/auth.md), as on the other routes.
-        let bearer = header("authorization")
-            .is_some_and(|a| a.len() > 7 && a[..7].eq_ignore_ascii_case("bearer "));
+        let bearer =
+            header("authorization").is_some_and(|a| crate::auth::bearer_token(a).is_some());
         if header("x-api-key").is_none() && bearer {
             let crate::auth::AuthKey(key) =
                 crate::auth::AuthKey::from_request_parts(parts, state).await?;
