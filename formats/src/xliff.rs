@@ -14,7 +14,11 @@
 //! translated. A 1.2 `seg-source` segmented into
 //! `<mrk mtype="seg">` gives one segment per `mrk`, and the target repeats
 //! that segmentation. A source without text is copied to the target as it
-//! is.
+//! is. In Windows resources (a 1.2 file whose `datatype` is `winres`, `rc` or
+//! `resx`, or whose `original` is such a file) and in menu and control units
+//! (`restype` `menuitem`, `button`, `checkbox`…), a label's access key
+//! (`E&amp;xit`) leaves the text the engine sees and is marked again in the
+//! translation.
 //!
 //! States: 1.2 targets get `state="translated"` (and, holding translated
 //! text, `state-qualifier="leveraged-mt"`), 2.x segments
@@ -37,6 +41,7 @@ use std::ops::Range;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
+use crate::placeholders::Accelerator;
 use crate::xml::{self, Elem, TextKind, XNode};
 
 /// XLIFF 1.x or 2.x.
@@ -86,6 +91,9 @@ enum Piece {
         segment: usize,
         /// Tag `id` is `tags[id - 1]`: (open markup, close markup).
         tags: Vec<(String, Option<String>)>,
+        /// The access key taken out of the segment (`E&amp;xit`), put back
+        /// into the translation.
+        key: Option<Accelerator>,
     },
 }
 
@@ -130,6 +138,8 @@ pub(crate) fn extract(
         requested: options.target_language.clone(),
         overwrite: options.overwrite_targets,
         keep: !options.overwrite_targets,
+        file_keys: false,
+        unit_keys: false,
     };
     if version == Version::V2 {
         walk.keep = walk.keeps_targets_in(root.attr(&source, "trgLang").as_deref());
@@ -166,7 +176,45 @@ struct Walk<'s> {
     /// overwriting, nor when the file's targets are in another language
     /// than the one asked for.
     keep: bool,
+    /// Whether the current file holds Windows resources, whose labels mark
+    /// an access key with `&` ([`access_keys_in_file`]).
+    file_keys: bool,
+    /// Whether `&` before a letter marks an access key in the current unit.
+    unit_keys: bool,
 }
+
+/// Whether a 1.2 `file` holds Windows resources (`datatype` `winres`, `rc`,
+/// `resx`, or an original `.rc`/`.resx`/`.dlg`), whose menu and control
+/// labels mark their access key with `&` (`E&xit`).
+fn access_keys_in_file(datatype: Option<&str>, original: Option<&str>) -> bool {
+    let datatype = datatype.unwrap_or("").to_ascii_lowercase();
+    let original = original.unwrap_or("").to_ascii_lowercase();
+    matches!(
+        datatype.trim_start_matches("x-"),
+        "winres" | "rc" | "resx" | "mfc"
+    ) || [".rc", ".resx", ".dlg"]
+        .iter()
+        .any(|ext| original.ends_with(ext))
+}
+
+/// 1.2 `restype`s of menus and controls, whose labels mark an access key
+/// with `&` whatever the file holds.
+const CONTROL_RESTYPES: &[&str] = &[
+    "menuitem",
+    "checkboxmenuitem",
+    "radiobuttonmenuitem",
+    "popupmenu",
+    "button",
+    "pushbutton",
+    "defpushbutton",
+    "checkbox",
+    "autocheckbox",
+    "radio",
+    "autoradiobutton",
+    "label",
+    "ltext",
+    "groupbox",
+];
 
 /// 1.2 target states whose target is still to be translated.
 const V1_OPEN_STATES: &[&str] = &["new", "needs-translation"];
@@ -250,6 +298,10 @@ impl Walk<'_> {
             (Version::V1, "file") => {
                 let declared = elem.attr(self.src, "target-language");
                 self.keep = self.keeps_targets_in(declared.as_deref());
+                self.file_keys = access_keys_in_file(
+                    elem.attr(self.src, "datatype").as_deref(),
+                    elem.attr(self.src, "original").as_deref(),
+                );
                 self.edits.push(Edit::Lang {
                     range: elem.start.clone(),
                     name: "target-language",
@@ -291,6 +343,10 @@ impl Walk<'_> {
         if seg_source.is_none() && self.settled_v1(unit, existing) {
             return;
         }
+        self.unit_keys = self.file_keys
+            || unit
+                .attr(self.src, "restype")
+                .is_some_and(|t| CONTROL_RESTYPES.contains(&t.trim_start_matches("x-")));
         let mut translated_mids = Vec::new();
         let template = match seg_source {
             Some(seg) => {
@@ -519,9 +575,18 @@ impl Walk<'_> {
         if let Some((with, message_tags)) = crate::placeholders::with_messages(&text, &tags) {
             (text, tags) = (with, message_tags);
         }
+        // A control's label: its access key leaves the text the engine sees.
+        let mut key = None;
+        if self.unit_keys
+            && tags.is_empty()
+            && let Some((stripped, found)) = Accelerator::find(&inline::plain_text(&text))
+        {
+            text = inline::escape(&stripped);
+            key = Some(found);
+        }
         let segment = self.segments.len();
         self.segments.push(text);
-        Piece::Slot { segment, tags }
+        Piece::Slot { segment, tags, key }
     }
 }
 
@@ -675,10 +740,16 @@ impl Skeleton {
                     for piece in template {
                         match piece {
                             Piece::Raw(raw) => out.push_str(raw),
-                            Piece::Slot { segment, tags } => {
+                            Piece::Slot { segment, tags, key } => {
                                 let translation =
                                     translated.get(*segment).map_or("", String::as_str);
-                                inline::write_tags(&mut out, translation, tags, escape);
+                                match key {
+                                    Some(key) => escape(
+                                        &mut out,
+                                        &key.place(&inline::plain_text(translation)),
+                                    ),
+                                    None => inline::write_tags(&mut out, translation, tags, escape),
+                                }
                             }
                         }
                     }

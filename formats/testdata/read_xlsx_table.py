@@ -5,7 +5,9 @@
 Prints one line per problem: a table column name that is not its header
 cell's text (Excel repairs such a table), a structured reference naming a
 column the table lacks, a chart cache value that is not the text of the cell
-it was read from. Prints "ok" when there is none.
+it was read from, a pivot cache field whose name is not its source column's
+header cell or whose text item is in no cell of that column (Excel drops such
+fields when it refreshes). Prints "ok" when there is none.
 
     python3 read_xlsx_table.py BOOK.xlsx headers
 
@@ -51,6 +53,20 @@ def check(path):
                                 continue
                             if name not in columns.get(table, []):
                                 problems.append(f"{cell.coordinate} {cell.value}: no column {name!r} in {table}")
+    for ws in wb.worksheets:
+        for pivot in ws._pivots:
+            cache = pivot.cache
+            source = cache.cacheSource.worksheetSource
+            data = wb[source.sheet]
+            min_col, min_row, _, max_row = range_boundaries(source.ref)
+            for i, field in enumerate(cache.cacheFields):
+                column = [data.cell(row=r, column=min_col + i).value for r in range(min_row, max_row + 1)]
+                if field.name != column[0]:
+                    problems.append(f"pivot {pivot.name}: field {field.name!r}, header cell {column[0]!r}")
+                items = field.sharedItems._fields if field.sharedItems is not None else []
+                for item in items:
+                    if isinstance(item.v, str) and item.v not in column[1:]:
+                        problems.append(f"pivot {pivot.name}: item {item.v!r} of {field.name!r} in no cell")
     with zipfile.ZipFile(path) as z:
         for entry in z.namelist():
             if not entry.startswith("xl/charts/chart"):

@@ -738,3 +738,60 @@ print(json.dumps(out))
         ])
     );
 }
+
+/// Windows resources in XLIFF (translate-toolkit's store, its file marked
+/// `datatype="winres"` as Passolo and rc converters write it; a menu unit of
+/// a plain file by its `restype`): each label's access key leaves the text
+/// the engine sees and is marked again in the translation, and
+/// translate-toolkit reads one `&` in each target.
+#[test]
+fn access_keys_of_windows_resources_are_kept_out_of_the_text() {
+    let dir = test_folder("xliff-access-keys");
+    let source = dir.join("menu.xlf");
+    let write = r#"
+import sys
+from translate.storage import xliff
+store = xliff.xlifffile(sourcelanguage="en")
+for i, text in enumerate(["E&xit", "&Save all", "Tom & Jerry", "Save && close"]):
+    store.addsourceunit(text, "Menu.rc", createifmissing=True).setid(f"r{i}")
+store.getfilenode("Menu.rc").set("datatype", "winres")
+menu = store.addsourceunit("&Open", "notes.txt", createifmissing=True)
+menu.setid("m0")
+menu.xmlelement.set("restype", "x-menuitem")
+store.addsourceunit("R&D", "notes.txt").setid("t0")
+open(sys.argv[1], "wb").write(bytes(store))
+"#;
+    python_snippet(write, &[&source]);
+    let (segments, out) = upper_into(&std::fs::read(&source).unwrap(), "ES", false);
+    assert_eq!(
+        segments,
+        [
+            "Exit",
+            "Save all",
+            "Tom &amp; Jerry",
+            "Save &amp;&amp; close",
+            "Open",
+            "R&amp;D"
+        ]
+    );
+    let translated = dir.join("menu.es.xlf");
+    std::fs::write(&translated, out).unwrap();
+    let read = r#"
+import json, sys
+from translate.storage import xliff
+store = xliff.xlifffile.parsefile(sys.argv[1])
+print(json.dumps([u.target for u in store.units]))
+"#;
+    let targets: Vec<String> = serde_json::from_str(&python_snippet(read, &[&translated])).unwrap();
+    assert_eq!(
+        targets,
+        [
+            "E&XIT",
+            "&SAVE ALL",
+            "TOM & JERRY",
+            "SAVE && CLOSE",
+            "&OPEN",
+            "R&D"
+        ]
+    );
+}

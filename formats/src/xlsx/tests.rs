@@ -299,3 +299,35 @@ fn page_headers_and_footers_are_translated_with_their_codes() {
         })
     );
 }
+
+/// A pivot table as LibreOffice writes one (a DataPilot saved as .xlsx):
+/// its cache's field names and text items follow the translated cells, as
+/// Excel needs to refresh it (openpyxl reads the cache against the sheet).
+#[test]
+fn a_libreoffice_pivot_cache_follows_the_translated_cells() {
+    let dir = test_folder("xlsx-pivot");
+    let ods = dir.join("book.ods");
+    testdata_script("make_xlsx_pivot.py", &[&ods]);
+    let made = dir.join("lo");
+    crate::contract::soffice(&dir, "xlsx", &made, std::slice::from_ref(&ods));
+    let source = std::fs::read(made.join("book.xlsx")).unwrap();
+    let cache = crate::testdoc::part(&source, "xl/pivotCache/pivotCacheDefinition1.xml");
+    assert!(cache.contains("<s v=\"North\"/>"), "{cache}");
+    let out = possessive(&source);
+    let path = dir.join("translated.xlsx");
+    std::fs::write(&path, &out).unwrap();
+    let report = testdata_script("read_xlsx_table.py", &[&path]);
+    assert_eq!(report.trim(), "ok", "{report}");
+    let cache = crate::testdoc::part(&out, "xl/pivotCache/pivotCacheDefinition1.xml");
+    for wanted in [
+        "name=\"REGION&apos;S\"",
+        "<s v=\"NORTH&apos;S\"/>",
+        "<s v=\"PEARS&apos;S\"/>",
+    ] {
+        let plain = wanted.replace("&apos;", "'");
+        assert!(
+            cache.contains(wanted) || cache.contains(&plain),
+            "{wanted}: {cache}"
+        );
+    }
+}
