@@ -122,6 +122,19 @@ pub fn scope_for_path(path: &str) -> &'static str {
     }
 }
 
+/// Whether a resource path names this API (RFC 8707): its root or one of its
+/// versioned interfaces (`https://host/`, `https://host/v2`). A token asked
+/// for another resource of the authority (an MCP server at `/mcp`) is not
+/// accepted here.
+fn api_resource(path: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    path.is_empty()
+        || ["/v1", "/v2", "/v3"].iter().any(|v| {
+            path.strip_prefix(v)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+}
+
 /// The key standing for a valid, live Bearer token with the route's scope,
 /// issued by the authority serving `host` (a token of another tenant is
 /// refused, as userinfo refuses it).
@@ -136,9 +149,9 @@ async fn bearer_key(
         return Ok(None);
     };
     let tenant = tolk_storage::auth::authorities::resolve(&state.db, host).await?;
-    if !tenant.is_some_and(|a| a.domain.eq_ignore_ascii_case(&claims.aud)) {
+    let Some(tenant) = tenant.filter(|a| claims.aud.admits(&a.domain, api_resource)) else {
         return Ok(None);
-    }
+    };
     if !claims.has_scope(scope_for_path(path)) {
         return Ok(None);
     }
@@ -156,7 +169,7 @@ async fn bearer_key(
     Ok(keys::bearer_key(
         &state.db,
         &format!("oauth-{}", claims.sub),
-        &claims.aud,
+        &tenant.domain,
         &label,
     )
     .await?)
@@ -165,6 +178,16 @@ async fn bearer_key(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_api_is_its_root_and_versioned_paths() {
+        for own in ["", "/", "/v2", "/v2/", "/v3/glossaries", "/v1"] {
+            assert!(api_resource(own), "{own}");
+        }
+        for other in ["/mcp", "/v22", "/auth", "/mcp/v2"] {
+            assert!(!api_resource(other), "{other}");
+        }
+    }
 
     #[test]
     fn bearer_tokens_are_read_from_any_header_value() {

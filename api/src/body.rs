@@ -2,12 +2,21 @@
 //! the Content-Type, one 413, and the NUL check of stored text. Parameters of
 //! bodies DeepL accepts as JSON or as `application/x-www-form-urlencoded` are
 //! read by [`crate::params`].
+//!
+//! Handlers take their body through an extractor that carries its limit in
+//! its type ([`FormOrJson`], [`Object`], [`JsonBody`], with the aliases
+//! [`TextParams`], [`GlossaryBody`], [`StyleRulesBody`], [`EvaluationBody`]),
+//! so a route's limit is read from its signature and every refusal is the same
+//! `{"message": …}` answer.
 
 use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, Request};
 use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
+use serde_json::{Map, Value};
 
 use crate::ApiError;
+use crate::params::Params;
 
 /// Largest body of the text operations (`/v2/translate`, `/v2/write/*`,
 /// document status and download): DeepL's 128 KiB.
@@ -18,8 +27,87 @@ pub const GLOSSARY_BODY_BYTES: usize = 32 * 1024 * 1024;
 /// under a megabyte; the room beyond lets a field that is too long be
 /// answered 400 naming it, as the interface documents no 413 here).
 pub const STYLE_RULES_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Largest body that creates a voice or translation memory job (its options
+/// and the file's description, not the file): room for a field that is too
+/// long to be answered 400 naming it, as those operations document no 413.
+pub const JOB_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Largest quality evaluation body (its segments).
 pub const EVALUATION_BODY_BYTES: usize = 48 * 1024 * 1024;
+
+/// DeepL parameters of a body of at most `LIMIT` bytes, JSON or form
+/// ([`Params::read`]).
+#[derive(Debug)]
+pub struct FormOrJson<const LIMIT: usize>(pub Params);
+
+impl<S: Send + Sync, const LIMIT: usize> FromRequest<S> for FormOrJson<LIMIT> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        Params::read(&parts.headers, body, LIMIT).await.map(Self)
+    }
+}
+
+/// A body of at most `LIMIT` bytes read as one object: a JSON object, or a
+/// form's keys once each ([`Params::into_object`]).
+#[derive(Debug)]
+pub struct Object<const LIMIT: usize>(pub Map<String, Value>);
+
+impl<S: Send + Sync, const LIMIT: usize> FromRequest<S> for Object<LIMIT> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let FormOrJson(params) = FormOrJson::<LIMIT>::from_request(req, state).await?;
+        params.into_object().map(Self)
+    }
+}
+
+/// A JSON body of at most `LIMIT` bytes: another Content-Type, invalid JSON
+/// or a NUL character in a string is a 400.
+#[derive(Debug)]
+pub struct JsonBody<const LIMIT: usize>(pub Value);
+
+impl<S: Send + Sync, const LIMIT: usize> FromRequest<S> for JsonBody<LIMIT> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let (parts, body) = req.into_parts();
+        if !is_json(&parts.headers) {
+            return Err(ApiError::bad(
+                "The request body must be JSON (Content-Type: application/json).",
+            ));
+        }
+        json(&read(body, LIMIT).await?).map(Self)
+    }
+}
+
+/// A JSON body as an object (anything else is a 400).
+pub fn object(value: Value) -> Result<Map<String, Value>, ApiError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::bad("Invalid JSON body: expected an object.")),
+    }
+}
+
+/// Parses a JSON body: invalid JSON, or a NUL character in a string or key
+/// ([`reject_nul`]), is a 400.
+pub fn json(bytes: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::bad(format!("Invalid JSON body: {e}")))?;
+    reject_nul(&value)?;
+    Ok(value)
+}
+
+/// The parameters of the text operations (128 KiB).
+pub type TextParams = FormOrJson<TEXT_BODY_BYTES>;
+/// A glossary as one object (32 MiB).
+pub type GlossaryBody = Object<GLOSSARY_BODY_BYTES>;
+/// A style rule list, JSON only (4 MiB).
+pub type StyleRulesBody = JsonBody<STYLE_RULES_BODY_BYTES>;
+/// A quality evaluation, JSON only (48 MiB).
+pub type EvaluationBody = JsonBody<EVALUATION_BODY_BYTES>;
+/// The JSON bodies that create a voice or translation memory job (2 MiB).
+pub type JobBody = JsonBody<JOB_BODY_BYTES>;
 
 /// Whether the request's Content-Type says JSON (anything else, or none, is
 /// read as a form where both are accepted).
@@ -40,6 +128,40 @@ pub async fn read(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     axum::body::to_bytes(body, limit)
         .await
         .map_err(|_| ApiError::too_large("The request body", limit))
+}
+
+/// The answer to a multipart body axum could not read: the one 413 naming
+/// `what` and its `limit` when it is too large, else a 400 with the cause.
+pub fn multipart_error(
+    e: axum::extract::multipart::MultipartError,
+    what: &str,
+    limit: usize,
+) -> ApiError {
+    unread(e.status(), what, limit, || {
+        format!("Invalid multipart body: {}", e.body_text())
+    })
+}
+
+/// [`multipart_error`] for a raw body (`Bytes`).
+pub fn bytes_error(
+    e: axum::extract::rejection::BytesRejection,
+    what: &str,
+    limit: usize,
+) -> ApiError {
+    unread(e.status(), what, limit, || e.body_text())
+}
+
+fn unread(
+    status: axum::http::StatusCode,
+    what: &str,
+    limit: usize,
+    cause: impl FnOnce() -> String,
+) -> ApiError {
+    if status == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::too_large(what, limit)
+    } else {
+        ApiError::bad(cause())
+    }
 }
 
 /// Refuses a JSON body with a NUL character (U+0000) in any string, key or
@@ -140,6 +262,58 @@ mod tests {
 
     fn message(e: ApiError) -> String {
         e.to_string()
+    }
+
+    fn request(content_type: &str, body: &str) -> Request {
+        Request::builder()
+            .header(CONTENT_TYPE, content_type)
+            .body(Body::from(body.to_owned()))
+            .expect("a request")
+    }
+
+    fn status(e: ApiError) -> u16 {
+        use axum::response::IntoResponse;
+        e.into_response().status().as_u16()
+    }
+
+    /// Each extractor reads at most its type's limit (413 beyond, the same
+    /// answer everywhere), and JSON-only bodies refuse other types.
+    #[tokio::test]
+    async fn extractors_apply_the_limit_of_their_type() {
+        let form = request("application/x-www-form-urlencoded", "text=a&text=b");
+        let FormOrJson(params) = FormOrJson::<64>::from_request(form, &())
+            .await
+            .expect("form");
+        assert_eq!(params.texts().expect("texts"), ["a", "b"]);
+        let big = request(
+            "application/json",
+            &format!("{{\"a\":\"{}\"}}", "x".repeat(64)),
+        );
+        let e = FormOrJson::<64>::from_request(big, &())
+            .await
+            .expect_err("too large");
+        assert_eq!(status(e), 413);
+        let big = request(
+            "application/json",
+            &format!("{{\"a\":\"{}\"}}", "x".repeat(64)),
+        );
+        assert!(JsonBody::<128>::from_request(big, &()).await.is_ok());
+        let e = JsonBody::<128>::from_request(request("text/plain", "{}"), &())
+            .await
+            .expect_err("not JSON");
+        assert_eq!(status(e), 400);
+        assert!(message(e_json("[1]").await).contains("expected an object"));
+        let Object(map) = Object::<64>::from_request(request("application/json", "{\"n\":1}"), &())
+            .await
+            .expect("an object");
+        assert_eq!(map["n"], 1);
+    }
+
+    async fn e_json(body: &str) -> ApiError {
+        let JsonBody(value) = JsonBody::<64>::from_request(request("application/json", body), &())
+            .await
+            .expect("JSON");
+        object(value).expect_err("not an object")
     }
 
     #[test]

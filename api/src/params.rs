@@ -18,7 +18,6 @@
 use std::collections::{BTreeMap, HashMap};
 
 use axum::body::Body;
-use axum::extract::{FromRequest, Request};
 use axum::http::HeaderMap;
 use serde_json::{Map, Value};
 
@@ -44,15 +43,6 @@ pub struct Params {
 }
 
 impl Params {
-    /// [`Params::read`] as one JSON object ([`Params::into_object`]).
-    pub async fn object(
-        headers: &HeaderMap,
-        body: Body,
-        limit: usize,
-    ) -> Result<Map<String, Value>, ApiError> {
-        Self::read(headers, body, limit).await?.into_object()
-    }
-
     /// Reads a body of at most `limit` bytes (413 beyond) and parses it by the
     /// Content-Type in `headers`. An empty or blank body has no parameters.
     pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Self, ApiError> {
@@ -70,14 +60,7 @@ impl Params {
     /// Parses a JSON object (`json`) or form pairs.
     pub fn parse(bytes: &[u8], json: bool) -> Result<Self, ApiError> {
         if json {
-            let value: Value = serde_json::from_slice(bytes)
-                .map_err(|e| ApiError::bad(format!("Invalid JSON body: {e}")))?;
-            crate::body::reject_nul(&value)?;
-            let Value::Object(map) = value else {
-                return Err(ApiError::bad(
-                    "Invalid JSON body: expected an object.".to_owned(),
-                ));
-            };
+            let map = crate::body::object(crate::body::json(bytes)?)?;
             let fields = map.into_iter().map(|(k, v)| (k, Field::Value(v))).collect();
             return Ok(Self { fields, json });
         }
@@ -291,15 +274,6 @@ impl Params {
 
 /// The parameters of a text-sized body (at most
 /// [`crate::body::TEXT_BODY_BYTES`]), as an extractor.
-impl<S: Send + Sync> FromRequest<S> for Params {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, _state: &S) -> Result<Self, Self::Rejection> {
-        let (parts, body) = req.into_parts();
-        Self::read(&parts.headers, body, crate::body::TEXT_BODY_BYTES).await
-    }
-}
-
 /// One step of a key in notation.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Step {

@@ -4,7 +4,7 @@
 //! evaluates (see `worker/src/quality.rs`) and stores the report in the object
 //! store.
 
-use axum::extract::{Path, Request, State};
+use axum::extract::{Path, State};
 use axum::http::header::RETRY_AFTER;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +17,7 @@ use tolk_storage::queue;
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
+use crate::body::{EvaluationBody, JsonBody};
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
 
@@ -177,12 +178,8 @@ async fn submit(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Extension(TraceId(trace_id)): Extension<TraceId>,
-    req: Request,
+    JsonBody(body): EvaluationBody,
 ) -> Result<Response, ApiError> {
-    let bytes = crate::body::read(req.into_body(), crate::body::EVALUATION_BODY_BYTES).await?;
-    let body: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad(format!("Invalid JSON body: {e}")))?;
-    crate::body::reject_nul(&body)?;
     let sub = validate(&body)?;
     if sub.request["back_translation"] == Value::Bool(true)
         && let Err(e) = state

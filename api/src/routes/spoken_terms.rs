@@ -6,9 +6,8 @@
 //! `term_lists` as indexed fields or as one JSON text field). A list's
 //! `entries` are newline-separated terms, at most 300 characters in all.
 
-use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -17,7 +16,8 @@ use tolk_storage::spoken_terms::{self, SpokenTerms, TermList};
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
-use crate::params::{Params, object_required as required, object_string as string};
+use crate::body::Object;
+use crate::params::{object_required as required, object_string as string};
 use crate::requests::time;
 use crate::{ApiError, AppState};
 
@@ -41,12 +41,8 @@ pub fn router() -> Router<AppState> {
         )
 }
 
-/// A JSON or form body as one object.
-async fn read_object(headers: &HeaderMap, body: Body) -> Result<Map<String, Value>, ApiError> {
-    Params::read(headers, body, crate::body::TEXT_BODY_BYTES)
-        .await?
-        .into_object()
-}
+/// A spoken term list's body: JSON or a form, as one object (128 KiB).
+type TermsBody = crate::body::Object<{ crate::body::TEXT_BODY_BYTES }>;
 
 fn not_found() -> ApiError {
     ApiError::NotFound("Spoken terms not found.".to_owned())
@@ -150,10 +146,8 @@ fn term_lists(obj: &Map<String, Value>) -> Result<Option<Vec<TermList>>, ApiErro
 async fn create(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): TermsBody,
 ) -> Result<Response, ApiError> {
-    let obj = read_object(&headers, body).await?;
     let name = name(required(&obj, "name")?)?;
     let lists = term_lists(&obj)?
         .ok_or_else(|| ApiError::bad("Missing required parameter 'term_lists'."))?;
@@ -186,11 +180,9 @@ async fn patch(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): TermsBody,
 ) -> Result<Json<Value>, ApiError> {
     let id = id_of(&id)?;
-    let obj = read_object(&headers, body).await?;
     let name = string(&obj, "name")?.map(name).transpose()?;
     let lists = term_lists(&obj)?.unwrap_or_default();
     if name.is_none() && lists.is_empty() {
@@ -251,11 +243,9 @@ async fn put_list(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): TermsBody,
 ) -> Result<Json<Value>, ApiError> {
     let id = id_of(&id)?;
-    let obj = read_object(&headers, body).await?;
     let list = term_list(&obj)?;
     spoken_terms::update(
         &state.db,

@@ -7,9 +7,8 @@
 //! (loaded by `tolk_pipeline`): unknown → 404, a language that does not cover
 //! the target → 400.
 
-use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
@@ -20,6 +19,7 @@ use tolk_style::{catalogue, language};
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
+use crate::body::{JsonBody, StyleRulesBody};
 use crate::params::{object_required as required, object_string as string};
 use crate::requests::{name, time};
 use crate::{ApiError, AppState};
@@ -83,16 +83,6 @@ fn view(l: &StyleRuleList, detailed: bool) -> Value {
     v
 }
 
-/// Reads a JSON object body (the style rule operations take JSON only).
-async fn json_body(headers: &HeaderMap, body: Body) -> Result<Map<String, Value>, ApiError> {
-    if !crate::body::is_json(headers) {
-        return Err(ApiError::bad(
-            "The request body must be JSON (Content-Type: application/json).",
-        ));
-    }
-    crate::params::Params::object(headers, body, crate::body::STYLE_RULES_BODY_BYTES).await
-}
-
 /// One custom instruction from `{label, prompt, source_language?}`, with a new
 /// id or the given one.
 fn instruction(obj: &Map<String, Value>, at: &str, id: Option<&str>) -> Result<Value, ApiError> {
@@ -148,10 +138,9 @@ fn configured(obj: &Map<String, Value>) -> Result<Value, ApiError> {
 async fn create(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(body): StyleRulesBody,
 ) -> Result<Response, ApiError> {
-    let obj = json_body(&headers, body).await?;
+    let obj = crate::body::object(body)?;
     let name = name(required(&obj, "name")?)?;
     let lang_raw = required(&obj, "language")?;
     let lang = language::parse(lang_raw).ok_or_else(|| {
@@ -273,11 +262,10 @@ async fn rename(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(body): StyleRulesBody,
 ) -> Result<Json<Value>, ApiError> {
+    let obj = crate::body::object(body)?;
     let id = style_id(&id)?;
-    let obj = json_body(&headers, body).await?;
     // `name` is the one field, and optional: without it the list is answered
     // as it is.
     let l = match string(&obj, "name")? {
@@ -295,11 +283,10 @@ async fn replace_rules(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(body): StyleRulesBody,
 ) -> Result<Json<Value>, ApiError> {
+    let obj = crate::body::object(body)?;
     let id = style_id(&id)?;
-    let obj = json_body(&headers, body).await?;
     let rules =
         catalogue::validate(&Value::Object(obj)).map_err(|e| ApiError::bad(e.to_string()))?;
     let l = style_rules::update(
@@ -330,11 +317,10 @@ async fn create_instruction(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(body): StyleRulesBody,
 ) -> Result<Response, ApiError> {
+    let obj = crate::body::object(body)?;
     let id = style_id(&id)?;
-    let obj = json_body(&headers, body).await?;
     let item = instruction(&obj, "", None)?;
     let added = style_rules::edit_instructions(&state.db, key.organization_id, id, |items| {
         if items.len() >= MAX_INSTRUCTIONS {
@@ -378,11 +364,10 @@ async fn replace_instruction(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path((id, instruction_id)): Path<(String, String)>,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(body): StyleRulesBody,
 ) -> Result<Json<Value>, ApiError> {
+    let obj = crate::body::object(body)?;
     let id = style_id(&id)?;
-    let obj = json_body(&headers, body).await?;
     let item = instruction(&obj, "", Some(&instruction_id))?;
     let replaced = style_rules::edit_instructions(&state.db, key.organization_id, id, |items| {
         let i = position(items, &instruction_id)?;

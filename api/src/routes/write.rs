@@ -5,7 +5,6 @@
 //! the answer says so in [`REPHRASED_HEADER`]), in the DeepL wire format. Usage
 //! goes to the ledger as `text_improvement_characters`.
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -16,6 +15,7 @@ use tolk_storage::limits::Meter;
 use tolk_storage::usage;
 
 use crate::auth::AuthKey;
+use crate::body::{FormOrJson, TextParams};
 use crate::limits::Charge;
 use crate::params::Params;
 use crate::requests::reporting_tag;
@@ -72,10 +72,6 @@ struct Improvement {
 #[derive(Serialize)]
 struct Improvements {
     improvements: Vec<Improvement>,
-}
-
-async fn params(headers: &HeaderMap, body: Body) -> Result<Params, ApiError> {
-    Params::read(headers, body, crate::body::TEXT_BODY_BYTES).await
 }
 
 /// The language of each text: `target_lang` when given, else detected.
@@ -145,9 +141,8 @@ async fn correct(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     headers: HeaderMap,
-    body: Body,
+    FormOrJson(p): TextParams,
 ) -> Result<Json<Improvements>, ApiError> {
-    let p = params(&headers, body).await?;
     let texts = p.texts()?;
     let tag = reporting_tag(&headers)?;
     for option in ["writing_style", "tone"] {
@@ -250,9 +245,8 @@ async fn rephrase(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     headers: HeaderMap,
-    body: Body,
+    FormOrJson(p): TextParams,
 ) -> Result<Response, ApiError> {
-    let p = params(&headers, body).await?;
     let texts = p.texts()?;
     let tag = reporting_tag(&headers)?;
     let style = p.choice("writing_style", WRITING_STYLES)?;

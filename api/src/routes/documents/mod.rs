@@ -18,6 +18,7 @@ use tolk_storage::documents::{self, NewDocument, random_upper_hex, status};
 use tolk_storage::{quality, queue};
 
 use crate::auth::AuthKey;
+use crate::body::{FormOrJson, TextParams};
 use crate::params::Params;
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
@@ -64,7 +65,7 @@ pub(crate) async fn read_upload(
         let field = match multipart.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
-            Err(e) => return Err(multipart_error(e, limit)),
+            Err(e) => return Err(crate::body::multipart_error(e, "The document", limit)),
         };
         let name = field.name().unwrap_or_default().to_owned();
         if name == "file" {
@@ -72,11 +73,17 @@ pub(crate) async fn read_upload(
             if file_name.as_deref().is_some_and(|n| n.contains('\0')) {
                 return Err(crate::body::nul_error("file"));
             }
-            let data = field.bytes().await.map_err(|e| multipart_error(e, limit))?;
+            let data = field
+                .bytes()
+                .await
+                .map_err(|e| crate::body::multipart_error(e, "The document", limit))?;
             up.file = Some((file_name, data));
             continue;
         }
-        let value = field.text().await.map_err(|e| multipart_error(e, limit))?;
+        let value = field
+            .text()
+            .await
+            .map_err(|e| crate::body::multipart_error(e, "The document", limit))?;
         if value.contains('\0') {
             return Err(crate::body::nul_error(&name));
         }
@@ -124,14 +131,6 @@ pub(crate) async fn read_upload(
 
 fn is_true(value: &str) -> bool {
     value.eq_ignore_ascii_case("true") || value == "1"
-}
-
-fn multipart_error(e: axum::extract::multipart::MultipartError, limit: usize) -> ApiError {
-    if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::too_large("The document", limit)
-    } else {
-        ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
-    }
 }
 
 #[derive(Serialize)]
@@ -552,7 +551,7 @@ async fn status(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(document_id): Path<String>,
-    params: Params,
+    FormOrJson(params): TextParams,
 ) -> Result<Json<StatusResponse>, ApiError> {
     let doc = load(&state, &key, &document_id, DocumentKey::from(&params)?).await?;
     let quality_evaluation_id = quality::for_document(&state.db, &doc.id).await?;
@@ -573,7 +572,7 @@ async fn result(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(document_id): Path<String>,
-    params: Params,
+    FormOrJson(params): TextParams,
 ) -> Result<Response, ApiError> {
     let doc = load(&state, &key, &document_id, DocumentKey::from(&params)?).await?;
     match doc.status.as_str() {

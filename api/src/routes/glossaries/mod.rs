@@ -10,7 +10,6 @@ pub mod entries;
 pub mod v2;
 pub mod v3;
 
-use axum::http::HeaderMap;
 use axum::{Json, Router};
 use serde_json::{Map, Value};
 use tolk_storage::glossaries::{self, Glossary, NewDictionary, Refusal};
@@ -44,15 +43,6 @@ pub(crate) fn refused(r: Refusal) -> ApiError {
             "Maximum number of glossaries reached: an account may have at most {MAX_GLOSSARIES}."
         )),
     }
-}
-
-/// Reads the body as one JSON object ([`crate::params::Params::into_object`]):
-/// a form's keys once each, keys in bracket or dot notation as nested values.
-pub(crate) async fn body_object(
-    headers: &HeaderMap,
-    body: axum::body::Body,
-) -> Result<Map<String, Value>, ApiError> {
-    crate::params::Params::object(headers, body, crate::body::GLOSSARY_BODY_BYTES).await
 }
 
 /// Every glossary of the organization, each as `view` shows it.

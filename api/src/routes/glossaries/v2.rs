@@ -2,7 +2,6 @@
 //! `POST/GET /v2/glossaries`, `GET/DELETE /v2/glossaries/{id}`,
 //! `GET /v2/glossaries/{id}/entries` (TSV), `GET /v2/glossary-language-pairs`.
 
-use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
@@ -12,8 +11,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 use tolk_storage::glossaries::{self, Glossary};
 
-use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, body_object, dictionary, glossary_id, name};
+use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, dictionary, glossary_id, name};
 use crate::auth::AuthKey;
+use crate::body::{GlossaryBody, Object};
 use crate::{ApiError, AppState};
 
 /// Routes of the v2 interface.
@@ -64,10 +64,8 @@ fn view(g: &Glossary) -> Option<Value> {
 async fn create(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): GlossaryBody,
 ) -> Result<Response, ApiError> {
-    let obj = body_object(&headers, body).await?;
     let name = name(super::required(&obj, "name")?)?;
     let dict = dictionary(&obj, "")?;
     let g = glossaries::create(

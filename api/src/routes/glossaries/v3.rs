@@ -12,9 +12,8 @@
 
 use std::collections::HashSet;
 
-use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
@@ -22,8 +21,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tolk_storage::glossaries::{self, Glossary, NewDictionary};
 
-use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, body_object, dictionary, glossary_id, name};
+use super::{MAX_GLOSSARIES, MAX_GLOSSARY_BYTES, dictionary, glossary_id, name};
 use crate::auth::AuthKey;
+use crate::body::{GlossaryBody, Object};
 use crate::{ApiError, AppState};
 
 /// Routes of the v3 interface.
@@ -112,10 +112,8 @@ fn dictionaries(obj: &Map<String, Value>) -> Result<Option<Vec<NewDictionary>>, 
 async fn create(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): GlossaryBody,
 ) -> Result<Response, ApiError> {
-    let obj = body_object(&headers, body).await?;
     let name = name(super::required(&obj, "name")?)?;
     // A glossary may start empty, its dictionaries added later (as DeepL allows).
     let dicts = dictionaries(&obj)?.unwrap_or_default();
@@ -151,11 +149,9 @@ async fn patch(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): GlossaryBody,
 ) -> Result<Json<Value>, ApiError> {
     let id = glossary_id(&id)?;
-    let obj = body_object(&headers, body).await?;
     let new_name = super::string(&obj, "name")?.map(name).transpose()?;
     let dicts = dictionaries(&obj)?.unwrap_or_default();
     if new_name.is_none() && dicts.is_empty() {
@@ -241,11 +237,9 @@ async fn replace_dictionary(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    Object(obj): GlossaryBody,
 ) -> Result<Json<Value>, ApiError> {
     let id = glossary_id(&id)?;
-    let obj = body_object(&headers, body).await?;
     let d = dictionary(&obj, "")?;
     let g = glossaries::update(
         &state.db,

@@ -4,15 +4,13 @@
 
 mod v3;
 
-use axum::body::Body;
 use axum::extract::{RawQuery, State};
-use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde::Serialize;
 
 use crate::auth::AuthKey;
-use crate::params::Params;
+use crate::body::{FormOrJson, TextParams};
 use crate::{ApiError, AppState};
 
 /// Routes of this module.
@@ -42,8 +40,7 @@ async fn list(
     State(state): State<AppState>,
     AuthKey(_key): AuthKey,
     RawQuery(query): RawQuery,
-    headers: HeaderMap,
-    body: Body,
+    FormOrJson(body): TextParams,
 ) -> Result<Json<Vec<LanguageEntry>>, ApiError> {
     let pairs: Vec<(String, String)> =
         serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
@@ -55,10 +52,7 @@ async fn list(
         .map(|(_, v)| v.to_owned());
     let kind = match from_query {
         Some(kind) => kind,
-        None => Params::read(&headers, body, crate::body::TEXT_BODY_BYTES)
-            .await?
-            .string("type")?
-            .unwrap_or_default(),
+        None => body.string("type")?.unwrap_or_default(),
     }
     .trim()
     .to_ascii_lowercase();

@@ -1,13 +1,12 @@
 //! Text translation: `POST /v2/translate`, in the DeepL wire format.
 //!
 //! The body is JSON or `application/x-www-form-urlencoded` (at most 128 KiB,
-//! else 413), read by [`Params`]; [`options`] validates it. The route then
+//! else 413), read as [`crate::body::TextParams`]; [`options`] validates it. The route then
 //! resolves the customisations the request names, reserves the characters,
 //! runs the one translation pipeline (`tolk_pipeline`) and answers.
 
 mod options;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -22,8 +21,8 @@ use tolk_storage::usage;
 pub use options::{MAX_CUSTOM_INSTRUCTION_CHARS, MAX_CUSTOM_INSTRUCTIONS, MAX_GLOSSARIES};
 
 use crate::auth::AuthKey;
+use crate::body::{FormOrJson, TextParams};
 use crate::limits::Charge;
-use crate::params::Params;
 
 use crate::{ApiError, AppState};
 use options::{Options, model_type_used};
@@ -111,9 +110,8 @@ async fn translate(
     State(state): State<AppState>,
     AuthKey(key): AuthKey,
     headers: HeaderMap,
-    body: Body,
+    FormOrJson(params): TextParams,
 ) -> Result<Response, ApiError> {
-    let params = Params::read(&headers, body, crate::body::TEXT_BODY_BYTES).await?;
     let opts = options::options(&params)?;
     let custom_tag = reporting_tag(&headers)?;
     crate::requests::languages(

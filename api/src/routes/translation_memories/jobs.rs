@@ -33,6 +33,7 @@ use uuid::Uuid;
 
 use super::{load, time};
 use crate::auth::AuthKey;
+use crate::body::{JobBody, JsonBody};
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
 
@@ -183,11 +184,8 @@ async fn create_import(
     AuthKey(key): AuthKey,
     Extension(TraceId(trace_id)): Extension<TraceId>,
     headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JobBody,
 ) -> Result<Response, ApiError> {
-    let Json(body) =
-        body.map_err(|e| ApiError::bad(format!("Invalid JSON body: {}", e.body_text())))?;
-    crate::body::reject_nul(&body)?;
     let req = parse_import(&body)?;
     let id = Uuid::new_v4();
     let secret = new_secret();

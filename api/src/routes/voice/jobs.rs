@@ -34,6 +34,7 @@ use tolk_voice::voices;
 use uuid::Uuid;
 
 use crate::auth::AuthKey;
+use crate::body::{JobBody, JsonBody};
 use crate::trace_id::TraceId;
 use crate::{ApiError, AppState};
 
@@ -312,11 +313,8 @@ async fn create(
     Extension(TraceId(trace_id)): Extension<TraceId>,
     Query(query): Query<Vec<(String, String)>>,
     headers: HeaderMap,
-    body: Result<Json<Value>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JobBody,
 ) -> Result<Response, ApiError> {
-    let Json(body) =
-        body.map_err(|e| ApiError::BadRequest(format!("Invalid JSON body: {}", e.body_text())))?;
-    crate::body::reject_nul(&body)?;
     let CreateRequest {
         name,
         content_type,
@@ -418,13 +416,8 @@ async fn upload(
     if !voice_jobs::verify(&job.secret, "upload", &sig, Utc::now()) {
         return Err(ApiError::Forbidden(BAD_SIGNATURE.to_owned()));
     }
-    let data = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large("The upload", state.voice.max_upload_bytes)
-        } else {
-            ApiError::BadRequest(e.body_text())
-        }
-    })?;
+    let data =
+        body.map_err(|e| crate::body::bytes_error(e, "The upload", state.voice.max_upload_bytes))?;
     if job.status != status::PENDING {
         return Err(ApiError::BadRequest(
             "The audio of this job was already uploaded.".to_owned(),

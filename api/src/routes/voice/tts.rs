@@ -93,14 +93,11 @@ pub(super) async fn convert(
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|e| {
-        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(
-                "The request body (use the streaming endpoint for long texts)",
-                super::TTS_BODY_LIMIT,
-            )
-        } else {
-            ApiError::BadRequest(e.body_text())
-        }
+        crate::body::bytes_error(
+            e,
+            "The request body (use the streaming endpoint for long texts)",
+            super::TTS_BODY_LIMIT,
+        )
     })?;
     let (voice_id, text) = parse_body(&body)?;
     let voice = tts_voice(voice_id)?;

@@ -3,9 +3,8 @@
 
 use std::collections::HashMap;
 
-use axum::extract::multipart::{MultipartError, MultipartRejection};
+use axum::extract::multipart::MultipartRejection;
 use axum::extract::{Multipart, Query, State};
-use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
 use tolk_storage::limits::Meter;
@@ -14,6 +13,7 @@ use tolk_voice::voices::{self, VcVoice, VoiceLookup};
 use tolk_voice::{convert, decode, resample, tts, wav};
 
 use super::{VoiceAuth, voice_error};
+use crate::body::multipart_error;
 use crate::{ApiError, AppState};
 
 /// The rate conversion works at and answers in.
@@ -31,13 +31,8 @@ fn vc_voice(id: i64) -> Result<&'static VcVoice, ApiError> {
     }
 }
 
-fn multipart_error(e: MultipartError, limit: usize) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::too_large("The audio file", limit)
-    } else {
-        ApiError::BadRequest(format!("Invalid multipart body: {}", e.body_text()))
-    }
-}
+/// What a too large upload is called in its 413.
+const AUDIO_FILE: &str = "The audio file";
 
 /// The `file` part: (file name, bytes).
 async fn read_file(mut multipart: Multipart, limit: usize) -> Result<(String, Bytes), ApiError> {
@@ -45,21 +40,27 @@ async fn read_file(mut multipart: Multipart, limit: usize) -> Result<(String, By
     while let Some(field) = multipart
         .next_field()
         .await
-        .map_err(|e| multipart_error(e, limit))?
+        .map_err(|e| multipart_error(e, AUDIO_FILE, limit))?
     {
         if field.name() == Some("file") {
             let name = field.file_name().unwrap_or_default().to_owned();
-            let data = field.bytes().await.map_err(|e| multipart_error(e, limit))?;
+            let data = field
+                .bytes()
+                .await
+                .map_err(|e| multipart_error(e, AUDIO_FILE, limit))?;
             file = Some((name, data));
         } else {
             // Drain other parts (their size counts against the limit too).
-            field.bytes().await.map_err(|e| multipart_error(e, limit))?;
+            field
+                .bytes()
+                .await
+                .map_err(|e| multipart_error(e, AUDIO_FILE, limit))?;
         }
     }
     let (name, data) =
         file.ok_or_else(|| ApiError::BadRequest("Missing multipart part file.".to_owned()))?;
     if data.len() > limit {
-        return Err(ApiError::too_large("The audio file", limit));
+        return Err(ApiError::too_large(AUDIO_FILE, limit));
     }
     if data.is_empty() {
         return Err(ApiError::BadRequest("The audio file is empty.".to_owned()));
