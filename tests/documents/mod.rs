@@ -3,6 +3,7 @@
 mod office;
 mod publishing;
 mod software;
+mod table;
 
 use std::time::Duration;
 
