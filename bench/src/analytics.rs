@@ -17,6 +17,7 @@
 //!    character limit (reservation + ledger entry in one transaction), and for
 //!    the per-request modes `TOLK_LEDGER_WRITES=durable` and `async-commit`.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -304,19 +305,55 @@ async fn translate_ab(
 /// Runs the benchmark.
 pub async fn run(args: AnalyticsArgs) -> Result<()> {
     let db_name = "tolk_bench_analytics";
-    let database = if args.reuse {
+    let database = open_database(&args, db_name).await?;
+    let db = database.connect(16).await?;
+    let ledger = prepare_ledger(&db, &args).await?;
+
+    let dir = std::env::temp_dir().join(db_name);
+    let apis = start_apis(&db, &args, &dir).await?;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    let auth = format!("DeepL-Auth-Key {}", ledger.admin);
+
+    report_analytics(&http, &apis.with, &auth, &args, &ledger).await?;
+    measure_metering(&db, &http, &apis, &args).await?;
+
+    let _ = apis.stop_tx.send(true);
+    db.close().await;
+    if !args.keep {
+        database.drop_database().await?;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+/// The throwaway database: the one of a previous `--keep` run (migrated) with
+/// `--reuse`, else a new one.
+async fn open_database(args: &AnalyticsArgs, db_name: &str) -> Result<ThrowawayDb> {
+    Ok(if args.reuse {
         let database = ThrowawayDb::existing(&args.database_url, db_name);
         database.migrate().await?;
         database
     } else {
         ThrowawayDb::create(&args.database_url, db_name).await?
-    };
-    let db = database.connect(16).await?;
+    })
+}
 
+/// The ledger as measured: the admin credential and the entry counts.
+struct Ledger {
+    admin: String,
+    entries: i64,
+    tail_entries: i64,
+}
+
+/// Generates the ledger (or, with `--reuse`, makes a fresh admin key), rolls
+/// it up, adds the tail and counts the entries.
+async fn prepare_ledger(db: &sqlx::PgPool, args: &AnalyticsArgs) -> Result<Ledger> {
     let admin = if args.reuse {
         // A fresh admin key in the existing bench organization.
-        let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
-        tolk_storage::keys::create(&db, org, "bench admin", true)
+        let org = tolk_storage::keys::ensure_organization(db, "bench").await?;
+        tolk_storage::keys::create(db, org, "bench admin", true)
             .await?
             .secret
     } else {
@@ -324,30 +361,49 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
             "generating {} ledger entries over {} keys …",
             args.entries, args.keys
         );
-        generate(&db, &args).await?
+        generate(db, args).await?
     };
-    roll_up(&db).await?;
-    tail(&db, 2_000).await?;
+    roll_up(db).await?;
+    tail(db, 2_000).await?;
     let (entries, tail_entries) = {
         let r = sqlx::query!(
             r#"SELECT count(*) AS "all!",
                       count(*) FILTER (WHERE tx >= (SELECT watermark FROM usage_rollup_state)) AS "tail!"
                FROM usage_events"#
         )
-        .fetch_one(&db)
+        .fetch_one(db)
         .await?;
         (r.all, r.tail)
     };
+    Ok(Ledger {
+        admin,
+        entries,
+        tail_entries,
+    })
+}
 
-    let dir = std::env::temp_dir().join(db_name);
+/// Base URLs of the four APIs, and the sender that stops them.
+struct Apis {
+    /// Meters with batched ledger writes (the platform's default).
+    with: String,
+    /// Meters with `TOLK_LEDGER_WRITES=durable`.
+    with_durable: String,
+    /// Meters with `TOLK_LEDGER_WRITES=async-commit`.
+    with_async: String,
+    /// Does not meter.
+    without: String,
+    stop_tx: tokio::sync::watch::Sender<bool>,
+}
+
+/// Starts the APIs: the platform's default (batched ledger writes), the two
+/// per-request modes of TOLK_LEDGER_WRITES, and an API that does not meter at all.
+async fn start_apis(db: &sqlx::PgPool, args: &AnalyticsArgs, dir: &Path) -> Result<Apis> {
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
     let translator = Arc::new(Translator::apertium(ApertiumConfig {
         modes_dir: args.modes.clone(),
         ..ApertiumConfig::default()
     })?);
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    // The platform's default (batched ledger writes), the two per-request
-    // modes of TOLK_LEDGER_WRITES, and an API that does not meter at all.
     let mut apis = Vec::new();
     for (record, writes) in [
         (true, LedgerWrites::Batched),
@@ -369,18 +425,31 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
     }
     let [with, with_durable, with_async, without] =
         <[String; 4]>::try_from(apis).map_err(|_| anyhow::anyhow!("four APIs were started"))?;
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(120))
-        .build()?;
-    let auth = format!("DeepL-Auth-Key {admin}");
+    Ok(Apis {
+        with,
+        with_durable,
+        with_async,
+        without,
+        stop_tx,
+    })
+}
 
+/// Prints the ledger's figures, then times each analytics report over the
+/// 366-day range and prints its figures and the target.
+async fn report_analytics(
+    http: &reqwest::Client,
+    with: &str,
+    auth: &str,
+    args: &AnalyticsArgs,
+    ledger: &Ledger,
+) -> Result<()> {
     let today = chrono::Utc::now().date_naive();
     let start = today - chrono::Days::new(365);
     let range = format!("start_date={start}&end_date={today}");
     println!("tolk-bench analytics");
     println!(
-        "  ledger: {entries} entries ({tail_entries} not rolled up yet), {} keys, {start} .. {today} (366 days)",
-        args.keys
+        "  ledger: {} entries ({} not rolled up yet), {} keys, {start} .. {today} (366 days)",
+        ledger.entries, ledger.tail_entries, args.keys
     );
     let mut key_and_day_p50 = Duration::ZERO;
     for (name, query) in [
@@ -396,8 +465,8 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         };
         let url = format!("{with}{path}?{query}");
         // One untimed request first (caches warm).
-        time_get(&http, &url, &auth, 1).await?;
-        let (times, size, body) = time_get(&http, &url, &auth, args.requests).await?;
+        time_get(http, &url, auth, 1).await?;
+        let (times, size, body) = time_get(http, &url, auth, args.requests).await?;
         let items = body["usage_report"]["key_and_day_usages"]
             .as_array()
             .or(body["usage_report"]["key_usages"].as_array())
@@ -423,24 +492,12 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
             "NOT met"
         }
     );
+    Ok(())
+}
 
-    // Metering overhead: an unlimited key (ledger insert) and a limited one
-    // (reservation + ledger insert in one transaction + hold delete).
-    let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
-    let plain = tolk_storage::keys::create(&db, org, "bench translate", false).await?;
-    let limited = tolk_storage::keys::create(&db, org, "bench limited", false).await?;
-    tolk_storage::keys::set_limits(
-        &db,
-        org,
-        &limited.key.key_id,
-        tolk_storage::keys::Limits {
-            characters: Some(1_000_000_000),
-            ..Default::default()
-        },
-    )
-    .await?;
-    let sentence = "The teacher reads the long letter in the village every morning.";
-    let paragraph = [
+/// The paragraph of the long translate requests (fifteen sentences).
+fn paragraph() -> String {
+    [
         "The teacher reads the long letter in the village every morning.",
         "The family buys a big house near the station in the summer.",
         "The doctor finds the old book after the meeting with the friends.",
@@ -457,50 +514,77 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         "The family wants the old book every morning in the summer.",
         "The doctor likes a new car with the friends near the station.",
     ]
-    .join(" ");
+    .join(" ")
+}
+
+/// Metering overhead: an unlimited key (ledger insert) and a limited one
+/// (reservation + ledger insert in one transaction + hold delete), each
+/// request alternated between a metering API and one that does not meter;
+/// prints the ratios and the target.
+async fn measure_metering(
+    db: &sqlx::PgPool,
+    http: &reqwest::Client,
+    apis: &Apis,
+    args: &AnalyticsArgs,
+) -> Result<()> {
+    let org = tolk_storage::keys::ensure_organization(db, "bench").await?;
+    let plain = tolk_storage::keys::create(db, org, "bench translate", false).await?;
+    let limited = tolk_storage::keys::create(db, org, "bench limited", false).await?;
+    tolk_storage::keys::set_limits(
+        db,
+        org,
+        &limited.key.key_id,
+        tolk_storage::keys::Limits {
+            characters: Some(1_000_000_000),
+            ..Default::default()
+        },
+    )
+    .await?;
+    let sentence = "The teacher reads the long letter in the village every morning.";
+    let paragraph = paragraph();
     let long = paragraph.chars().count();
     let rows: [(String, &_, &str, &str); 6] = [
         (
             "unlimited key, 64 characters, batched (default)".to_owned(),
             &plain,
             sentence,
-            &with,
+            &apis.with,
         ),
         (
             format!("unlimited key, {long} characters, batched (default)"),
             &plain,
             &paragraph,
-            &with,
+            &apis.with,
         ),
         (
             "limited key, 64 characters".to_owned(),
             &limited,
             sentence,
-            &with,
+            &apis.with,
         ),
         (
             "unlimited key, 64 characters, TOLK_LEDGER_WRITES=durable".to_owned(),
             &plain,
             sentence,
-            &with_durable,
+            &apis.with_durable,
         ),
         (
             format!("unlimited key, {long} characters, TOLK_LEDGER_WRITES=durable"),
             &plain,
             &paragraph,
-            &with_durable,
+            &apis.with_durable,
         ),
         (
             "unlimited key, 64 characters, TOLK_LEDGER_WRITES=async-commit".to_owned(),
             &plain,
             sentence,
-            &with_async,
+            &apis.with_async,
         ),
     ];
     for (name, key, text, with) in rows {
         let auth = format!("DeepL-Auth-Key {}", key.secret);
         let (p50_with, p50_without, mean_with, mean_without) =
-            translate_ab(&http, with, &without, &auth, text, args.translations).await?;
+            translate_ab(http, with, &apis.without, &auth, text, args.translations).await?;
         let ratio = p50_with.as_secs_f64() / p50_without.as_secs_f64();
         println!(
             "  /v2/translate ({name}): p50 {:.2} ms with the ledger write, {:.2} ms without → ratio {ratio:.3} (overhead {:+.1} %; means {:.2} / {:.2} ms)",
@@ -512,12 +596,5 @@ pub async fn run(args: AnalyticsArgs) -> Result<()> {
         );
     }
     println!("  target: metering overhead < 5 %");
-
-    let _ = stop_tx.send(true);
-    db.close().await;
-    if !args.keep {
-        database.drop_database().await?;
-        let _ = std::fs::remove_dir_all(&dir);
-    }
     Ok(())
 }

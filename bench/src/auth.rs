@@ -171,6 +171,14 @@ pub async fn run(args: AuthArgs) -> Result<()> {
     result
 }
 
+/// The password of the bench user.
+const PASSWORD: &str = "bench password";
+
+/// The secret of the bench's confidential client.
+const CLIENT_SECRET: &str = "bench-client-secret-0123456789abcdef";
+
+/// Sets up the tenant and the services, then measures the service and the
+/// baseline and prints the figures and their ratios.
 async fn measure(
     args: &AuthArgs,
     database: &ThrowawayDb,
@@ -178,35 +186,81 @@ async fn measure(
     threads: usize,
 ) -> Result<()> {
     let db = database.connect(32).await?;
+    let tenant = create_tenant(&db, args.bcrypt_cost).await?;
+    let services = start_services(args, database, &db).await?;
+    let token = first_token(&services, &tenant).await?;
+    print_header(args, &services.keys, duration, threads);
+    let run = Run {
+        args,
+        duration,
+        threads,
+    };
+    let service = measure_service(&run, &services, &token).await?;
+    let baseline = measure_baseline(&run, &services.keys, &token, &tenant);
+    print_ratios(&service, &baseline);
+    Ok(())
+}
 
-    // The tenant, a user, a confidential client, an API key.
-    let authority = tolk_storage::auth::authorities::ensure(&db, "localhost").await?;
-    let password = "bench password";
-    let digest = tolk_auth::passwords::hash(password.to_owned(), args.bcrypt_cost).await?;
-    tolk_storage::auth::users::create(&db, authority.id, "bench@example.com", "Bench", &digest, 0)
+/// What every measurement runs with.
+struct Run<'a> {
+    args: &'a AuthArgs,
+    duration: Duration,
+    threads: usize,
+}
+
+/// The tenant's credentials: the user's bcrypt digest and an API key.
+struct Tenant {
+    digest: String,
+    api_key: String,
+}
+
+/// Creates the tenant, a user, a confidential client and an API key.
+async fn create_tenant(db: &sqlx::PgPool, bcrypt_cost: u32) -> Result<Tenant> {
+    let authority = tolk_storage::auth::authorities::ensure(db, "localhost").await?;
+    let digest = tolk_auth::passwords::hash(PASSWORD.to_owned(), bcrypt_cost).await?;
+    tolk_storage::auth::users::create(db, authority.id, "bench@example.com", "Bench", &digest, 0)
         .await?
         .context("user exists")?;
-    let secret = "bench-client-secret-0123456789abcdef";
     let scopes = vec!["public".to_owned(), "translate".to_owned()];
     tolk_storage::auth::applications::create(
-        &db,
+        db,
         tolk_storage::auth::applications::NewApplication {
             authority_id: authority.id,
             name: "bench",
             uid: "bench-client",
-            secret_digest: Some(&tolk_storage::auth::digest(secret)),
+            secret_digest: Some(&tolk_storage::auth::digest(CLIENT_SECRET)),
             redirect_uris: &[],
             scopes: &scopes,
             skip_authorization: true,
         },
     )
     .await?;
-    let org = tolk_storage::keys::ensure_organization(&db, "bench").await?;
-    let api_key = tolk_storage::keys::create(&db, org, "bench", false)
+    let org = tolk_storage::keys::ensure_organization(db, "bench").await?;
+    let api_key = tolk_storage::keys::create(db, org, "bench", false)
         .await?
         .secret;
+    Ok(Tenant { digest, api_key })
+}
 
-    // The auth service and the API, in this process (development RSA key).
+/// The auth service and the API running in this process, and the client
+/// that reaches them.
+struct Services {
+    verifier: tolk_auth::tokens::Verifier,
+    keys: tolk_auth::tokens::SigningKeys,
+    auth_base: String,
+    api_base: String,
+    http: reqwest::Client,
+    /// Keeps the API serving until dropped.
+    _stop_tx: tokio::sync::watch::Sender<bool>,
+}
+
+/// Serves the auth service and the API in this process (development RSA key)
+/// on loopback, and builds the HTTP client.
+async fn start_services(
+    args: &AuthArgs,
+    database: &ThrowawayDb,
+    db: &sqlx::PgPool,
+) -> Result<Services> {
     let auth_state = tolk_auth::AuthState::new(db.clone(), tolk_auth::AuthConfig::default())?;
     let verifier = auth_state.verifier().clone();
     let keys = auth_state.keys().clone();
@@ -243,17 +297,48 @@ async fn measure(
         .timeout(Duration::from_secs(60))
         .pool_max_idle_per_host(args.clients.max(1))
         .build()?;
+    Ok(Services {
+        verifier,
+        keys,
+        auth_base,
+        api_base,
+        http,
+        _stop_tx,
+    })
+}
 
-    // One token to look at, and to verify over and over.
-    let cc_form: Vec<(&str, &str)> = vec![
+/// The token the service issued, its claims, and how they are checked.
+struct Token {
+    access: String,
+    claims: serde_json::Value,
+    validation: jsonwebtoken::Validation,
+    api_key: String,
+}
+
+/// The client_credentials form of the bench client.
+fn cc_form() -> Vec<(&'static str, &'static str)> {
+    vec![
         ("grant_type", "client_credentials"),
         ("client_id", "bench-client"),
-        ("client_secret", secret),
+        ("client_secret", CLIENT_SECRET),
         ("scope", "public translate"),
-    ];
+    ]
+}
+
+/// Gets one token to look at and to verify over and over, and checks that
+/// the API takes it and the API key.
+async fn first_token(services: &Services, tenant: &Tenant) -> Result<Token> {
+    let Services {
+        verifier,
+        keys,
+        auth_base,
+        api_base,
+        http,
+        ..
+    } = services;
     let res = http
         .post(format!("{auth_base}/auth/token"))
-        .form(&cc_form)
+        .form(&cc_form())
         .send()
         .await?;
     if !res.status().is_success() {
@@ -271,6 +356,7 @@ async fn measure(
     verifier
         .verify(&access)
         .context("the service's own token")?;
+    let api_key = &tenant.api_key;
     for (what, auth) in [
         ("bearer", format!("Bearer {access}")),
         ("key", format!("DeepL-Auth-Key {api_key}")),
@@ -284,7 +370,21 @@ async fn measure(
             bail!("/v2/usage with {what}: {}", res.status());
         }
     }
+    Ok(Token {
+        access,
+        claims,
+        validation,
+        api_key: api_key.clone(),
+    })
+}
 
+/// Prints the title, the set-up and the load average at start.
+fn print_header(
+    args: &AuthArgs,
+    keys: &tolk_auth::tokens::SigningKeys,
+    duration: Duration,
+    threads: usize,
+) {
     println!("tolk-bench auth");
     println!(
         "  {} cores, {} HTTP clients, {:.1} s per figure, RS256 with the {} key ({} bits), bcrypt cost {}",
@@ -300,38 +400,85 @@ async fn measure(
         args.bcrypt_cost
     );
     println!("  load average at start: {}", load_average());
+}
 
+/// The service's figures.
+struct ServiceRates {
+    issue: Rate,
+    bearer: Rate,
+    keyed: Rate,
+    verify: Rate,
+    signin: Rate,
+}
+
+/// Measures the service (HTTP on loopback, PostgreSQL) and prints each figure.
+async fn measure_service(
+    run: &Run<'_>,
+    services: &Services,
+    token: &Token,
+) -> Result<ServiceRates> {
     println!("service (HTTP on loopback, PostgreSQL):");
-    let issue = {
-        let http = http.clone();
-        let url = format!("{auth_base}/auth/token");
-        let form: Vec<(String, String)> = cc_form
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        hammer(args.clients, duration, move || {
-            let http = http.clone();
-            let url = url.clone();
-            let form = form.clone();
-            async move {
-                let res = http.post(&url).form(&form).send().await?;
-                if !res.status().is_success() {
-                    bail!("token: {}", res.status());
-                }
-                res.bytes().await?;
-                Ok(())
-            }
-        })
-        .await?
-    };
+    let issue = measure_issue(run, services).await?;
     println!(
         "{}",
         issue.line("client_credentials tokens (POST /auth/token)")
     );
+    let (bearer, keyed) = measure_usage(run, services, token).await?;
+    let access = &token.access;
+    let verify = bare(run.threads, run.duration, || {
+        let _ = services.verifier.verify(access);
+    });
+    println!(
+        "{}",
+        verify.line("Verifier::verify (in process, all cores)")
+    );
+    let signin = measure_signin(run, services).await?;
+    println!(
+        "{}",
+        signin.line(&format!(
+            "sign-ins (POST /auth/signin, bcrypt {})",
+            run.args.bcrypt_cost
+        ))
+    );
+    Ok(ServiceRates {
+        issue,
+        bearer,
+        keyed,
+        verify,
+        signin,
+    })
+}
 
-    let get_usage = |auth: String| {
+/// Token issuance: concurrent client_credentials posts to `/auth/token`.
+async fn measure_issue(run: &Run<'_>, services: &Services) -> Result<Rate> {
+    let http = services.http.clone();
+    let url = format!("{}/auth/token", services.auth_base);
+    let form: Vec<(String, String)> = cc_form()
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    hammer(run.args.clients, run.duration, move || {
         let http = http.clone();
-        let url = format!("{api_base}/v2/usage");
+        let url = url.clone();
+        let form = form.clone();
+        async move {
+            let res = http.post(&url).form(&form).send().await?;
+            if !res.status().is_success() {
+                bail!("token: {}", res.status());
+            }
+            res.bytes().await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// `GET /v2/usage` with the Bearer token, then with the API key (for scale);
+/// prints both figures.
+async fn measure_usage(run: &Run<'_>, services: &Services, token: &Token) -> Result<(Rate, Rate)> {
+    let get_usage = |auth: String| {
+        let http = services.http.clone();
+        let url = format!("{}/v2/usage", services.api_base);
         move || {
             let http = http.clone();
             let url = url.clone();
@@ -347,40 +494,39 @@ async fn measure(
         }
     };
     let bearer = hammer(
-        args.clients,
-        duration,
-        get_usage(format!("Bearer {access}")),
+        run.args.clients,
+        run.duration,
+        get_usage(format!("Bearer {}", token.access)),
     )
     .await?;
     println!("{}", bearer.line("GET /v2/usage with the Bearer token"));
     let keyed = hammer(
-        args.clients,
-        duration,
-        get_usage(format!("DeepL-Auth-Key {api_key}")),
+        run.args.clients,
+        run.duration,
+        get_usage(format!("DeepL-Auth-Key {}", token.api_key)),
     )
     .await?;
     println!(
         "{}",
         keyed.line("GET /v2/usage with an API key (for scale)")
     );
-    let verify = bare(threads, duration, || {
-        let _ = verifier.verify(&access);
-    });
-    println!(
-        "{}",
-        verify.line("Verifier::verify (in process, all cores)")
-    );
+    Ok((bearer, keyed))
+}
 
-    let signin = {
-        let http = http.clone();
-        let url = format!("{auth_base}/auth/signin");
-        hammer(args.clients.min(threads * 2), duration, move || {
+/// Sign-ins: concurrent posts to `/auth/signin` (at most two clients a core).
+async fn measure_signin(run: &Run<'_>, services: &Services) -> Result<Rate> {
+    let http = services.http.clone();
+    let url = format!("{}/auth/signin", services.auth_base);
+    hammer(
+        run.args.clients.min(run.threads * 2),
+        run.duration,
+        move || {
             let http = http.clone();
             let url = url.clone();
             async move {
                 let res = http
                     .post(&url)
-                    .json(&serde_json::json!({"email": "bench@example.com", "password": password}))
+                    .json(&serde_json::json!({"email": "bench@example.com", "password": PASSWORD}))
                     .send()
                     .await?;
                 if res.status() != reqwest::StatusCode::ACCEPTED {
@@ -388,60 +534,81 @@ async fn measure(
                 }
                 Ok(())
             }
-        })
-        .await?
-    };
-    println!(
-        "{}",
-        signin.line(&format!(
-            "sign-ins (POST /auth/signin, bcrypt {})",
-            args.bcrypt_cost
-        ))
-    );
+        },
+    )
+    .await
+}
 
+/// The baseline's figures.
+struct BaselineRates {
+    sign: Rate,
+    decode: Rate,
+    bcrypt: Rate,
+}
+
+/// Measures the bare library loops (all cores, same key and claims) and
+/// prints each figure.
+fn measure_baseline(
+    run: &Run<'_>,
+    keys: &tolk_auth::tokens::SigningKeys,
+    token: &Token,
+    tenant: &Tenant,
+) -> BaselineRates {
+    let (threads, duration) = (run.threads, run.duration);
     println!("baseline (bare loops in this process, all cores, same key and claims):");
     let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
     header.kid = Some(keys.kid.clone());
     let sign = bare(threads, duration, || {
-        let _ = jsonwebtoken::encode(&header, &claims, &keys.encoding);
+        let _ = jsonwebtoken::encode(&header, &token.claims, &keys.encoding);
     });
     println!("{}", sign.line("jsonwebtoken::encode RS256"));
     let decode = bare(threads, duration, || {
-        let _ = jsonwebtoken::decode::<serde_json::Value>(&access, &keys.decoding, &validation);
+        let _ = jsonwebtoken::decode::<serde_json::Value>(
+            &token.access,
+            &keys.decoding,
+            &token.validation,
+        );
     });
     println!("{}", decode.line("jsonwebtoken::decode RS256"));
-    let hash = digest.clone();
-    let bcrypt_rate = bare(threads, duration, || {
-        let _ = bcrypt::verify(password, &hash);
+    let hash = tenant.digest.clone();
+    let bcrypt = bare(threads, duration, || {
+        let _ = bcrypt::verify(PASSWORD, &hash);
     });
     println!(
         "{}",
-        bcrypt_rate.line(&format!("bcrypt::verify (cost {})", args.bcrypt_cost))
+        bcrypt.line(&format!("bcrypt::verify (cost {})", run.args.bcrypt_cost))
     );
+    BaselineRates {
+        sign,
+        decode,
+        bcrypt,
+    }
+}
 
+/// Prints the ratios service / baseline and the load average at the end.
+fn print_ratios(service: &ServiceRates, baseline: &BaselineRates) {
     println!("ratios (service / baseline):");
     println!(
         "  client_credentials tokens / bare RS256 signs      {:>6.3}",
-        ratio(&issue, &sign)
+        ratio(&service.issue, &baseline.sign)
     );
     println!(
         "  Bearer GET /v2/usage / bare RS256 verifies        {:>6.3}",
-        ratio(&bearer, &decode)
+        ratio(&service.bearer, &baseline.decode)
     );
     println!(
         "  Bearer GET /v2/usage / API-key GET /v2/usage      {:>6.3}",
-        ratio(&bearer, &keyed)
+        ratio(&service.bearer, &service.keyed)
     );
     println!(
         "  Verifier::verify / bare RS256 verifies            {:>6.3}",
-        ratio(&verify, &decode)
+        ratio(&service.verify, &baseline.decode)
     );
     println!(
         "  sign-ins / bare bcrypt verifies                   {:>6.3}",
-        ratio(&signin, &bcrypt_rate)
+        ratio(&service.signin, &baseline.bcrypt)
     );
     println!("  load average at end: {}", load_average());
-    Ok(())
 }
 
 /// The RSA modulus size of a JWK (its `n`, base64url).

@@ -240,59 +240,7 @@ pub async fn run(args: DetectArgs) -> anyhow::Result<()> {
         modes_dir: args.modes.clone(),
         ..ApertiumConfig::default()
     })?);
-    let mut seed = args.seed;
-    let mut rnd = move |n: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as usize) % n.max(1)
-    };
-
-    let mut languages = Vec::new();
-    for (code, files) in FILES {
-        if !translator.detectable(code) {
-            println!("{code}: not a detectable source of the installed pairs, skipped");
-            continue;
-        }
-        let mut all = Vec::new();
-        for f in *files {
-            let path = folder.join(format!("{f}.html"));
-            let html = std::fs::read_to_string(&path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            all.extend(sentences(&paragraphs(&html)));
-        }
-        let long_pool: Vec<&String> = all.iter().filter(|s| words(s).len() >= 6).collect();
-        let word_lists: Vec<Vec<String>> = all
-            .iter()
-            .map(|s| words(s))
-            .filter(|w| !w.is_empty())
-            .collect();
-        if long_pool.is_empty() || word_lists.is_empty() {
-            bail!("{code}: no sentences in the declaration");
-        }
-        let long = (0..args.sentences)
-            .map(|_| long_pool[rnd(long_pool.len())].clone())
-            .collect();
-        let short = (0..args.short)
-            .map(|_| {
-                let w = &word_lists[rnd(word_lists.len())];
-                let len = 1 + rnd(5.min(w.len()));
-                let start = rnd(w.len() - len + 1);
-                w[start..start + len].join(" ")
-            })
-            .collect();
-        let target = ["ES", "EN-GB", "CA", "AF", "NL", "DA", "NB", "SV", "UK"]
-            .iter()
-            .find(|t| translator.route(code, t).is_ok())
-            .map_or_else(|| "ES".to_owned(), |t| (*t).to_owned());
-        languages.push(Texts {
-            code,
-            target,
-            short,
-            long,
-            distribution: distribution(&word_lists),
-        });
-    }
+    let languages = load_languages(&args, &translator, &folder)?;
 
     println!(
         "\nLanguage detection, one text per request: the platform (lingua weighed with \
@@ -307,35 +255,7 @@ pub async fn run(args: DetectArgs) -> anyhow::Result<()> {
     let mut sums: BTreeMap<&str, (Score, Score)> = BTreeMap::new();
     let started = std::time::Instant::now();
     for lang in &languages {
-        let mut scores = (Score::default(), Score::default());
-        for (texts, score) in [(&lang.short, &mut scores.0), (&lang.long, &mut scores.1)] {
-            let results: Vec<(bool, bool)> = futures::stream::iter(texts.iter())
-                .map(|t| {
-                    let translator = translator.clone();
-                    let target = lang.target.clone();
-                    async move {
-                        let one = [t.clone()];
-                        let platform = translator
-                            .detect_each(&one, TagHandling::None, &target)
-                            .await
-                            .ok()
-                            .and_then(|g| g.into_iter().next().flatten())
-                            .map(|(code, _)| code);
-                        let lingua = translator.detect(t);
-                        let right = platform.as_deref() == Some(lang.code);
-                        if !right && args.errors {
-                            eprintln!("  {} {t:?} → {platform:?}", lang.code);
-                        }
-                        (right, lingua.as_deref() == Some(lang.code))
-                    }
-                })
-                .buffered(4)
-                .collect()
-                .await;
-            score.total = results.len();
-            score.platform = results.iter().filter(|r| r.0).count();
-            score.lingua = results.iter().filter(|r| r.1).count();
-        }
+        let scores = score_language(&translator, lang, args.errors).await;
         let (s, l) = scores;
         println!(
             "{:<5} {:<6} {:>15.1}% {:>15.1}% {:>9.1}% {:>17.1}% {:>17.1}%",
@@ -349,6 +269,136 @@ pub async fn run(args: DetectArgs) -> anyhow::Result<()> {
         );
         sums.insert(lang.code, scores);
     }
+    print_summary(&sums, &ceiling, started);
+    Ok(())
+}
+
+/// The texts of every detectable language of [`FILES`], drawn with the
+/// seed of `--seed` (languages the installed pairs cannot detect are skipped).
+fn load_languages(
+    args: &DetectArgs,
+    translator: &Translator,
+    folder: &Path,
+) -> anyhow::Result<Vec<Texts>> {
+    let mut seed = args.seed;
+    let mut rnd = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+
+    let mut languages = Vec::new();
+    for (code, files) in FILES {
+        if !translator.detectable(code) {
+            println!("{code}: not a detectable source of the installed pairs, skipped");
+            continue;
+        }
+        languages.push(language_texts(
+            args, translator, folder, code, files, &mut rnd,
+        )?);
+    }
+    Ok(languages)
+}
+
+/// One language's texts from its declaration `files`: `--sentences` whole
+/// sentences and `--short` runs of 1–5 words, drawn with `rnd`, and the
+/// target the language reaches.
+fn language_texts(
+    args: &DetectArgs,
+    translator: &Translator,
+    folder: &Path,
+    code: &'static str,
+    files: &[&str],
+    rnd: &mut impl FnMut(usize) -> usize,
+) -> anyhow::Result<Texts> {
+    let mut all = Vec::new();
+    for f in files {
+        let path = folder.join(format!("{f}.html"));
+        let html = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        all.extend(sentences(&paragraphs(&html)));
+    }
+    let long_pool: Vec<&String> = all.iter().filter(|s| words(s).len() >= 6).collect();
+    let word_lists: Vec<Vec<String>> = all
+        .iter()
+        .map(|s| words(s))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if long_pool.is_empty() || word_lists.is_empty() {
+        bail!("{code}: no sentences in the declaration");
+    }
+    let long = (0..args.sentences)
+        .map(|_| long_pool[rnd(long_pool.len())].clone())
+        .collect();
+    let short = (0..args.short)
+        .map(|_| {
+            let w = &word_lists[rnd(word_lists.len())];
+            let len = 1 + rnd(5.min(w.len()));
+            let start = rnd(w.len() - len + 1);
+            w[start..start + len].join(" ")
+        })
+        .collect();
+    let target = ["ES", "EN-GB", "CA", "AF", "NL", "DA", "NB", "SV", "UK"]
+        .iter()
+        .find(|t| translator.route(code, t).is_ok())
+        .map_or_else(|| "ES".to_owned(), |t| (*t).to_owned());
+    Ok(Texts {
+        code,
+        target,
+        short,
+        long,
+        distribution: distribution(&word_lists),
+    })
+}
+
+/// Detects each of a language's short and long texts on its own, by the
+/// platform and by lingua alone; returns the short and the long scores.
+/// With `errors`, prints every text the platform told wrong.
+async fn score_language(
+    translator: &Arc<Translator>,
+    lang: &Texts,
+    errors: bool,
+) -> (Score, Score) {
+    let mut scores = (Score::default(), Score::default());
+    for (texts, score) in [(&lang.short, &mut scores.0), (&lang.long, &mut scores.1)] {
+        let results: Vec<(bool, bool)> = futures::stream::iter(texts.iter())
+            .map(|t| {
+                let translator = translator.clone();
+                let target = lang.target.clone();
+                async move {
+                    let one = [t.clone()];
+                    let platform = translator
+                        .detect_each(&one, TagHandling::None, &target)
+                        .await
+                        .ok()
+                        .and_then(|g| g.into_iter().next().flatten())
+                        .map(|(code, _)| code);
+                    let lingua = translator.detect(t);
+                    let right = platform.as_deref() == Some(lang.code);
+                    if !right && errors {
+                        eprintln!("  {} {t:?} → {platform:?}", lang.code);
+                    }
+                    (right, lingua.as_deref() == Some(lang.code))
+                }
+            })
+            .buffered(4)
+            .collect()
+            .await;
+        score.total = results.len();
+        score.platform = results.iter().filter(|r| r.0).count();
+        score.lingua = results.iter().filter(|r| r.1).count();
+    }
+    scores
+}
+
+/// Prints the overall scores, the ratios platform / lingua alone with the
+/// time since `started`, and whether the targets are met.
+fn print_summary(
+    sums: &BTreeMap<&str, (Score, Score)>,
+    ceiling: &BTreeMap<&'static str, f64>,
+    started: std::time::Instant,
+) {
     let overall = |pick: fn(&(Score, Score)) -> Score| {
         let (mut p, mut q, mut n) = (0, 0, 0);
         for s in sums.values() {
@@ -407,5 +457,4 @@ pub async fn run(args: DetectArgs) -> anyhow::Result<()> {
             format!("missed ({})", below_80.join(", "))
         },
     );
-    Ok(())
 }

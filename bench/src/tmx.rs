@@ -22,6 +22,7 @@
 //!    the same texts.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -31,7 +32,7 @@ use tolk_formats::tmx::{Header, Note, Prop, TmxWriter, Unit, Variant};
 use tolk_storage::translation_memories::{self as memories, NewMemory, words as memory_words};
 use uuid::Uuid;
 
-use crate::documents::start_platform_with;
+use crate::documents::{Platform, start_platform_with};
 
 /// Options of the TMX benchmark.
 #[derive(Debug, Args)]
@@ -386,186 +387,273 @@ pub async fn run(args: TmxArgs) -> Result<()> {
         loadavg()
     );
     let platform = start_platform_with(&args.database_url, &args.modes, Some(1), 2, "tmx").await?;
-    let outcome = async {
-        let db = sqlx::PgPool::connect(&platform.database_url()?).await?;
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(1800))
-            .build()?;
-        let dir = std::env::temp_dir().join(format!("tolk_bench_tmx_{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let small_path = dir.join("small.tmx");
-        let big_path = dir.join("big.tmx");
-        let t = Instant::now();
-        let small_size = write_tmx(&small_path, args.small_units, 0x5EED_0001)?;
-        let big_size = write_tmx(&big_path, args.units, 0x5EED_0002)?;
-        println!(
-            "generated {:.1} MB + {:.1} MB of TMX in {:.1} s",
-            small_size as f64 / 1e6,
-            big_size as f64 / 1e6,
-            t.elapsed().as_secs_f64()
-        );
-
-        let small =
-            import_through_platform(&http, &platform.base, &platform.key, &small_path, small_size)
-                .await?;
-        let big =
-            import_through_platform(&http, &platform.base, &platform.key, &big_path, big_size)
-                .await?;
-        if big.units != args.units as i64 || small.units != args.small_units as i64 {
-            bail!("imported {} and {} units", small.units, big.units);
-        }
-
-        // Baseline: raw COPY of the same rows (same generator as the big file).
-        let org: Uuid = sqlx::query_scalar("SELECT id FROM organizations LIMIT 1")
-            .fetch_one(&db)
-            .await?;
-        let memory = Uuid::new_v4();
-        let mut conn = db.acquire().await?;
-        memories::insert(
-            &mut conn,
-            &NewMemory {
-                id: memory,
-                organization_id: org,
-                name: "raw".to_owned(),
-                source_language: "en".to_owned(),
-                header: json!({}),
-            },
-        )
-        .await?;
-        drop(conn);
-        let mut words = Words::new(0x5EED_0002, 6000);
-        let mut samples = Vec::new();
-        let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples).await?;
-
-        let rate = |n: usize, d: Duration| n as f64 / d.as_secs_f64();
-        println!();
-        println!("| import path | units | MB | seconds | units/s | ratio to raw COPY | process RSS before → peak (MB) |");
-        println!("|---|---|---|---|---|---|---|");
-        for (label, imp, size) in [
-            ("TMX job (upload → completed), small", &small, small_size),
-            ("TMX job (upload → completed)", &big, big_size),
-        ] {
-            let n = imp.units as usize;
-            let total = imp.upload + imp.processing;
-            println!(
-                "| {label} | {n} | {:.1} | {:.2} (upload {:.2}) | {:.0} | {:.2} | {:.0} → {:.0} |",
-                size as f64 / 1e6,
-                total.as_secs_f64(),
-                imp.upload.as_secs_f64(),
-                rate(n, total),
-                rate(n, total) / rate(args.units, raw),
-                imp.rss_before_mb,
-                imp.peak_mb
-            );
-        }
-        println!(
-            "| raw COPY of the same rows (baseline) | {} | — | {:.2} | {:.0} | 1.00 | — |",
-            args.units,
-            raw.as_secs_f64(),
-            rate(args.units, raw)
-        );
-
-        // Lookups over lookup_units units in one memory.
-        if args.lookup_units > args.units {
-            let more = raw_copy(
-                &db,
-                memory,
-                &mut words,
-                args.units,
-                args.lookup_units,
-                &mut samples,
-            )
-            .await?;
-            println!(
-                "\nloaded {} more units by COPY in {:.1} s",
-                args.lookup_units - args.units,
-                more.as_secs_f64()
-            );
-        }
-        sqlx::query("ANALYZE translation_memory_units")
-            .execute(&db)
-            .await?;
-        let stored: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM translation_memory_units WHERE memory_id = $1",
-        )
-        .bind(memory)
-        .fetch_one(&db)
-        .await?;
-        let mut gen_ = Words::new(0x5EED_0003, 6000);
-        let mut queries = Vec::with_capacity(args.lookups);
-        for i in 0..args.lookups {
-            let (src, _) = &samples[(i * 7919) % samples.len()];
-            let q = match i % 3 {
-                0 => src.clone(),
-                1 => {
-                    let mut w: Vec<String> = src.split(' ').map(str::to_owned).collect();
-                    let k = gen_.next(w.len());
-                    w[k] = gen_.word().to_owned();
-                    w.join(" ")
-                }
-                _ => gen_.sentence(),
-            };
-            queries.push(q);
-        }
-        // Warm-up.
-        for q in queries.iter().take(50) {
-            memories::lookup(&db, memory, "es", q, args.threshold).await?;
-        }
-        let mut tm_times = Vec::with_capacity(queries.len());
-        let mut hits = [0usize; 3];
-        for q in &queries {
-            let t = Instant::now();
-            let m = memories::lookup(&db, memory, "es", q, args.threshold).await?;
-            tm_times.push(t.elapsed());
-            match m {
-                Some(m) if m.score == 100 => hits[0] += 1,
-                Some(_) => hits[1] += 1,
-                None => hits[2] += 1,
-            }
-        }
-        let mut exact_times = Vec::with_capacity(queries.len());
-        for q in &queries {
-            let t = Instant::now();
-            let _: Option<Option<String>> = sqlx::query_scalar(
-                "SELECT targets ->> 'es' FROM translation_memory_units
-                 WHERE memory_id = $1 AND md5(source_text) = md5($2) AND source_text = $2 LIMIT 1",
-            )
-            .bind(memory)
-            .bind(q)
-            .fetch_optional(&db)
-            .await?;
-            exact_times.push(t.elapsed());
-        }
-        tm_times.sort();
-        exact_times.sort();
-        println!();
-        println!(
-            "lookups over {stored} stored units, threshold {}: {} exact, {} fuzzy, {} no match (of {})",
-            args.threshold,
-            hits[0],
-            hits[1],
-            hits[2],
-            queries.len()
-        );
-        println!("| lookup | p50 ms | p90 ms | p99 ms | max ms |");
-        println!("|---|---|---|---|---|");
-        for (label, t) in [
-            ("memory lookup (exact, then rare-bigram candidates, similarity, edit-distance score)", &tm_times),
-            ("plain exact-match index query (baseline)", &exact_times),
-        ] {
-            println!(
-                "| {label} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                percentile(t, 0.5),
-                percentile(t, 0.9),
-                percentile(t, 0.99),
-                percentile(t, 1.0)
-            );
-        }
-        println!("\nload average {} at the end", loadavg());
-        let _ = std::fs::remove_dir_all(&dir);
-        Ok::<_, anyhow::Error>(())
-    }
-    .await;
+    let outcome = measure(&args, &platform).await;
     platform.shutdown().await?;
     outcome
+}
+
+/// The measurements against a running platform: the imports and their
+/// baseline, then the lookups.
+async fn measure(args: &TmxArgs, platform: &Platform) -> Result<()> {
+    let db = sqlx::PgPool::connect(&platform.database_url()?).await?;
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(1800))
+        .build()?;
+    let dir = std::env::temp_dir().join(format!("tolk_bench_tmx_{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let files = write_files(&dir, args)?;
+
+    let small = import_through_platform(
+        &http,
+        &platform.base,
+        &platform.key,
+        &files.small_path,
+        files.small_size,
+    )
+    .await?;
+    let big = import_through_platform(
+        &http,
+        &platform.base,
+        &platform.key,
+        &files.big_path,
+        files.big_size,
+    )
+    .await?;
+    if big.units != args.units as i64 || small.units != args.small_units as i64 {
+        bail!("imported {} and {} units", small.units, big.units);
+    }
+
+    // Baseline: raw COPY of the same rows (same generator as the big file).
+    let memory = create_raw_memory(&db).await?;
+    let mut words = Words::new(0x5EED_0002, 6000);
+    let mut samples = Vec::new();
+    let raw = raw_copy(&db, memory, &mut words, 0, args.units, &mut samples).await?;
+    print_imports(args, &files, [&small, &big], raw);
+
+    measure_lookups(args, &db, memory, &mut words, &mut samples).await?;
+    println!("\nload average {} at the end", loadavg());
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+/// The two generated TMX files and their sizes.
+struct TmxFiles {
+    small_path: PathBuf,
+    big_path: PathBuf,
+    small_size: u64,
+    big_size: u64,
+}
+
+/// Writes the small and the big TMX file into `dir` and prints their sizes.
+fn write_files(dir: &Path, args: &TmxArgs) -> Result<TmxFiles> {
+    let small_path = dir.join("small.tmx");
+    let big_path = dir.join("big.tmx");
+    let t = Instant::now();
+    let small_size = write_tmx(&small_path, args.small_units, 0x5EED_0001)?;
+    let big_size = write_tmx(&big_path, args.units, 0x5EED_0002)?;
+    println!(
+        "generated {:.1} MB + {:.1} MB of TMX in {:.1} s",
+        small_size as f64 / 1e6,
+        big_size as f64 / 1e6,
+        t.elapsed().as_secs_f64()
+    );
+    Ok(TmxFiles {
+        small_path,
+        big_path,
+        small_size,
+        big_size,
+    })
+}
+
+/// Creates the memory the raw COPY fills, in the platform's organization.
+async fn create_raw_memory(db: &sqlx::PgPool) -> Result<Uuid> {
+    let org: Uuid = sqlx::query_scalar("SELECT id FROM organizations LIMIT 1")
+        .fetch_one(db)
+        .await?;
+    let memory = Uuid::new_v4();
+    let mut conn = db.acquire().await?;
+    memories::insert(
+        &mut conn,
+        &NewMemory {
+            id: memory,
+            organization_id: org,
+            name: "raw".to_owned(),
+            source_language: "en".to_owned(),
+            header: json!({}),
+        },
+    )
+    .await?;
+    drop(conn);
+    Ok(memory)
+}
+
+/// Prints the import table: the small and the big import (`imports`) against
+/// the raw COPY of the big file's rows, which took `raw`.
+fn print_imports(args: &TmxArgs, files: &TmxFiles, imports: [&Imported; 2], raw: Duration) {
+    let [small, big] = imports;
+    let rate = |n: usize, d: Duration| n as f64 / d.as_secs_f64();
+    println!();
+    println!(
+        "| import path | units | MB | seconds | units/s | ratio to raw COPY | process RSS before → peak (MB) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (label, imp, size) in [
+        (
+            "TMX job (upload → completed), small",
+            small,
+            files.small_size,
+        ),
+        ("TMX job (upload → completed)", big, files.big_size),
+    ] {
+        let n = imp.units as usize;
+        let total = imp.upload + imp.processing;
+        println!(
+            "| {label} | {n} | {:.1} | {:.2} (upload {:.2}) | {:.0} | {:.2} | {:.0} → {:.0} |",
+            size as f64 / 1e6,
+            total.as_secs_f64(),
+            imp.upload.as_secs_f64(),
+            rate(n, total),
+            rate(n, total) / rate(args.units, raw),
+            imp.rss_before_mb,
+            imp.peak_mb
+        );
+    }
+    println!(
+        "| raw COPY of the same rows (baseline) | {} | — | {:.2} | {:.0} | 1.00 | — |",
+        args.units,
+        raw.as_secs_f64(),
+        rate(args.units, raw)
+    );
+}
+
+/// Lookups over `--lookup-units` units in one memory: fills `memory` up by
+/// COPY (continuing `words`, adding to `samples`), then times the memory
+/// lookups and the plain exact-match query on the same texts and prints them.
+async fn measure_lookups(
+    args: &TmxArgs,
+    db: &sqlx::PgPool,
+    memory: Uuid,
+    words: &mut Words,
+    samples: &mut Vec<(String, String)>,
+) -> Result<()> {
+    if args.lookup_units > args.units {
+        let more = raw_copy(db, memory, words, args.units, args.lookup_units, samples).await?;
+        println!(
+            "\nloaded {} more units by COPY in {:.1} s",
+            args.lookup_units - args.units,
+            more.as_secs_f64()
+        );
+    }
+    sqlx::query("ANALYZE translation_memory_units")
+        .execute(db)
+        .await?;
+    let stored: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM translation_memory_units WHERE memory_id = $1")
+            .bind(memory)
+            .fetch_one(db)
+            .await?;
+    let queries = lookup_queries(samples, args.lookups);
+    let (tm_times, hits) = time_lookups(db, memory, &queries, args.threshold).await?;
+    let exact_times = time_exact_matches(db, memory, &queries).await?;
+    println!();
+    println!(
+        "lookups over {stored} stored units, threshold {}: {} exact, {} fuzzy, {} no match (of {})",
+        args.threshold,
+        hits[0],
+        hits[1],
+        hits[2],
+        queries.len()
+    );
+    println!("| lookup | p50 ms | p90 ms | p99 ms | max ms |");
+    println!("|---|---|---|---|---|");
+    for (label, t) in [
+        (
+            "memory lookup (exact, then rare-bigram candidates, similarity, edit-distance score)",
+            &tm_times,
+        ),
+        ("plain exact-match index query (baseline)", &exact_times),
+    ] {
+        println!(
+            "| {label} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            percentile(t, 0.5),
+            percentile(t, 0.9),
+            percentile(t, 0.99),
+            percentile(t, 1.0)
+        );
+    }
+    Ok(())
+}
+
+/// `n` lookup texts: a third stored sources, a third stored sources with one
+/// word changed, a third new sentences.
+fn lookup_queries(samples: &[(String, String)], n: usize) -> Vec<String> {
+    let mut gen_ = Words::new(0x5EED_0003, 6000);
+    let mut queries = Vec::with_capacity(n);
+    for i in 0..n {
+        let (src, _) = &samples[(i * 7919) % samples.len()];
+        let q = match i % 3 {
+            0 => src.clone(),
+            1 => {
+                let mut w: Vec<String> = src.split(' ').map(str::to_owned).collect();
+                let k = gen_.next(w.len());
+                w[k] = gen_.word().to_owned();
+                w.join(" ")
+            }
+            _ => gen_.sentence(),
+        };
+        queries.push(q);
+    }
+    queries
+}
+
+/// Times the memory lookup of each query (after a warm-up); returns the
+/// sorted durations and the exact, fuzzy and missing counts.
+async fn time_lookups(
+    db: &sqlx::PgPool,
+    memory: Uuid,
+    queries: &[String],
+    threshold: u8,
+) -> Result<(Vec<Duration>, [usize; 3])> {
+    // Warm-up.
+    for q in queries.iter().take(50) {
+        memories::lookup(db, memory, "es", q, threshold).await?;
+    }
+    let mut tm_times = Vec::with_capacity(queries.len());
+    let mut hits = [0usize; 3];
+    for q in queries {
+        let t = Instant::now();
+        let m = memories::lookup(db, memory, "es", q, threshold).await?;
+        tm_times.push(t.elapsed());
+        match m {
+            Some(m) if m.score == 100 => hits[0] += 1,
+            Some(_) => hits[1] += 1,
+            None => hits[2] += 1,
+        }
+    }
+    tm_times.sort();
+    Ok((tm_times, hits))
+}
+
+/// Times the plain exact-match index query of each query (the baseline);
+/// returns the sorted durations.
+async fn time_exact_matches(
+    db: &sqlx::PgPool,
+    memory: Uuid,
+    queries: &[String],
+) -> Result<Vec<Duration>> {
+    let mut exact_times = Vec::with_capacity(queries.len());
+    for q in queries {
+        let t = Instant::now();
+        let _: Option<Option<String>> = sqlx::query_scalar(
+            "SELECT targets ->> 'es' FROM translation_memory_units
+                 WHERE memory_id = $1 AND md5(source_text) = md5($2) AND source_text = $2 LIMIT 1",
+        )
+        .bind(memory)
+        .bind(q)
+        .fetch_optional(db)
+        .await?;
+        exact_times.push(t.elapsed());
+    }
+    exact_times.sort();
+    Ok(exact_times)
 }

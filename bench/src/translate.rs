@@ -423,14 +423,7 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
             .map(|n| n.get())
             .unwrap_or(2)
     });
-    let mut gen_ = Text {
-        state: 0x2545_F491_4F6C_DD1D,
-    };
-    let english: Vec<String> = (0..args.sentences.max(1))
-        .map(|_| long_sentence(&mut gen_))
-        .collect();
-    let pair = pair_of(&args.modes, &args.pair)?;
-    let sentences = in_source_language(&args, &pair, english).await?;
+    let (pair, sentences) = load_sentences(&args).await?;
     let words: usize = sentences.iter().map(|s| s.split_whitespace().count()).sum();
     println!(
         "translate benchmark: {}→{} (route {}), one sentence of 15–25 English words per request ({} distinct, {:.1} words on average), {}s per run, {pipelines} pipelines per pair",
@@ -444,7 +437,45 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     let sentences = Arc::new(sentences);
     let duration = Duration::from_secs(args.seconds.max(1));
 
-    // Raw apertium: the sentences as one batch (one per line), 1 and N processes.
+    let raw = measure_raw(&sentences, &pair, pipelines).await?;
+    let setup = Setup {
+        args: &args,
+        pair: &pair,
+        sentences: &sentences,
+        pipelines,
+        duration,
+    };
+    let results = measure_servers(&setup).await?;
+    print_results(&setup, &results, &raw);
+    Ok(())
+}
+
+/// The pair of `--pair` and the sentences in its source language.
+async fn load_sentences(args: &TranslateArgs) -> Result<(Pair, Vec<String>)> {
+    let mut gen_ = Text {
+        state: 0x2545_F491_4F6C_DD1D,
+    };
+    let english: Vec<String> = (0..args.sentences.max(1))
+        .map(|_| long_sentence(&mut gen_))
+        .collect();
+    let pair = pair_of(&args.modes, &args.pair)?;
+    let sentences = in_source_language(args, &pair, english).await?;
+    Ok((pair, sentences))
+}
+
+/// Raw apertium's batch throughput.
+struct Raw {
+    /// Words of the batch.
+    words: usize,
+    /// Words/s with one process.
+    one_wps: f64,
+    /// Words/s with one process per pipeline.
+    many_wps: f64,
+}
+
+/// Raw apertium: the sentences as one batch (one per line, repeated up to
+/// 100,000 words), 1 and N processes.
+async fn measure_raw(sentences: &[String], pair: &Pair, pipelines: usize) -> Result<Raw> {
     let mut batch = String::new();
     let mut batch_words = 0;
     while batch_words < 100_000 {
@@ -456,10 +487,36 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     }
     let raw1 = raw_apertium_chain(&batch, 1, &pair.modes).await?;
     let raw_n = raw_apertium_chain(&batch, pipelines, &pair.modes).await?;
-    let raw1_wps = batch_words as f64 / raw1.as_secs_f64();
-    let raw_n_wps = batch_words as f64 / raw_n.as_secs_f64();
+    Ok(Raw {
+        words: batch_words,
+        one_wps: batch_words as f64 / raw1.as_secs_f64(),
+        many_wps: batch_words as f64 / raw_n.as_secs_f64(),
+    })
+}
 
-    let tolk = start_tolk(&args, pipelines).await?;
+/// What the runs against the servers share.
+struct Setup<'a> {
+    args: &'a TranslateArgs,
+    pair: &'a Pair,
+    sentences: &'a Arc<Vec<String>>,
+    pipelines: usize,
+    duration: Duration,
+}
+
+/// Figures of one client count: Tolk's, and APY's unless `--tolk-only`.
+type Results = Vec<(usize, Figures, Option<Figures>)>;
+
+/// Starts Tolk (and APY unless `--tolk-only`), runs the load with each
+/// client count against both after a warm-up, and stops them.
+async fn measure_servers(setup: &Setup<'_>) -> Result<Results> {
+    let Setup {
+        args,
+        pair,
+        sentences,
+        pipelines,
+        duration,
+    } = *setup;
+    let tolk = start_tolk(args, pipelines).await?;
     let tolk_target = Target::Tolk {
         url: tolk.url.clone(),
         key: tolk.key.clone(),
@@ -477,16 +534,16 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     let mut results = Vec::new();
     for &clients in &args.clients {
         // Warm-up (not counted): starts the pipelines of both.
-        load(&tolk_target, &sentences, clients, Duration::from_secs(2)).await?;
-        let t = load(&tolk_target, &sentences, clients, duration).await?;
+        load(&tolk_target, sentences, clients, Duration::from_secs(2)).await?;
+        let t = load(&tolk_target, sentences, clients, duration).await?;
         let a = match &apy {
             Some(apy) => {
                 let target = Target::Apy {
                     url: apy.url.clone(),
                     pair: pair.clone(),
                 };
-                load(&target, &sentences, clients, Duration::from_secs(2)).await?;
-                Some(load(&target, &sentences, clients, duration).await?)
+                load(&target, sentences, clients, Duration::from_secs(2)).await?;
+                Some(load(&target, sentences, clients, duration).await?)
             }
             None => None,
         };
@@ -494,11 +551,18 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
     }
     drop(apy);
     tolk.shutdown().await?;
+    Ok(results)
+}
 
+/// Prints the table of the runs, raw apertium's throughput, the ratios and,
+/// at 64 clients against APY, the targets.
+fn print_results(setup: &Setup<'_>, results: &Results, raw: &Raw) {
+    let (pair, pipelines) = (setup.pair, setup.pipelines);
+    let (batch_words, raw1_wps, raw_n_wps) = (raw.words, raw.one_wps, raw.many_wps);
     println!();
     println!("| server | clients | requests | errors | req/s | words/s | p50 ms | p99 ms |");
     println!("|---|---|---|---|---|---|---|---|");
-    for (clients, t, a) in &results {
+    for (clients, t, a) in results {
         row("Tolk /v2/translate", *clients, t);
         if let Some(a) = a {
             row(
@@ -522,7 +586,7 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
         "| clients | Tolk/APY req/s | Tolk/APY p50 | Tolk words/s / raw apertium ({pipelines} processes) |"
     );
     println!("|---|---|---|---|");
-    for (clients, t, a) in &results {
+    for (clients, t, a) in results {
         let (thr, p50) = match a {
             Some(a) => (
                 format!("{:.2}×", t.rps() / a.rps()),
@@ -548,5 +612,4 @@ pub async fn run(args: TranslateArgs) -> Result<()> {
             if raw >= 0.5 { "PASS" } else { "MISS" }
         );
     }
-    Ok(())
 }
