@@ -393,3 +393,95 @@ async fn revocation_and_logout_end_tokens_and_the_session() -> Result<()> {
     assert_eq!(body["session"], false, "{body}");
     Ok(())
 }
+
+/// RFC 8707: a token asked for resources names exactly them in `aud` (one a
+/// string, several an array); a refresh keeps or narrows them, never widens;
+/// the API accepts a token for itself or for the whole authority, not one
+/// for another resource of the authority (an MCP server); a resource off the
+/// authority is `invalid_target`.
+#[tokio::test]
+async fn tokens_are_bound_to_the_resources_asked_for() -> Result<()> {
+    let (mut world, auth, public, cookie) = signed_in().await?;
+    let api = world.start_api().await?;
+    let port = reqwest::Url::parse(&api.base)?
+        .port()
+        .context("the API's port")?;
+    let mcp = format!("http://localhost:{port}/mcp");
+    let own = format!("http://localhost:{port}/");
+    // Authorize for both resources, then consent.
+    let res = auth
+        .http
+        .get(authorize_url_for(
+            &auth,
+            &public,
+            SCOPE,
+            &[("resource", &mcp), ("resource", &own)],
+        ))
+        .header(COOKIE, &cookie)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::OK);
+    let mut form: Vec<(String, String)> = hidden_fields(&res.text().await?).into_iter().collect();
+    form.push(("consent".into(), "allow".into()));
+    let res = auth
+        .http
+        .post(auth.url("/auth/authorize"))
+        .header(COOKIE, &cookie)
+        .form(&form)
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::FOUND);
+    let code = query_of(res.headers()[LOCATION].to_str()?)
+        .get("code")
+        .cloned()
+        .context("a code")?;
+    let (status, tokens) = redeem(&auth, &public, &code, VERIFIER).await?;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    let both = tokens["access_token"].as_str().context("at")?.to_owned();
+    assert_eq!(jwt_payload(&both)["aud"], serde_json::json!([mcp, own]));
+    let usage = |token: String| {
+        let request = api.http.get(api.url("/v2/usage")).bearer_auth(token);
+        async move { anyhow::Ok(request.send().await?.status()) }
+    };
+    assert_eq!(usage(both).await?, StatusCode::OK, "the API is one of them");
+
+    // A refresh narrows to the MCP server alone: the API refuses that token,
+    // userinfo (the authority's) still takes it.
+    let refresh = |rt: String, resource: String| {
+        let auth = &auth;
+        let public = &public;
+        async move {
+            token(
+                auth,
+                public,
+                &[
+                    ("grant_type", "refresh_token"),
+                    ("refresh_token", &rt),
+                    ("resource", &resource),
+                ],
+            )
+            .await
+        }
+    };
+    let rt = tokens["refresh_token"].as_str().context("rt")?.to_owned();
+    let (status, narrowed) = refresh(rt, mcp.clone()).await?;
+    assert_eq!(status, StatusCode::OK, "{narrowed}");
+    let for_mcp = narrowed["access_token"].as_str().context("at")?.to_owned();
+    assert_eq!(jwt_payload(&for_mcp)["aud"], mcp.as_str());
+    assert_eq!(usage(for_mcp.clone()).await?, StatusCode::FORBIDDEN);
+    assert_eq!(userinfo(&auth, &for_mcp).await?, StatusCode::OK);
+    // Widening back is refused, and the refresh token stays usable.
+    let rt = narrowed["refresh_token"].as_str().context("rt")?.to_owned();
+    let (status, body) = refresh(rt.clone(), format!("http://localhost:{port}/v2")).await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "invalid_target");
+    let (status, kept) = refresh(rt, mcp.clone()).await?;
+    assert_eq!(status, StatusCode::OK, "{kept}");
+
+    // A resource off the authority is refused at the token endpoint.
+    let rt = kept["refresh_token"].as_str().context("rt")?.to_owned();
+    let (status, body) = refresh(rt, "https://evil.example/mcp".to_owned()).await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "invalid_target");
+    Ok(())
+}

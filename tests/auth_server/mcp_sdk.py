@@ -16,7 +16,9 @@ What it proves, with nothing but the SDK's own code on both ends of MCP:
    RFC 8707 resource the SDK sends is on the authority's host. It is protected
    by the SDK's auth: unauthenticated requests get 401 with protected-resource
    metadata (RFC 9728) naming AUTH_BASE as the authorization server, and bearer
-   tokens are checked by calling Tolk's /auth/userinfo.
+   tokens are checked by calling Tolk's /auth/userinfo. The server is strict
+   about audiences (`validate_token_resource=True`): the token's `aud` must
+   name this server's URL, as Tolk binds tokens to the resource asked for.
 2. The SDK client (`OAuthClientProvider`, streamable HTTP) discovers Tolk from
    that metadata (RFC 8414), registers or uses the metadata document URL,
    sends the user to /auth/authorize with PKCE S256, and the browser part is
@@ -30,6 +32,7 @@ and the exit status is 0; on any failure the error goes to stderr and the exit
 status is 1. Everything runs under one deadline.
 """
 
+import base64
 import html
 import json
 import logging
@@ -59,11 +62,23 @@ SESSION_COOKIE = "_coauth_session"
 DEADLINE_SECONDS = 60
 
 
-class UserinfoVerifier(TokenVerifier):
-    """A token is valid when Tolk's userinfo endpoint accepts it."""
+def audience(token: str, resource_url: str) -> str | None:
+    """The token's `aud` entry naming `resource_url` (a string or a list), read
+    from the JWT once the authority has accepted the token."""
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    aud = claims.get("aud")
+    names = aud if isinstance(aud, list) else [aud]
+    return resource_url if resource_url in names else (names[0] if names else None)
 
-    def __init__(self, auth_base: str):
+
+class UserinfoVerifier(TokenVerifier):
+    """A token is valid when Tolk's userinfo endpoint accepts it; its resource
+    is what its `aud` names."""
+
+    def __init__(self, auth_base: str, resource_url: str):
         self.userinfo = f"{auth_base}/auth/userinfo"
+        self.resource_url = resource_url
 
     async def verify_token(self, token: str) -> AccessToken | None:
         try:
@@ -83,6 +98,7 @@ class UserinfoVerifier(TokenVerifier):
             client_id=str(info.get("client_id") or "unknown"),
             scopes=scopes,
             subject=info.get("sub"),
+            resource=audience(token, self.resource_url),
         )
 
 
@@ -179,14 +195,14 @@ def hidden_fields(page: str) -> dict[str, str]:
 def mcp_server(auth_base: str, resource_url: str) -> MCPServer:
     server = MCPServer(
         "Tolk OAuth check",
-        token_verifier=UserinfoVerifier(auth_base),
+        token_verifier=UserinfoVerifier(auth_base, resource_url),
         auth=AuthSettings(
             issuer_url=auth_base,
             resource_server_url=resource_url,
             required_scopes=["public"],
-            # Tolk's access tokens name the authority, not the MCP server, as
-            # their audience; the verifier asks the authority itself.
-            validate_token_resource=False,
+            # Tolk's access tokens name the resource they were asked for:
+            # refuse any token not issued for this server.
+            validate_token_resource=True,
         ),
         log_level="WARNING",
     )

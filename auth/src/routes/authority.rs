@@ -34,7 +34,7 @@ pub async fn authority(
     let mut token_valid = false;
     if let Some(t) = bearer(&headers)
         && let Ok(c) = state.verifier().verify(t)
-        && c.aud.eq_ignore_ascii_case(&a.domain)
+        && c.aud.of_authority(&a.domain)
     {
         let jti = uuid::Uuid::parse_str(&c.jti).ok();
         token_valid =

@@ -19,7 +19,7 @@ use tolk_storage::auth::digest;
 use tolk_storage::auth::users::User;
 use url::Url;
 
-use super::{Params, resource_on_authority, split_scopes};
+use super::{Params, foreign_resource, resources, split_scopes};
 use crate::clients::{self, Client};
 use crate::consent::ConsentSigner;
 use crate::sessions::Session;
@@ -60,6 +60,8 @@ fn found(location: &str) -> Response {
 /// The validated request, from which the client's redirect URI may be used.
 struct Request<'a> {
     params: &'a Params,
+    /// The RFC 8707 resources asked for, space-separated (one consent field).
+    resources: String,
     app: Application,
     redirect_uri: String,
     issuer: String,
@@ -92,10 +94,10 @@ impl Request<'_> {
         BOUND
             .iter()
             .map(|k| {
-                let v = if *k == "redirect_uri" {
-                    self.redirect_uri.as_str()
-                } else {
-                    self.params.get(k).unwrap_or("")
+                let v = match *k {
+                    "redirect_uri" => self.redirect_uri.as_str(),
+                    "resource" => self.resources.as_str(),
+                    _ => self.params.get(k).unwrap_or(""),
                 };
                 (*k, v)
             })
@@ -145,6 +147,7 @@ pub async fn authorize(
     };
     let req = Request {
         params: &params,
+        resources: resources(&params).join(" "),
         app,
         redirect_uri,
         issuer: context::base_url(&headers, state.config().production),
@@ -245,12 +248,8 @@ fn checked_scopes(req: &Request<'_>, authority_domain: &str) -> Result<Vec<Strin
             "PKCE (code_challenge with S256) is required for this client.",
         )));
     }
-    if let Some(r) = params.get("resource")
-        && !resource_on_authority(r, authority_domain)
-    {
-        return Err(Box::new(
-            req.error("invalid_target", "The resource is not on this authority."),
-        ));
+    if let Some(why) = foreign_resource(&resources(params), authority_domain) {
+        return Err(Box::new(req.error("invalid_target", why)));
     }
     Ok(scopes)
 }
@@ -417,7 +416,7 @@ async fn issue_code(
         redirect_uri: req.redirect_uri.clone(),
         scopes,
         code_challenge: req.params.get("code_challenge").map(str::to_owned),
-        resource: req.params.get("resource").map(str::to_owned),
+        resource: crate::tokens::audience::stored(&resources(req.params)),
         nonce: req.params.get("nonce").map(str::to_owned),
         auth_time: chrono::DateTime::from_timestamp(session.iat, 0).unwrap_or(now),
         expires_at: now + chrono::Duration::seconds(CODE_SECONDS),

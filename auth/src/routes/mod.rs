@@ -132,13 +132,11 @@ impl Params {
             .filter(|v| !v.is_empty())
     }
 
-    /// The first parameter given more than once (RFC 6749 §3.1: an error).
+    /// The first parameter given more than once (RFC 6749 §3.1: an error),
+    /// but `resource`, which RFC 8707 lets a request repeat.
     pub fn duplicate(&self) -> Option<&str> {
         self.0.iter().enumerate().find_map(|(i, (k, _))| {
-            self.0[..i]
-                .iter()
-                .any(|(k2, _)| k2 == k)
-                .then_some(k.as_str())
+            (k != "resource" && self.0[..i].iter().any(|(k2, _)| k2 == k)).then_some(k.as_str())
         })
     }
 }
@@ -202,14 +200,28 @@ pub fn split_scopes(scope: Option<&str>) -> Vec<String> {
     out
 }
 
-/// Whether `resource` (RFC 8707) is an absolute URL on the authority's domain.
-pub fn resource_on_authority(resource: &str, domain: &str) -> bool {
-    url::Url::parse(resource).is_ok_and(|u| {
-        matches!(u.scheme(), "http" | "https")
-            && u.fragment().is_none()
-            && u.username().is_empty()
-            && u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(domain))
-    })
+/// The RFC 8707 resources of a request: every `resource` value (the
+/// parameter may repeat; a value may hold several, space-separated, as the
+/// consent form carries them), in order, without repeats.
+pub fn resources(params: &Params) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, value) in params.0.iter().filter(|(k, _)| k == "resource") {
+        for r in value.split_whitespace() {
+            if !out.iter().any(|o| o == r) {
+                out.push(r.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The `invalid_target` answer's reason when a resource is not on the
+/// authority `domain` (RFC 8707 §2), if one is not.
+pub fn foreign_resource(resources: &[String], domain: &str) -> Option<&'static str> {
+    resources
+        .iter()
+        .any(|r| !crate::tokens::audience::on_authority(r, domain))
+        .then_some("The resource is not on this authority.")
 }
 
 #[cfg(test)]
@@ -226,15 +238,14 @@ mod tests {
             split_scopes(Some("openid  public openid")),
             vec!["openid", "public"]
         );
-        assert!(resource_on_authority(
-            "https://LOCALHOST:8080/mcp",
-            "localhost"
-        ));
-        assert!(!resource_on_authority("https://evil.com/mcp", "localhost"));
-        assert!(!resource_on_authority(
-            "https://localhost@evil.com/",
-            "localhost"
-        ));
-        assert!(!resource_on_authority("not a url", "localhost"));
+        let p = Params::parse(
+            "resource=http%3A%2F%2Flocalhost%2Fa&resource=http%3A%2F%2Flocalhost%2Fb+http%3A%2F%2Flocalhost%2Fa",
+        )
+        .expect("parse");
+        assert_eq!(p.duplicate(), None, "resource may repeat");
+        assert_eq!(resources(&p), ["http://localhost/a", "http://localhost/b"]);
+        assert_eq!(foreign_resource(&resources(&p), "localhost"), None);
+        let evil = ["https://localhost@evil.com/".to_owned()];
+        assert!(foreign_resource(&evil, "localhost").is_some());
     }
 }

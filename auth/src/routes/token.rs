@@ -21,12 +21,12 @@ use tolk_storage::auth::tokens::{self, Rotation, Token};
 use tolk_storage::auth::users::{self, User};
 use uuid::Uuid;
 
-use super::{Params, body_params, resource_on_authority, split_scopes};
+use super::{Params, body_params, foreign_resource, resources, split_scopes};
 use crate::clients::{self, Client};
 use crate::federation::exchange::{self, ACCESS_TOKEN_TYPE};
 use crate::throttle::Attempt;
 use crate::tokens::jwt::{self, AccessClaims, IdClaims, UserBlock};
-use crate::tokens::{ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS};
+use crate::tokens::{ACCESS_TOKEN_SECONDS, Audience, REFRESH_TOKEN_SECONDS, audience};
 use crate::{AuthState, OAuthError, context, pkce};
 
 /// The token-exchange grant (RFC 8693).
@@ -76,13 +76,8 @@ async fn handle(
         .await
         .map_err(|_| OAuthError::invalid_request("No authority serves this host."))?;
     let app = authenticate_client(state, headers, address, &params, &authority).await?;
-    if let Some(r) = params.get("resource")
-        && !resource_on_authority(r, &authority.domain)
-    {
-        return Err(OAuthError::bad(
-            "invalid_target",
-            "The resource is not on this authority.",
-        ));
+    if let Some(why) = foreign_resource(&resources(&params), &authority.domain) {
+        return Err(OAuthError::bad("invalid_target", why));
     }
     let issuer = context::base_url(headers, state.config().production);
     match grant {
@@ -244,19 +239,8 @@ async fn authorization_code(
         }
         (None, None) => {}
     }
-    if let (Some(r), Some(cr)) = (params.get("resource"), &code.resource)
-        && r != cr
-    {
-        return Err(OAuthError::bad(
-            "invalid_target",
-            "The resource differs from the authorization request's.",
-        ));
-    }
+    let resource = narrowed(params, code.resource.as_deref())?;
     let user = live_user(state, &code.user_id, None).await?;
-    let resource = params
-        .get("resource")
-        .map(str::to_owned)
-        .or(code.resource.clone());
     let grant = Grant {
         app,
         authority,
@@ -319,12 +303,19 @@ async fn refresh(
     } else {
         requested
     };
+    let resource = match narrowed(params, old.resource.as_deref()) {
+        Ok(resource) => resource,
+        Err(e) => {
+            tokens::unrotate(state.db(), old.jti).await?;
+            return Err(e);
+        }
+    };
     let grant = Grant {
         app,
         authority,
         user: user.as_ref(),
         scopes,
-        resource: old.resource.clone(),
+        resource,
         family_id: old.family_id,
         code_digest: old.code_digest.clone(),
         refresh: true,
@@ -357,7 +348,7 @@ async fn client_credentials(
         authority,
         user: None,
         scopes,
-        resource: params.get("resource").map(str::to_owned),
+        resource: audience::stored(&resources(params)),
         family_id: Uuid::new_v4(),
         code_digest: None,
         refresh: false,
@@ -411,7 +402,7 @@ async fn token_exchange(
         authority,
         user: Some(&user),
         scopes,
-        resource: params.get("resource").map(str::to_owned),
+        resource: audience::stored(&resources(params)),
         family_id: Uuid::new_v4(),
         code_digest: None,
         refresh: true,
@@ -420,6 +411,29 @@ async fn token_exchange(
     let mut body = issue_body(state, grant).await?;
     body["issued_token_type"] = json!(ACCESS_TOKEN_TYPE);
     Ok(token_response(body))
+}
+
+/// The resources of a token asked for from a grant that holds `granted`
+/// (stored form): those the request names (RFC 8707), each one the grant
+/// holds when it holds any (a refresh keeps or narrows, never widens), else
+/// the grant's own.
+fn narrowed(params: &Params, granted: Option<&str>) -> Result<Option<String>, OAuthError> {
+    let granted = audience::from_stored(granted);
+    let asked = resources(params);
+    if let Some(r) = asked
+        .iter()
+        .find(|r| !granted.is_empty() && !granted.contains(r))
+    {
+        return Err(OAuthError::bad(
+            "invalid_target",
+            format!("The resource {r} was not granted."),
+        ));
+    }
+    Ok(audience::stored(if asked.is_empty() {
+        &granted
+    } else {
+        &asked
+    }))
 }
 
 /// The user of a grant, refused when deleted or logged out since `since`.
@@ -452,7 +466,7 @@ pub struct Grant<'a> {
     pub user: Option<&'a User>,
     /// Granted scopes.
     pub scopes: Vec<String>,
-    /// RFC 8707 resource.
+    /// RFC 8707 resources, as stored ([`audience::stored`]).
     pub resource: Option<String>,
     /// The grant's family.
     pub family_id: Uuid,
@@ -489,7 +503,10 @@ pub fn access_claims(state: &AuthState, grant: &Grant<'_>, jti: Uuid, now: i64) 
         iat: now,
         exp: now + ACCESS_TOKEN_SECONDS,
         jti: jti.to_string(),
-        aud: grant.authority.domain.clone(),
+        aud: Audience::of(
+            &grant.authority.domain,
+            &audience::from_stored(grant.resource.as_deref()),
+        ),
         scope: grant.scopes.clone(),
         sub,
         u,

@@ -29,7 +29,7 @@ async fn handle(state: &AuthState, headers: &HeaderMap) -> Result<Response, OAut
     let authority = context::authority(state, headers)
         .await
         .map_err(|_| OAuthError::invalid_token("No authority serves this host."))?;
-    if !claims.aud.eq_ignore_ascii_case(&authority.domain) {
+    if !claims.aud.of_authority(&authority.domain) {
         return Err(OAuthError::invalid_token(
             "The token was issued for another authority.",
         ));

@@ -3,7 +3,7 @@
 use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-use super::SigningKeys;
+use super::{Audience, SigningKeys};
 use crate::AuthError;
 
 /// The legacy user block `u` that downstream services validate.
@@ -30,8 +30,9 @@ pub struct AccessClaims {
     pub exp: i64,
     /// Token id (a UUID).
     pub jti: String,
-    /// The authority's domain.
-    pub aud: String,
+    /// The resources the token was asked for, or the authority's domain
+    /// ([`Audience`]).
+    pub aud: Audience,
     /// Granted scopes (a JSON array).
     pub scope: Vec<String>,
     /// The user id, or the client's uid for client_credentials.

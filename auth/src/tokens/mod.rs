@@ -1,9 +1,11 @@
 //! RS256 tokens: the signing key and JWKS ([`keys`]), access and id tokens and
 //! their verification ([`jwt`]).
 
+pub mod audience;
 pub mod jwt;
 pub mod keys;
 
+pub use audience::Audience;
 pub use jwt::{AccessClaims, IdClaims, UserBlock, Verifier, VerifyError};
 pub use keys::SigningKeys;
 
