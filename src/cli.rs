@@ -280,9 +280,16 @@ pub struct AuthArgs {
 /// Worker settings.
 #[derive(Debug, Args, Clone)]
 pub struct WorkerArgs {
-    /// Jobs run at once by this process.
-    #[arg(long, env = "TOLK_WORKER_CONCURRENCY", default_value_t = 2)]
-    pub concurrency: usize,
+    /// The kinds of job this process runs, comma-separated: `documents`
+    /// (translate-document), `quality` (evaluate-quality), `voice`
+    /// (voice-translate), `tmx` (import-tmx, export-tmx), or `all`. A pool of
+    /// workers per kind scales that kind on its own.
+    #[arg(long, env = "TOLK_WORKER_QUEUES", default_value = "all")]
+    pub queues: String,
+    /// Jobs of each kind run at once by each lane: a number for every kind,
+    /// `kind=number` for one (`2,voice=1`, `documents=4`).
+    #[arg(long, env = "TOLK_WORKER_CONCURRENCY", default_value = "2")]
+    pub concurrency: String,
     /// Jobs fetched per round trip (default: the concurrency). Fetched jobs are
     /// locked to this worker until they run: keep it at the concurrency for
     /// documents; raise both for many short jobs.
@@ -315,6 +322,7 @@ pub struct SchedulerArgs {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once at start; `Up` holds every role's settings
 pub enum Command {
     /// Serve the HTTP API.
     Api(ApiArgs),

@@ -57,6 +57,7 @@ pub async fn api(common: &Common, api: ApiArgs) -> anyhow::Result<()> {
         }
     };
     let services = Services::open(common, pool).await?;
+    services.check_speech();
     serve_api(api, services, bearer, None, stop).await
 }
 
@@ -64,7 +65,12 @@ pub async fn api(common: &Common, api: ApiArgs) -> anyhow::Result<()> {
 pub async fn worker(common: &Common, worker: WorkerArgs) -> anyhow::Result<()> {
     let pool = connect(common).await?;
     let stop = shutdown_channel();
+    let pools = pools(&worker)?;
     let services = Services::open(common, pool).await?;
+    // A worker without voice jobs never needs the speech tools.
+    if pools.runs(tolk_worker::Kind::Voice) {
+        services.check_speech();
+    }
     run_worker(worker, services, stop).await
 }
 
@@ -96,7 +102,9 @@ pub async fn up(
     let auth_state = auth_state(common, &auth, pool.clone())?;
     let bearer = Some(auth_state.verifier().clone());
     let auth_routes = tolk_auth::router(auth_state);
+    pools(&worker)?;
     let services = Services::open(common, pool).await?;
+    services.check_speech();
     let api_services = services.clone();
     let api_stop = stop.clone();
     let api_task = async move {
@@ -117,6 +125,12 @@ pub async fn up(
     );
     let (a, w, ()) = tokio::join!(api_task, worker_task, scheduler_task);
     a.and(w)
+}
+
+/// The worker pools of `--queues` and `--concurrency`.
+fn pools(args: &WorkerArgs) -> anyhow::Result<tolk_worker::Pools> {
+    tolk_worker::Pools::parse(&args.queues, &args.concurrency)
+        .context("reading --queues and --concurrency")
 }
 
 /// A channel that flips to true on SIGINT or SIGTERM.
@@ -247,8 +261,9 @@ async fn run_worker(
     s: Services,
     stop: watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    let pools = pools(&args)?;
     let config = tolk_worker::WorkerConfig {
-        concurrency: args.concurrency.max(1),
+        pools: Some(pools),
         lanes: args.lanes.max(1),
         batch_size: args.batch_size.map(|b| b.max(1)),
         heartbeat: s.heartbeat,

@@ -79,9 +79,6 @@ impl Services {
         let espeak = tolk_voice::tts::Espeak::new(&common.espeak);
         let recognizer =
             tolk_voice::asr::Recognizer::new(&common.pocketsphinx, &common.pocketsphinx_model);
-        if let Err(e) = recognizer.check() {
-            tracing::warn!(error = %e, "speech recognition unavailable: voice jobs will fail");
-        }
         Ok(Self {
             db,
             objects,
@@ -92,6 +89,16 @@ impl Services {
             redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),
             heartbeat: heartbeat(common),
         })
+    }
+}
+
+impl Services {
+    /// Warns when speech recognition cannot run (voice jobs would fail); only
+    /// the roles that serve or run voice jobs ask.
+    pub fn check_speech(&self) {
+        if let Err(e) = self.recognizer.check() {
+            tracing::warn!(error = %e, "speech recognition unavailable: voice jobs will fail");
+        }
     }
 }
 

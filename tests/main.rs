@@ -38,4 +38,5 @@ mod style_rules;
 mod translate;
 mod translation_memories;
 mod voice;
+mod worker_pools;
 mod write;

@@ -9,6 +9,7 @@
 
 pub mod documents;
 mod job;
+pub mod pools;
 pub mod quality;
 pub mod run;
 pub mod supervise;
@@ -17,4 +18,5 @@ pub mod tmx_import;
 pub mod voice;
 pub mod wake;
 
+pub use pools::{Kind, Pools};
 pub use run::{WorkerConfig, WorkerState, run};

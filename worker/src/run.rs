@@ -13,14 +13,20 @@ use tolk_storage::queue::{self, EvaluateQuality, TmxJob, TranslateDocument, Voic
 
 use tokio::sync::watch;
 
+use crate::pools::{Kind, Pools};
 use crate::supervise::Supervisor;
 use crate::wake::{LaneWake, WakeHub};
 
 /// Settings of a worker process.
 #[derive(Debug, Clone)]
 pub struct WorkerConfig {
-    /// Jobs run at once by each lane (per queue).
+    /// Jobs run at once by each lane (per queue), for every kind of job when
+    /// `pools` is `None`.
     pub concurrency: usize,
+    /// The kinds of job this process runs and the concurrency of each
+    /// (`--queues`, `--concurrency documents=4,voice=1`); `None`: every kind
+    /// at `concurrency`.
+    pub pools: Option<Pools>,
     /// apalis workers per queue in this process ("lanes"), sharing its pools and
     /// its LISTEN connection. apalis runs a worker's fetch, acks and heartbeat
     /// one after another; lanes overlap those round trips, as more processes
@@ -54,6 +60,7 @@ impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
             concurrency: 2,
+            pools: None,
             lanes: 1,
             batch_size: None,
             heartbeat: Duration::from_secs(5),
@@ -69,6 +76,23 @@ impl WorkerConfig {
     /// In-flight jobs per worker, at least 1.
     pub fn concurrency(&self) -> usize {
         self.concurrency.max(1)
+    }
+
+    /// The pools this process runs ([`WorkerConfig::pools`]).
+    pub fn pools(&self) -> Pools {
+        self.pools
+            .clone()
+            .unwrap_or_else(|| Pools::all(self.concurrency()))
+    }
+
+    /// These settings for the workers of `kind`: its pool's concurrency;
+    /// `None` when this process does not run that kind.
+    pub fn for_kind(&self, kind: Kind) -> Option<Self> {
+        let pools = self.pools();
+        pools.runs(kind).then(|| Self {
+            concurrency: pools.concurrency(kind),
+            ..self.clone()
+        })
     }
 
     /// apalis' `Config` for `queue` with these settings.
@@ -155,18 +179,20 @@ pub fn unique_name(queue: &str) -> String {
     )
 }
 
-/// One supervised loop per lane of every `$job, $queue, $handler`: each loop
+/// One supervised loop per lane of every `$kind, $job, $queue, $handler`
+/// whose kind this process runs (with that kind's concurrency): each loop
 /// runs one apalis worker (in a `Monitor` of its own, for its graceful stop)
 /// under a name unique to that start, woken by `$hub`, its queue bookkeeping on
 /// `$queue_db`, its handler given `$state`; [`Supervisor`] starts it again
 /// whenever it ends before `$stop`.
 macro_rules! workers {
-    ($config:expr, $state:expr, $hub:expr, $queue_db:expr, $stop:expr; $($job:ty, $queue:expr, $handler:path;)+) => {{
+    ($config:expr, $state:expr, $hub:expr, $queue_db:expr, $stop:expr; $($kind:expr, $job:ty, $queue:expr, $handler:path;)+) => {{
         let mut loops: Vec<futures::future::BoxFuture<'static, ()>> = Vec::new();
         $(
-            for _ in 0..$config.lanes.max(1) {
+            let kind_config = $config.for_kind($kind);
+            for kind_config in kind_config.iter().flat_map(|c| std::iter::repeat_n(c, c.lanes.max(1))) {
                 let (config, state, hub, queue_db) =
-                    ($config.clone(), $state.clone(), $hub.clone(), $queue_db.clone());
+                    (kind_config.clone(), $state.clone(), $hub.clone(), $queue_db.clone());
                 let supervisor = Supervisor::new($queue, queue_db.clone(), $stop.clone());
                 let stopped = supervisor.clone();
                 loops.push(Box::pin(supervisor.run(move |name: String| {
@@ -220,17 +246,17 @@ pub async fn run(
         let _ = stop_tx.send(true);
     });
     tracing::info!(
-        concurrency = config.concurrency(),
+        pools = %config.pools().describe(),
         lanes = config.lanes.max(1),
         batch = ?config.batch_size,
         "worker starting"
     );
     let loops = workers!(config, state, hub, queue_db, stop;
-        TranslateDocument, queue::TRANSLATE_DOCUMENT, crate::documents::translate_document;
-        EvaluateQuality, queue::EVALUATE_QUALITY, crate::quality::evaluate_quality;
-        VoiceTranslate, queue::VOICE_TRANSLATE, crate::voice::translate_voice;
-        TmxJob, queue::IMPORT_TMX, crate::tmx_import::import_tmx;
-        TmxJob, queue::EXPORT_TMX, crate::tmx_export::export_tmx;
+        Kind::Documents, TranslateDocument, queue::TRANSLATE_DOCUMENT, crate::documents::translate_document;
+        Kind::Quality, EvaluateQuality, queue::EVALUATE_QUALITY, crate::quality::evaluate_quality;
+        Kind::Voice, VoiceTranslate, queue::VOICE_TRANSLATE, crate::voice::translate_voice;
+        Kind::Tmx, TmxJob, queue::IMPORT_TMX, crate::tmx_import::import_tmx;
+        Kind::Tmx, TmxJob, queue::EXPORT_TMX, crate::tmx_export::export_tmx;
     );
     futures::future::join_all(loops).await;
     tracing::info!("worker stopped");

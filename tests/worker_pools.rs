@@ -1,0 +1,90 @@
+//! Worker pools by job kind (`tolk worker --queues … --concurrency …`): a
+//! worker runs only its kinds, a kind nobody runs waits and shows in
+//! `/metrics`, and a worker for that kind then takes it.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::support::World;
+
+/// `tolk_workers_live` of `queue` as `/metrics` reports it.
+async fn live_workers(api: &crate::support::Api, queue: &str) -> Result<i64> {
+    let text = api
+        .http
+        .get(api.url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    let line = format!("tolk_workers_live{{queue=\"{queue}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .context(format!("no {line} in {text}"))?
+        .trim()
+        .parse()
+        .context("a count")
+}
+
+/// A documents-only worker translates documents and leaves a quality
+/// evaluation waiting (no live worker for its queue in `/metrics`); a
+/// quality worker started next takes it. A typo in `--queues` stops the
+/// process with a message naming the known pools.
+#[tokio::test]
+async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
+    let mut world = World::new("worker_pools").await?;
+    let key = world.create_key("pools", false).await?;
+    let api = world.start_api().await?;
+    let pid = world.spawn(&["worker", "--queues", "documnets"], "worker-typo")?;
+    let status = world.wait_exit(pid, Duration::from_secs(30)).await?;
+    assert!(!status.success(), "an unknown pool stops the worker");
+    let log = std::fs::read_to_string(world.path("worker-typo.log"))?;
+    assert!(log.contains("unknown queue \"documnets\""), "{log}");
+
+    world.spawn(
+        &[
+            "worker",
+            "--queues",
+            "documents",
+            "--concurrency",
+            "documents=3",
+        ],
+        "worker-documents",
+    )?;
+    let body = json!({
+        "metadata": {"source_language": "en", "target_language": "es"},
+        "segments": [{"source": "The house is big.", "target": "La casa es grande."}],
+    });
+    let res = api
+        .keyed(reqwest::Method::POST, "/v1/quality-evaluation", &key)
+        .json(&body)
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 202);
+    let poll = res.json::<serde_json::Value>().await?["poll_url"]
+        .as_str()
+        .context("poll_url")?
+        .to_owned();
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "a.txt",
+            b"The dog sleeps.".to_vec(),
+            &[("target_lang", "ES")],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    // The document is done; the evaluation still waits, and nothing runs it.
+    let (code, pending) = api.get(&key, &poll).await?;
+    assert_eq!((code, &pending["status"]), (202, &json!("processing")));
+    assert!(live_workers(&api, "translate-document").await? >= 1);
+    assert_eq!(live_workers(&api, "evaluate-quality").await?, 0);
+    assert_eq!(live_workers(&api, "voice-translate").await?, 0);
+
+    world.spawn(&["worker", "--queues", "quality"], "worker-quality")?;
+    let done = crate::quality::wait_done(&api, &key, &poll).await?;
+    assert_eq!(done["status"], "done", "{done}");
+    Ok(())
+}
