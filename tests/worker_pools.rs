@@ -88,3 +88,99 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
     assert_eq!(done["status"], "done", "{done}");
     Ok(())
 }
+
+/// The value of the `/metrics` line starting with `prefix` (labels included).
+async fn metric(api: &crate::support::Api, prefix: &str) -> Result<f64> {
+    let text = api
+        .http
+        .get(api.url("/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .context(format!("no {prefix} in {text}"))?
+        .trim()
+        .parse()
+        .context("a number")
+}
+
+/// Queue metrics per kind: a job waiting with no worker shows its age; a
+/// finished job counts in `tolk_queue_jobs_finished_total` and in its run-time
+/// histogram, and still does after the scheduler pruned its queue row.
+#[tokio::test]
+async fn queue_metrics_count_finished_jobs_across_pruning() -> Result<()> {
+    let mut world = World::new("queue_metrics").await?;
+    let key = world.create_key("metrics", false).await?;
+    let api = world.start_api().await?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "a.txt",
+            b"The dog sleeps.".to_vec(),
+            &[("target_lang", "ES")],
+        )
+        .await?;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let waited = metric(
+        &api,
+        "tolk_queue_oldest_waiting_seconds{queue=\"translate-document\"} ",
+    )
+    .await?;
+    assert!(waited >= 1.0, "the waiting document's age: {waited}");
+    world.start_worker("metrics")?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let done = "tolk_queue_jobs_finished_total{queue=\"translate-document\",outcome=\"done\"} ";
+    let all = "tolk_queue_job_run_seconds_bucket{queue=\"translate-document\",outcome=\"done\",le=\"+Inf\"} ";
+    // The worker acknowledges just after the document row says done.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while metric(&api, done).await.unwrap_or(0.0) < 1.0 {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the job never counted"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(metric(&api, all).await?, 1.0);
+    assert_eq!(
+        metric(
+            &api,
+            "tolk_queue_oldest_waiting_seconds{queue=\"translate-document\"} "
+        )
+        .await?,
+        0.0
+    );
+    // The scheduler prunes the finished row at once; the counts stay.
+    world.spawn(
+        &[
+            "scheduler",
+            "--tick-secs",
+            "1",
+            "--keep-done-jobs-secs",
+            "0",
+        ],
+        "scheduler",
+    )?;
+    let db = world.db().await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let left: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM apalis.jobs WHERE job_type = 'translate-document'",
+        )
+        .fetch_one(&db)
+        .await?;
+        if left == 0 {
+            break;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the row was never pruned"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(metric(&api, done).await?, 1.0);
+    assert_eq!(metric(&api, all).await?, 1.0);
+    Ok(())
+}

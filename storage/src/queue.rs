@@ -353,6 +353,9 @@ pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<
 /// than `keep_done`, those of jobs that failed for good (`Killed`, or `Failed` with no
 /// attempt left) once older than `keep_failed`. The platform's own state tables
 /// remain the durable record; `documents::fail_lost_jobs` reads the failed rows.
+/// Each pruned row's outcome and run time are added to the totals of its queue
+/// in the same statement ([`crate::queue_stats`]), so the metrics' counters
+/// never go back.
 pub async fn prune_finished(
     pool: &PgPool,
     keep_done: Duration,
@@ -360,17 +363,38 @@ pub async fn prune_finished(
 ) -> Result<u64, StorageError> {
     let keep_done = interval(keep_done);
     let keep_failed = interval(keep_failed);
-    let res = sqlx::query!(
-        r#"DELETE FROM apalis.jobs
-           WHERE (status = 'Done' AND done_at < now() - $1::interval)
-              OR (done_at < now() - $2::interval
-                  AND (status = 'Killed' OR (status = 'Failed' AND attempts >= max_attempts)))"#,
+    let pruned = sqlx::query_scalar!(
+        r#"WITH gone AS (
+               DELETE FROM apalis.jobs
+               WHERE (status = 'Done' AND done_at < now() - $1::interval)
+                  OR (done_at < now() - $2::interval
+                      AND (status = 'Killed' OR (status = 'Failed' AND attempts >= max_attempts)))
+               RETURNING job_type,
+                         CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
+                         GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs
+           ),
+           totals AS (
+               INSERT INTO queue_job_totals AS t (queue, outcome, jobs, seconds)
+               SELECT job_type, outcome, count(*), COALESCE(sum(secs), 0) FROM gone GROUP BY 1, 2
+               ON CONFLICT (queue, outcome)
+               DO UPDATE SET jobs = t.jobs + EXCLUDED.jobs, seconds = t.seconds + EXCLUDED.seconds
+           ),
+           run_times AS (
+               INSERT INTO queue_job_run_times AS r (queue, outcome, bucket, jobs)
+               SELECT job_type, outcome,
+                      (SELECT count(*) FROM unnest($3::float8[]) b WHERE b < COALESCE(secs, 0))::int2,
+                      count(*)
+               FROM gone GROUP BY 1, 2, 3
+               ON CONFLICT (queue, outcome, bucket) DO UPDATE SET jobs = r.jobs + EXCLUDED.jobs
+           )
+           SELECT count(*) AS "n!" FROM gone"#,
         keep_done,
-        keep_failed
+        keep_failed,
+        &crate::queue_stats::RUN_TIME_BOUNDS[..]
     )
-    .execute(pool)
+    .fetch_one(pool)
     .await?;
-    Ok(res.rows_affected())
+    Ok(u64::try_from(pruned).unwrap_or(0))
 }
 
 /// Queue rows by queue and status, for metrics.
@@ -386,7 +410,7 @@ pub async fn counts(pool: &PgPool) -> Result<Vec<(String, String, i64)>, Storage
         .collect())
 }
 
-fn interval(d: Duration) -> PgInterval {
+pub(crate) fn interval(d: Duration) -> PgInterval {
     PgInterval {
         months: 0,
         days: 0,

@@ -10,6 +10,7 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tolk_storage::queue_stats::{self, Finished};
 use tolk_storage::{documents, queue};
 
 use crate::{ApiError, AppState};
@@ -29,8 +30,11 @@ async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let docs = documents::counts_by_status(&state.db).await?;
     let durations = documents::recent_durations(&state.db, WINDOW_SECS).await?;
     let loops = queue::loop_liveness(&state.db, state.worker_heartbeat.saturating_mul(3)).await?;
+    let finished = queue_stats::finished(&state.db).await?;
+    let oldest = queue_stats::oldest_waiting(&state.db).await?;
     let mut body = render(&jobs, &docs, &durations);
     render_loops(&loops, &mut body);
+    render_kinds(&finished, &oldest, &mut body);
     Ok((
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         body,
@@ -127,6 +131,55 @@ fn render_loops(loops: &[(String, i64, i64)], out: &mut String) {
     }
 }
 
+/// Per queue: `tolk_queue_oldest_waiting_seconds` (every queue, 0 when none
+/// waits), `tolk_queue_jobs_finished_total` by outcome and the
+/// `tolk_queue_job_run_seconds` histogram with the buckets of its kind
+/// ([`queue_stats::bounds_of`]).
+fn render_kinds(finished: &[Finished], oldest: &[(String, f64)], out: &mut String) {
+    out.push_str("# HELP tolk_queue_oldest_waiting_seconds How long the oldest due job of the queue has waited to start.\n# TYPE tolk_queue_oldest_waiting_seconds gauge\n");
+    for q in queue::QUEUES {
+        let secs = oldest.iter().find(|(n, _)| n == q).map_or(0.0, |(_, s)| *s);
+        let _ = writeln!(
+            out,
+            "tolk_queue_oldest_waiting_seconds{{queue=\"{q}\"}} {secs:.3}"
+        );
+    }
+    out.push_str("# HELP tolk_queue_jobs_finished_total Jobs finished by queue and outcome (done; failed: killed or out of attempts).\n# TYPE tolk_queue_jobs_finished_total counter\n");
+    for f in finished {
+        let _ = writeln!(
+            out,
+            "tolk_queue_jobs_finished_total{{queue=\"{}\",outcome=\"{}\"}} {}",
+            f.queue, f.outcome, f.jobs
+        );
+    }
+    out.push_str("# HELP tolk_queue_job_run_seconds Run time of finished jobs (fetch to end) by queue and outcome.\n# TYPE tolk_queue_job_run_seconds histogram\n");
+    for f in finished {
+        let labels = format!("queue=\"{}\",outcome=\"{}\"", f.queue, f.outcome);
+        for b in queue_stats::bounds_of(&f.queue) {
+            let _ = writeln!(
+                out,
+                "tolk_queue_job_run_seconds_bucket{{{labels},le=\"{b}\"}} {}",
+                f.at_most(*b)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "tolk_queue_job_run_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+            f.jobs
+        );
+        let _ = writeln!(
+            out,
+            "tolk_queue_job_run_seconds_sum{{{labels}}} {}",
+            f.seconds
+        );
+        let _ = writeln!(
+            out,
+            "tolk_queue_job_run_seconds_count{{{labels}}} {}",
+            f.jobs
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +208,44 @@ mod tests {
         assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"import-tmx\"} 5"));
         assert!(text.contains("tolk_workers_live{queue=\"translate-document\"} 0"));
         assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"export-tmx\"} 0"));
+    }
+
+    #[test]
+    fn renders_each_kind_s_age_totals_and_its_own_buckets() {
+        let mut buckets = vec![0; queue_stats::RUN_TIME_BOUNDS.len() + 1];
+        buckets[1] = 2; // (0.1, 0.25]
+        buckets[7] = 1; // (10, 30]
+        let quality = Finished {
+            queue: "evaluate-quality".into(),
+            outcome: "done".into(),
+            jobs: 3,
+            seconds: 12.5,
+            buckets,
+        };
+        let mut text = String::new();
+        render_kinds(&[quality], &[("voice-translate".into(), 42.0)], &mut text);
+        assert!(
+            text.contains("tolk_queue_oldest_waiting_seconds{queue=\"voice-translate\"} 42.000")
+        );
+        assert!(text.contains("tolk_queue_oldest_waiting_seconds{queue=\"import-tmx\"} 0.000"));
+        assert!(text.contains(
+            "tolk_queue_jobs_finished_total{queue=\"evaluate-quality\",outcome=\"done\"} 3"
+        ));
+        let q = "queue=\"evaluate-quality\",outcome=\"done\"";
+        assert!(text.contains(&format!(
+            "tolk_queue_job_run_seconds_bucket{{{q},le=\"0.25\"}} 2"
+        )));
+        assert!(text.contains(&format!(
+            "tolk_queue_job_run_seconds_bucket{{{q},le=\"10\"}} 2"
+        )));
+        assert!(text.contains(&format!(
+            "tolk_queue_job_run_seconds_bucket{{{q},le=\"30\"}} 3"
+        )));
+        assert!(text.contains(&format!(
+            "tolk_queue_job_run_seconds_bucket{{{q},le=\"+Inf\"}} 3"
+        )));
+        assert!(text.contains(&format!("tolk_queue_job_run_seconds_sum{{{q}}} 12.5")));
+        // Quality's buckets start below a second; documents' at one.
+        assert!(!text.contains("le=\"3600\""));
     }
 }

@@ -1,0 +1,166 @@
+//! What `/metrics` reports of each queue beyond its rows: the jobs finished
+//! since the database was made (monotonic counters, whatever the pruning),
+//! their run times by bucket, and how long the oldest due job has waited.
+//!
+//! The scheduler's prune ([`crate::queue::prune_finished`]) moves each pruned
+//! row's outcome and run time into `queue_job_totals` and
+//! `queue_job_run_times` in the statement that deletes it; the readers here
+//! add the finished rows not pruned yet, so a total never goes back.
+
+use crate::{PgPool, StorageError};
+
+/// Upper bounds (seconds) of the run-time buckets kept per queue; a job
+/// longer than the last is in the bucket after it (`+Inf`). Each job kind
+/// shows the subset that suits it (a cumulative histogram stays one when
+/// buckets are left out).
+pub const RUN_TIME_BOUNDS: [f64; 14] = [
+    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+];
+
+/// The buckets `/metrics` shows for `queue`'s run times: a subset of
+/// [`RUN_TIME_BOUNDS`] around what its jobs take (quality evaluations take
+/// seconds, documents and voice jobs up to an hour).
+pub fn bounds_of(queue: &str) -> &'static [f64] {
+    match queue {
+        crate::queue::EVALUATE_QUALITY => &[0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0],
+        crate::queue::IMPORT_TMX | crate::queue::EXPORT_TMX => {
+            &[0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0]
+        }
+        _ => &[
+            1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0,
+        ],
+    }
+}
+
+impl Finished {
+    /// Jobs that ran at most `bound` seconds (cumulative, as a histogram's
+    /// bucket): `bound` is one of [`RUN_TIME_BOUNDS`].
+    pub fn at_most(&self, bound: f64) -> i64 {
+        RUN_TIME_BOUNDS
+            .iter()
+            .zip(&self.buckets)
+            .take_while(|(b, _)| **b <= bound)
+            .map(|(_, n)| *n)
+            .sum()
+    }
+}
+
+/// The finished jobs of one queue and outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finished {
+    /// The queue (`translate-document`…).
+    pub queue: String,
+    /// `done` or `failed` (killed, or failed with no attempt left).
+    pub outcome: String,
+    /// Jobs.
+    pub jobs: i64,
+    /// Their run times added up (seconds; from the fetch to the end).
+    pub seconds: f64,
+    /// Jobs per bucket of [`RUN_TIME_BOUNDS`] (not cumulative), the last for
+    /// longer ones; `RUN_TIME_BOUNDS.len() + 1` entries.
+    pub buckets: Vec<i64>,
+}
+
+/// Every queue's finished jobs by outcome, with their run times.
+pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
+    let bounds = &RUN_TIME_BOUNDS[..];
+    let rows = sqlx::query!(
+        r#"WITH live AS (
+               SELECT job_type AS queue,
+                      CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
+                      GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs
+               FROM apalis.jobs
+               WHERE status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts)
+           ),
+           buckets AS (
+               SELECT queue, outcome, bucket, sum(jobs)::int8 AS jobs FROM (
+                   SELECT queue, outcome, bucket::int4 AS bucket, jobs FROM queue_job_run_times
+                   UNION ALL
+                   SELECT queue, outcome,
+                          (SELECT count(*) FROM unnest($1::float8[]) b WHERE b < COALESCE(secs, 0))::int4,
+                          count(*)
+                   FROM live GROUP BY 1, 2, 3
+               ) all_buckets GROUP BY 1, 2, 3
+           )
+           SELECT t.queue AS "queue!", t.outcome AS "outcome!", sum(t.jobs)::int8 AS "jobs!",
+                  sum(t.seconds)::float8 AS "seconds!",
+                  (SELECT array_agg(b.jobs ORDER BY b.bucket) FROM buckets b
+                   WHERE b.queue = t.queue AND b.outcome = t.outcome) AS "bucket_jobs",
+                  (SELECT array_agg(b.bucket ORDER BY b.bucket) FROM buckets b
+                   WHERE b.queue = t.queue AND b.outcome = t.outcome) AS "bucket_index"
+           FROM (SELECT queue, outcome, jobs, seconds FROM queue_job_totals
+                 UNION ALL
+                 SELECT queue, outcome, count(*), COALESCE(sum(secs), 0) FROM live GROUP BY 1, 2) t
+           GROUP BY 1, 2
+           ORDER BY 1, 2"#,
+        bounds
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let mut buckets = vec![0; RUN_TIME_BOUNDS.len() + 1];
+            let index = r.bucket_index.unwrap_or_default();
+            let jobs = r.bucket_jobs.unwrap_or_default();
+            for (i, n) in index.into_iter().zip(jobs) {
+                if let Some(slot) = usize::try_from(i).ok().and_then(|i| buckets.get_mut(i)) {
+                    *slot += n;
+                }
+            }
+            Finished {
+                queue: r.queue,
+                outcome: r.outcome,
+                jobs: r.jobs,
+                seconds: r.seconds,
+                buckets,
+            }
+        })
+        .collect())
+}
+
+/// Seconds the oldest due job of each queue has waited (pending, or failed
+/// with an attempt left and its retry due); queues with none are left out.
+pub async fn oldest_waiting(pool: &PgPool) -> Result<Vec<(String, f64)>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT job_type AS "queue!",
+                  GREATEST(0, EXTRACT(EPOCH FROM now() - min(run_at)))::float8 AS "seconds!"
+           FROM apalis.jobs
+           WHERE (status = 'Pending' OR (status = 'Failed' AND attempts < max_attempts))
+             AND run_at <= now()
+           GROUP BY job_type
+           ORDER BY 1"#
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.queue, r.seconds)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every queue's buckets are bounds kept in the database, and counts add
+    /// up as a cumulative histogram's.
+    #[test]
+    fn buckets_are_cumulative_subsets_of_the_bounds() {
+        for q in crate::queue::QUEUES {
+            for b in bounds_of(q) {
+                assert!(RUN_TIME_BOUNDS.contains(b), "{q}: {b}");
+            }
+        }
+        let mut buckets = vec![0; RUN_TIME_BOUNDS.len() + 1];
+        buckets[3] = 2; // (0.5, 1]
+        buckets[6] = 1; // (5, 10]
+        buckets[14] = 4; // over an hour
+        let f = Finished {
+            queue: "q".into(),
+            outcome: "done".into(),
+            jobs: 7,
+            seconds: 0.0,
+            buckets,
+        };
+        assert_eq!((f.at_most(0.5), f.at_most(1.0), f.at_most(10.0)), (0, 2, 3));
+        assert_eq!(f.at_most(3600.0), 3);
+    }
+}
