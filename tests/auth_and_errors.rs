@@ -250,13 +250,7 @@ async fn metrics_count_the_queued_jobs() -> Result<()> {
     }
     queued_document(&api, &key).await?;
     queued_document(&api, &key).await?;
-    let text = api
-        .http
-        .get(api.url("/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?;
+    let text = api.metrics_text().await?;
     assert!(
         text.contains("tolk_queue_depth{queue=\"translate-document\"} 2"),
         "{text}"

@@ -11,7 +11,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use crate::pg_server::PgServer;
-use crate::support::{Api, World, call};
+use crate::support::{Api, World, call, metric_value};
 
 /// How long the database stays down (long enough that every worker loop's
 /// fetch, ack or heartbeat fails: apalis ends a worker at the first one).
@@ -35,14 +35,6 @@ async fn wait_document(api: &Api, key: &str, id: &str, doc_key: &str) -> Result<
         bail!("document {id} ended in {}: {}", status.status, status.body);
     }
     Ok(())
-}
-
-/// The value of the metric line that starts with `prefix` (`name{labels}`).
-fn metric(text: &str, prefix: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(prefix))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
 }
 
 #[tokio::test]
@@ -236,17 +228,11 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
     }
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let text = api
-            .http
-            .get(api.url("/metrics"))
-            .send()
-            .await?
-            .text()
-            .await?;
-        let all_live = tolk_storage::queue::QUEUES
-            .iter()
-            .all(|q| metric(&text, &format!("tolk_workers_live{{queue=\"{q}\"}}")) == Some(2.0));
-        let restarts = metric(
+        let text = api.metrics_text().await?;
+        let all_live = tolk_storage::queue::QUEUES.iter().all(|q| {
+            metric_value(&text, &format!("tolk_workers_live{{queue=\"{q}\"}}")) == Some(2.0)
+        });
+        let restarts = metric_value(
             &text,
             "tolk_worker_loop_restarts_total{queue=\"translate-document\"}",
         )

@@ -296,6 +296,15 @@ pub struct Api {
     pub http: reqwest::Client,
 }
 
+/// The value of the first line of the `/metrics` text `text` that starts
+/// with `prefix` (a metric's name with its labels).
+pub fn metric_value(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
 /// Status of a document as the API reports it.
 #[derive(Debug, Clone)]
 pub struct DocStatus {
@@ -317,6 +326,17 @@ impl Api {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The text of `GET /metrics`.
+    pub async fn metrics_text(&self) -> Result<String> {
+        Ok(self
+            .http
+            .get(self.url("/metrics"))
+            .send()
+            .await?
+            .text()
+            .await?)
     }
 
     /// Uploads a document; returns (status code, body).

@@ -7,25 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use serde_json::json;
 
-use crate::support::World;
-
-/// `tolk_workers_live` of `queue` as `/metrics` reports it.
-async fn live_workers(api: &crate::support::Api, queue: &str) -> Result<i64> {
-    let text = api
-        .http
-        .get(api.url("/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?;
-    let line = format!("tolk_workers_live{{queue=\"{queue}\"}} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&line))
-        .context(format!("no {line} in {text}"))?
-        .trim()
-        .parse()
-        .context("a count")
-}
+use crate::support::{World, metric_value};
 
 /// A documents-only worker translates documents and leaves a quality
 /// evaluation waiting (no live worker for its queue in `/metrics`); a
@@ -79,9 +61,9 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
     // The document is done; the evaluation still waits, and nothing runs it.
     let (code, pending) = api.get(&key, &poll).await?;
     assert_eq!((code, &pending["status"]), (202, &json!("processing")));
-    assert!(live_workers(&api, "translate-document").await? >= 1);
-    assert_eq!(live_workers(&api, "evaluate-quality").await?, 0);
-    assert_eq!(live_workers(&api, "voice-translate").await?, 0);
+    assert!(live_workers(&api, "translate-document").await? >= 1.0);
+    assert_eq!(live_workers(&api, "evaluate-quality").await?, 0.0);
+    assert_eq!(live_workers(&api, "voice-translate").await?, 0.0);
 
     world.spawn(&["worker", "--queues", "quality"], "worker-quality")?;
     let done = crate::quality::wait_done(&api, &key, &poll).await?;
@@ -91,19 +73,13 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
 
 /// The value of the `/metrics` line starting with `prefix` (labels included).
 async fn metric(api: &crate::support::Api, prefix: &str) -> Result<f64> {
-    let text = api
-        .http
-        .get(api.url("/metrics"))
-        .send()
-        .await?
-        .text()
-        .await?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .context(format!("no {prefix} in {text}"))?
-        .trim()
-        .parse()
-        .context("a number")
+    let text = api.metrics_text().await?;
+    metric_value(&text, prefix).context(format!("no {prefix} in {text}"))
+}
+
+/// `tolk_workers_live` of `queue`.
+async fn live_workers(api: &crate::support::Api, queue: &str) -> Result<f64> {
+    metric(api, &format!("tolk_workers_live{{queue=\"{queue}\"}} ")).await
 }
 
 /// Queue metrics per kind: a job waiting with no worker shows its age; a

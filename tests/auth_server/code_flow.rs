@@ -409,32 +409,8 @@ async fn tokens_are_bound_to_the_resources_asked_for() -> Result<()> {
     let mcp = format!("http://localhost:{port}/mcp");
     let own = format!("http://localhost:{port}/");
     // Authorize for both resources, then consent.
-    let res = auth
-        .http
-        .get(authorize_url_for(
-            &auth,
-            &public,
-            SCOPE,
-            &[("resource", &mcp), ("resource", &own)],
-        ))
-        .header(COOKIE, &cookie)
-        .send()
-        .await?;
-    assert_eq!(res.status(), StatusCode::OK);
-    let mut form: Vec<(String, String)> = hidden_fields(&res.text().await?).into_iter().collect();
-    form.push(("consent".into(), "allow".into()));
-    let res = auth
-        .http
-        .post(auth.url("/auth/authorize"))
-        .header(COOKIE, &cookie)
-        .form(&form)
-        .send()
-        .await?;
-    assert_eq!(res.status(), StatusCode::FOUND);
-    let code = query_of(res.headers()[LOCATION].to_str()?)
-        .get("code")
-        .cloned()
-        .context("a code")?;
+    let resources = [("resource", mcp.as_str()), ("resource", own.as_str())];
+    let code = get_code_with(&auth, &public, &cookie, SCOPE, &resources).await?;
     let (status, tokens) = redeem(&auth, &public, &code, VERIFIER).await?;
     assert_eq!(status, StatusCode::OK, "{tokens}");
     let both = tokens["access_token"].as_str().context("at")?.to_owned();

@@ -272,9 +272,20 @@ async fn get_code(auth: &Auth, client: &Client, cookie: &str) -> Result<String> 
 
 /// Authorize + consent for `scope`: the code.
 async fn get_code_for(auth: &Auth, client: &Client, cookie: &str, scope: &str) -> Result<String> {
+    get_code_with(auth, client, cookie, scope, &[]).await
+}
+
+/// Authorize (with `extra` parameters) + consent for `scope`: the code.
+async fn get_code_with(
+    auth: &Auth,
+    client: &Client,
+    cookie: &str,
+    scope: &str,
+    extra: &[(&str, &str)],
+) -> Result<String> {
     let res = auth
         .http
-        .get(authorize_url_for(auth, client, scope, &[]))
+        .get(authorize_url_for(auth, client, scope, extra))
         .header(COOKIE, cookie)
         .send()
         .await?;
