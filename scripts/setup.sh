@@ -138,6 +138,7 @@ TEST_PYTHON_MODULES=(
     "saml2.server                         python3-pysaml2      pysaml2"       # the SAML sign-in tests' identity provider
     "deepl                                -                    deepl==1.32.0" # DeepL's official Python client, run against the API
     "pyicumessageformat                   -                    pyicumessageformat" # parses ICU messages the XLIFF filter writes
+    "kubernetes_validate                  -                    kubernetes-validate" # checks deploy/kubernetes against the schemas
 )
 
 # The packages this mode installs.

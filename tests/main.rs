@@ -12,6 +12,7 @@ mod auth_and_errors;
 mod auth_authlib;
 mod auth_browser;
 mod auth_server;
+mod deploy;
 mod document_glossaries;
 mod documents;
 mod engines;
