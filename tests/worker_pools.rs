@@ -10,7 +10,8 @@ use serde_json::json;
 use crate::support::{World, metric_value};
 
 /// A documents-only worker translates documents and leaves a quality
-/// evaluation waiting (no live worker for its queue in `/metrics`); a
+/// evaluation waiting (no live worker for its queue in `/metrics`, the queue
+/// named unserved by `/readyz`); a
 /// quality worker started next takes it. A typo in `--queues` stops the
 /// process with a message naming the known pools.
 #[tokio::test]
@@ -64,6 +65,18 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
     assert!(live_workers(&api, "translate-document").await? >= 1.0);
     assert_eq!(live_workers(&api, "evaluate-quality").await?, 0.0);
     assert_eq!(live_workers(&api, "voice-translate").await?, 0.0);
+    let ready: serde_json::Value = api
+        .http
+        .get(api.url("/readyz"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(
+        ready["unserved_queues"],
+        json!(["evaluate-quality"]),
+        "{ready}"
+    );
 
     world.spawn(&["worker", "--queues", "quality"], "worker-quality")?;
     let done = crate::quality::wait_done(&api, &key, &poll).await?;

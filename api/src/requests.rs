@@ -184,6 +184,19 @@ pub(crate) fn time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// The public base URL of the request (`TOLK_PUBLIC_URL` when set, else
+/// `http://` and the request's `Host`), for the URLs a job's answer hands out.
+pub fn public_base_url(state: &AppState, headers: &axum::http::HeaderMap) -> String {
+    if let Some(url) = &state.voice.public_url {
+        return url.trim_end_matches('/').to_owned();
+    }
+    let host = headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost");
+    format!("http://{host}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@
 
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HOST};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -64,18 +64,6 @@ pub fn router() -> Router<AppState> {
             "/v3/translation_memories/jobs/{job_id}/download",
             get(download),
         )
-}
-
-/// The request's public base URL.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(url) = &state.voice.public_url {
-        return url.trim_end_matches('/').to_owned();
-    }
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    format!("http://{host}")
 }
 
 fn job_not_found() -> ApiError {
@@ -212,7 +200,7 @@ async fn create_import(
     let signature = sign(&secret, "upload", expires);
     let upload_url = format!(
         "{}/v3/translation_memories/jobs/{id}/upload?signature={signature}",
-        base_url(&state, &headers)
+        crate::requests::public_base_url(&state, &headers)
     );
     Ok((
         StatusCode::ACCEPTED,
@@ -383,7 +371,7 @@ async fn status_of(
             let sig = sign(&job.secret, "download", until);
             result["download_url"] = json!(format!(
                 "{}/v3/translation_memories/jobs/{}/download?signature={sig}",
-                base_url(&state, &headers),
+                crate::requests::public_base_url(&state, &headers),
                 job.id
             ));
             result["expires_at"] = json!(time(until));

@@ -18,7 +18,7 @@
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
@@ -90,18 +90,6 @@ pub fn router(upload_limit: usize) -> Router<AppState> {
             "/v1/jobs/voice/translate/{job_id}/results/{index}",
             get(download),
         )
-}
-
-/// The request's public base URL.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(url) = &state.voice.public_url {
-        return url.trim_end_matches('/').to_owned();
-    }
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    format!("http://{host}")
 }
 
 fn wants_signed_url(query: &[(String, String)]) -> bool {
@@ -360,7 +348,7 @@ async fn create(
     let signature = voice_jobs::sign(&secret, "upload", expires);
     let upload_url = format!(
         "{}/v1/jobs/voice/translate/{id}/upload",
-        base_url(&state, &headers)
+        crate::requests::public_base_url(&state, &headers)
     );
     let mut out = json!({"job_id": id, "upload_url": upload_url, "signature": signature});
     if wants_signed_url(&query) {
@@ -528,7 +516,7 @@ async fn status_of(
         }
     }
     let signed = wants_signed_url(&query);
-    let base = base_url(&state, &headers);
+    let base = crate::requests::public_base_url(&state, &headers);
     let expires = Utc::now() + Duration::minutes(SIGNATURE_TTL_MINUTES);
     let results: Vec<Value> = (0..job.targets.len())
         .map(|i| match job.status.as_str() {
