@@ -10,8 +10,11 @@
 //! which blocks anywhere may use); XLIFF between the units and groups of its
 //! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
 //! head and tail, with comments marking where the piece's output starts and
-//! ends; JSON between the members of the object or array holding most of
-//! the file, each piece inside brackets standing for the path down to it.
+//! ends; .NET resources the same way between the entries of their `<root>`;
+//! Java properties before a line that continues no other; Apple strings
+//! between entries, outside strings and comments; JSON between the members of
+//! the object or array holding most of the file, each piece inside brackets
+//! standing for the path down to it.
 //! Only UTF-8 files are cut (their bytes can be cut at any line end);
 //! a file smaller than two pieces is one.
 
@@ -110,9 +113,86 @@ pub(crate) fn markdown(input: &[u8], size: usize) -> Option<Cut> {
 /// XLIFF, between the units and groups of its one unit container.
 pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
     cut_at(input, size, |text| {
-        let (points, head, tail) = xliff_points(text)?;
+        let container = if text.contains("<body") {
+            "body"
+        } else {
+            "file"
+        };
+        let (points, head, tail) = xml_points(text, container)?;
         Some((points, Envelope::Xml { head, tail }))
     })
+}
+
+/// .NET resources, between the entries of their `<root>`.
+pub(crate) fn resx(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let (points, head, tail) = xml_points(text, "root")?;
+        Some((points, Envelope::Xml { head, tail }))
+    })
+}
+
+/// Java properties, before a line that does not continue the one before it
+/// (a line ending in an odd number of backslashes goes on on the next).
+pub(crate) fn properties(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let points = line_ends(text, |p| {
+            let before = text[..p - 1].trim_end_matches('\r');
+            let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+            (line.len() - line.trim_end_matches('\\').len()) % 2 == 0
+        });
+        Some((points, Envelope::Bare))
+    })
+}
+
+/// Apple strings, at a line start between entries: outside a string or a
+/// comment, after the `;` of the last entry.
+pub(crate) fn strings(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        Some((strings_points(text), Envelope::Bare))
+    })
+}
+
+/// The line starts of a .strings file where no entry, string or comment is
+/// open.
+fn strings_points(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let (mut string, mut block, mut line, mut entry) = (false, false, false, false);
+    let mut points = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let (c, next) = (b[i], b.get(i + 1).copied());
+        if string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => string = false,
+                _ => {}
+            }
+        } else if block {
+            if c == b'*' && next == Some(b'/') {
+                block = false;
+                i += 1;
+            }
+        } else {
+            match (c, next) {
+                (b'"', _) => (string, entry) = (true, true),
+                (b';', _) => entry = false,
+                (b'/', Some(b'*')) if !line => {
+                    block = true;
+                    i += 1;
+                }
+                (b'/', Some(b'/')) => line = true,
+                (b'\n', _) => {
+                    line = false;
+                    if !entry && i + 1 < b.len() {
+                        points.push(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    points
 }
 
 /// JSON, between the members of the container holding most of the file.
@@ -180,9 +260,10 @@ fn definition(line: &str) -> bool {
             .is_some_and(|end| !line[1..end].contains(['[', ']']))
 }
 
-/// The cut points of an XLIFF file between the children of its one unit
-/// container, and the head and tail around them.
-fn xliff_points(text: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
+/// The cut points of an XML file between the children of its one element
+/// named `container` (XLIFF's unit container, resx's root), and the head and
+/// tail around them.
+fn xml_points(text: &str, container: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
     use quick_xml::events::Event;
     // Only a file with an XML declaration naming no legacy encoding (read
     // as the filter reads it) is cut.
@@ -195,11 +276,6 @@ fn xliff_points(text: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> 
     {
         return None;
     }
-    let container = if text.contains("<body") {
-        "body"
-    } else {
-        "file"
-    };
     let mut reader = quick_xml::Reader::from_str(text);
     let mut depth = 0usize;
     let mut inside: Option<usize> = None;

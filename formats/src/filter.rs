@@ -387,7 +387,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "text/x-java-properties",
         filter: &Functions {
             extract: |input, _| properties::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::properties),
         },
     },
     Row {
@@ -396,7 +396,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "text/plain",
         filter: &Functions {
             extract: |input, _| strings::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::strings),
         },
     },
     Row {
@@ -414,7 +414,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "application/xml",
         filter: &Functions {
             extract: |input, _| resx::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::resx),
         },
     },
     Row {

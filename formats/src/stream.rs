@@ -174,6 +174,30 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Properties => format!(
+                "# Labels\n{}last = The end.\n",
+                (0..n)
+                    .map(|i| format!(
+                        "k{i} = The house {i} is big, \\\n    the garden is {{0}}.\n! a comment\nm{i}: The dog\\\\\n\n"
+                    ))
+                    .collect::<String>()
+            ),
+            DocumentFormat::Strings => format!(
+                "/* Labels */\n{}\"last\" = \"The end.\";\n",
+                (0..n)
+                    .map(|i| format!(
+                        "\"k{i}\" = \"The house {i} is big; the \\\"garden\\\" %@\";\n/* The dog;\n\"x\" = \"y\"; */\n// The cat \"\n\"m{i}\"\n  = \"The dog\";\n"
+                    ))
+                    .collect::<String>()
+            ),
+            DocumentFormat::Resx => format!(
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<root>\n  <resheader name=\"resmimetype\"><value>text/microsoft-resx</value></resheader>\n{}</root>\n",
+                (0..n)
+                    .map(|i| format!(
+                        "  <data name=\"k{i}\" xml:space=\"preserve\"><value>The house {i} is {{0}} big.</value><comment>The note</comment></data>\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Json => format!(
                 "{{\"title\": \"The book\", \"en\": {{{}\n  \"end\": \"The end.\"}}}}\n",
                 (0..n)
@@ -210,6 +234,9 @@ mod tests {
             DocumentFormat::Markdown,
             DocumentFormat::Xliff,
             DocumentFormat::Json,
+            DocumentFormat::Properties,
+            DocumentFormat::Strings,
+            DocumentFormat::Resx,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -260,6 +287,9 @@ mod tests {
             DocumentFormat::Markdown,
             DocumentFormat::Xliff,
             DocumentFormat::Json,
+            DocumentFormat::Properties,
+            DocumentFormat::Strings,
+            DocumentFormat::Resx,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {

@@ -25,6 +25,16 @@ pub enum Format {
     Srt,
     /// Markdown: one paragraph per paragraph, bold as `**`.
     Md,
+    /// A Rails locale file: one value per paragraph under `en:`.
+    Yaml,
+    /// Java properties: one `key = value` per paragraph.
+    Properties,
+    /// Apple .strings: one `"key" = "value";` per paragraph.
+    Strings,
+    /// HTML: one `<p>` per paragraph, bold as `<b>`.
+    Html,
+    /// .NET resources: one `data` entry per paragraph.
+    Resx,
 }
 
 impl Format {
@@ -39,6 +49,11 @@ impl Format {
             Format::Json => "json",
             Format::Srt => "srt",
             Format::Md => "md",
+            Format::Yaml => "yml",
+            Format::Properties => "properties",
+            Format::Strings => "strings",
+            Format::Html => "html",
+            Format::Resx => "resx",
         }
     }
 
@@ -53,6 +68,44 @@ impl Format {
             Format::Json => Ok(serde_json::to_vec_pretty(&json(paragraphs))?),
             Format::Srt => Ok(srt(paragraphs).into_bytes()),
             Format::Md => Ok(markdown(paragraphs).into_bytes()),
+            Format::Yaml => Ok(lines("en:\n", paragraphs, "", |i, p| {
+                format!(
+                    "  p{i}: \"{}\"\n",
+                    p.replace('\\', "\\\\").replace('"', "\\\"")
+                )
+            })),
+            Format::Properties => Ok(lines("# Benchmark\n", paragraphs, "", |i, p| {
+                format!("p{i} = {p}\n")
+            })),
+            Format::Strings => Ok(lines("/* Benchmark */\n", paragraphs, "", |i, p| {
+                format!("\"p{i}\" = \"{}\";\n", p.replace('"', "\\\""))
+            })),
+            Format::Html => Ok(lines(
+                "<!DOCTYPE html>\n<html><head><title>Benchmark</title></head><body>\n",
+                paragraphs,
+                "</body></html>\n",
+                |i, p| match bold_first(i, p) {
+                    Some((first, rest)) => {
+                        format!(
+                            "<p><b>{}.</b> {}</p>\n",
+                            xml_escape(first),
+                            xml_escape(rest)
+                        )
+                    }
+                    None => format!("<p>{}</p>\n", xml_escape(p)),
+                },
+            )),
+            Format::Resx => Ok(lines(
+                &format!("{XML_DECL}<root>\n"),
+                paragraphs,
+                "</root>\n",
+                |i, p| {
+                    format!(
+                        "  <data name=\"p{i}\" xml:space=\"preserve\"><value>{}</value></data>\n",
+                        xml_escape(p)
+                    )
+                },
+            )),
         }
     }
 }
@@ -128,6 +181,21 @@ fn markdown(paragraphs: &[String]) -> String {
         }
     }
     out
+}
+
+/// `head`, one line (or more) per paragraph by `line`, `tail`, as bytes.
+fn lines(
+    head: &str,
+    paragraphs: &[String],
+    tail: &str,
+    line: impl Fn(usize, &str) -> String,
+) -> Vec<u8> {
+    let mut out = String::from(head);
+    for (i, p) in paragraphs.iter().enumerate() {
+        out.push_str(&line(i, p));
+    }
+    out.push_str(tail);
+    out.into_bytes()
 }
 
 fn xml_escape(s: &str) -> String {
