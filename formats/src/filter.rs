@@ -423,7 +423,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "application/yaml",
         filter: &Functions {
             extract: |input, _| yaml::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::yaml),
         },
     },
     Row {

@@ -174,6 +174,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Yaml => format!(
+                "# The locale\nen:\n{}  last: The end.\n",
+                (0..n)
+                    .map(|i| format!(
+                        "  k{i}:\n    title: The house {i} is big  # a comment\n    rooms: 4\n    note: |\n      The garden is small.\n\n      The dog sleeps.\n    list:\n      - The cat\n      - 'The bird'\n  m{i}: \"The river %{{name}}\"\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Properties => format!(
                 "# Labels\n{}last = The end.\n",
                 (0..n)
@@ -237,6 +245,7 @@ mod tests {
             DocumentFormat::Properties,
             DocumentFormat::Strings,
             DocumentFormat::Resx,
+            DocumentFormat::Yaml,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -290,6 +299,7 @@ mod tests {
             DocumentFormat::Properties,
             DocumentFormat::Strings,
             DocumentFormat::Resx,
+            DocumentFormat::Yaml,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {

@@ -78,13 +78,7 @@ pub(crate) fn extract_keys(
     keys: Option<&[&str]>,
 ) -> Result<(Vec<String>, Skeleton), FormatError> {
     let Decoded { text: source, form } = encoding::decode(input, None);
-    // Marker indexes count characters: byte offsets of each character.
-    let offsets: Vec<usize> = source
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain(std::iter::once(source.len()))
-        .collect();
-    let byte = |chars: usize| offsets.get(chars).copied().unwrap_or(source.len());
+    let (mut starts, mut ends) = (CharOffsets::new(&source), CharOffsets::new(&source));
     let mut found = Values::default();
     let mut styles = Vec::new();
     let mut stack: Vec<Container> = Vec::new();
@@ -93,7 +87,7 @@ pub(crate) fn extract_keys(
     for event in Parser::new_from_str(&source) {
         let (event, span) =
             event.map_err(|e| FormatError::corrupt(format!("The file is not valid YAML: {e}")))?;
-        let range = byte(span.start.index())..byte(span.end.index());
+        let range = starts.byte(span.start.index())..ends.byte(span.end.index());
         // Whether this node is a key, and whether it sits in the top mapping.
         let depth = stack.len();
         let (is_key, top, key) = match stack.last_mut() {
@@ -169,6 +163,46 @@ pub(crate) fn extract_keys(
             locale_key,
         },
     ))
+}
+
+/// Byte offsets of a text's character indexes (saphyr's markers count
+/// characters), found by walking on from the last one asked for, so that no
+/// table of every character's offset is held (8 bytes a character); an ASCII
+/// text's are its indexes.
+pub(crate) struct CharOffsets<'s> {
+    text: &'s str,
+    ascii: bool,
+    chars: usize,
+    byte: usize,
+}
+
+impl<'s> CharOffsets<'s> {
+    pub(crate) fn new(text: &'s str) -> Self {
+        Self {
+            text,
+            ascii: text.is_ascii(),
+            chars: 0,
+            byte: 0,
+        }
+    }
+
+    /// The byte offset of character `chars` (the text's length past its end).
+    pub(crate) fn byte(&mut self, chars: usize) -> usize {
+        if self.ascii {
+            return chars.min(self.text.len());
+        }
+        if chars < self.chars {
+            (self.chars, self.byte) = (0, 0);
+        }
+        for c in self.text[self.byte..].chars() {
+            if self.chars >= chars {
+                break;
+            }
+            self.byte += c.len_utf8();
+            self.chars += 1;
+        }
+        self.byte
+    }
 }
 
 /// `en`, `pt-BR`, `zh_Hans`: a language code as Rails locale files name them.
