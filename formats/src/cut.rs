@@ -11,7 +11,8 @@
 //! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
 //! head and tail, with comments marking where the piece's output starts and
 //! ends; .NET resources the same way between the entries of their `<root>`;
-//! YAML at the keys of the first mapping from the top with more than one key,
+//! HTML before a block element of the body outside what the filter keeps
+//! whole; YAML at the keys of the first mapping from the top with more than one key,
 //! each piece under the lines of the keys above it; Java properties before a
 //! line that continues no other; Apple strings
 //! between entries, outside strings and comments; JSON between the members of
@@ -230,6 +231,18 @@ fn yaml_points(text: &str) -> Option<(Vec<usize>, Range<usize>)> {
     }
     let head = 0..*starts.first()?;
     Some((starts.into_iter().skip(1).collect(), head))
+}
+
+/// HTML, before a block element of the body outside everything the filter
+/// keeps whole ([`crate::html::cut_points`]); a page declaring a charset other
+/// than UTF-8 stays whole.
+pub(crate) fn html(input: &[u8], size: usize) -> Option<Cut> {
+    if crate::encoding::html_declared(input).is_some_and(|e| e != encoding_rs::UTF_8) {
+        return None;
+    }
+    cut_at(input, size, |text| {
+        Some((crate::html::cut_points(text), Envelope::Bare))
+    })
 }
 
 /// .NET resources, between the entries of their `<root>`.

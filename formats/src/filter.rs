@@ -298,7 +298,7 @@ pub(crate) static FORMATS: &[Row] = &[
             extract: |input, options| {
                 html::extract(input, options.source_language.as_deref()).map(Document::from)
             },
-            cut: None,
+            cut: Some(cut::html),
         },
     },
     Row {

@@ -182,6 +182,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Html => format!(
+                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>The book</title>\n<meta name=\"description\" content=\"The big house\"></head>\n<body class=\"page\">\n{}<p>The end.</body></html>\n",
+                (0..n)
+                    .map(|i| format!(
+                        "<h2 title=\"Part {i}\">The house {i}</h2>\n<p>The <b>dog</b> sleeps <a href=\"/x\">in the <em>garden</em></a>.\n<p>The cat {i}<br>runs.</p>\n<ul><li>The bird<li>The tree</ul>\n<pre>\n<div>The code {i}</div>\n</pre>\n<div translate=\"no\"><div><p>The name</p></div><p>The brand</p></div>\n<script>var s = \"<p>The dog</p>\";</script>\n<table><tr><td>The river<td>The sea</table>\n<span>The start <div>of a block</div> the end</span>\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Properties => format!(
                 "# Labels\n{}last = The end.\n",
                 (0..n)
@@ -246,6 +254,7 @@ mod tests {
             DocumentFormat::Strings,
             DocumentFormat::Resx,
             DocumentFormat::Yaml,
+            DocumentFormat::Html,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -300,6 +309,7 @@ mod tests {
             DocumentFormat::Strings,
             DocumentFormat::Resx,
             DocumentFormat::Yaml,
+            DocumentFormat::Html,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {

@@ -158,6 +158,61 @@ pub(crate) fn extract(
     ))
 }
 
+/// Where a large page can be cut into documents of their own that the filter
+/// reads as it reads the whole: before a block element's start tag inside
+/// `<body>`, with no inline element open and outside every element the
+/// filter keeps whole (`translate="no"`, a `lang`, code, scripts,
+/// preformatted text). Read token by token: no token list is held.
+pub(crate) fn cut_points(src: &str) -> Vec<usize> {
+    let mut points = Vec::new();
+    let mut in_body = false;
+    let mut inline_open = 0usize;
+    // The names of the elements kept whole that are open, innermost last.
+    let mut kept: Vec<String> = Vec::new();
+    tokenizer::each(src, 0, |token| match token {
+        Token::Start(tag) => {
+            let name = tag.name.as_str();
+            let void = tag.self_closing || INLINE_VOID.contains(&name);
+            if let Some(top) = kept.last() {
+                if top == name && !void {
+                    kept.push(tag.name.clone());
+                }
+                return;
+            }
+            let keep = no_translate(src, &tag)
+                || (tag.attr("lang").is_some() && name != "html")
+                || OPAQUE.contains(&name)
+                || OPAQUE_BLOCK.contains(&name);
+            if INLINE.contains(&name) || INLINE_VOID.contains(&name) {
+                if keep && !void {
+                    kept.push(tag.name.clone());
+                } else if !void {
+                    inline_open += 1;
+                }
+                return;
+            }
+            if in_body && inline_open == 0 && !matches!(name, "html" | "head" | "body") {
+                points.push(tag.range.start);
+            }
+            if name == "body" {
+                in_body = true;
+            }
+            if keep && !void {
+                kept.push(tag.name.clone());
+            }
+        }
+        Token::End { name, .. } => {
+            if kept.last() == Some(&name) {
+                kept.pop();
+            } else if kept.is_empty() && INLINE.contains(&name.as_str()) {
+                inline_open = inline_open.saturating_sub(1);
+            }
+        }
+        _ => {}
+    });
+    points
+}
+
 /// For each start tag token, the index of its end tag (same-name nesting).
 fn match_elements(tokens: &[Token]) -> Vec<Option<usize>> {
     let mut matching = vec![None; tokens.len()];

@@ -263,3 +263,27 @@ fn elements_marked_with_another_language_than_the_source_are_kept() {
     // Without a given source language everything is translated.
     assert_eq!(doc(html).segments().len(), 3);
 }
+
+/// A page is cut before block elements of its body only: never inside an
+/// element the filter keeps whole (`pre`, `translate="no"`) nor inside an
+/// open inline element, nor in the head.
+#[test]
+fn pages_are_cut_before_blocks_outside_what_is_kept_whole() {
+    let page = concat!(
+        "<html lang=\"en\"><head><title>T</title><meta name=\"description\" content=\"D\"></head>",
+        "<body><p>A <b>b</b></p><pre><div>x</div></pre>",
+        "<div translate=\"no\"><div>y</div></div><span><div>z</div></span>",
+        "<section lang=\"fr\"><p>Le</p></section><h1>H</h1></body></html>"
+    );
+    let at = |s: &str| page.find(s).unwrap();
+    assert_eq!(
+        super::cut_points(page),
+        [
+            at("<p>A"),
+            at("<pre>"),
+            at("<div translate"),
+            at("<section"),
+            at("<h1>")
+        ]
+    );
+}

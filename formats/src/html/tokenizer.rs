@@ -80,8 +80,15 @@ const RAW_TEXT: &[&str] = &[
 
 /// Splits `src[from..]` into tokens (`from` must be a char boundary, e.g. after a BOM).
 pub(crate) fn tokenize(src: &str, from: usize) -> Vec<Token> {
-    let bytes = src.as_bytes();
     let mut tokens = Vec::new();
+    each(src, from, |token| tokens.push(token));
+    tokens
+}
+
+/// [`tokenize`] one token at a time, holding none of them.
+pub(crate) fn each(src: &str, from: usize, mut push: impl FnMut(Token)) {
+    let bytes = src.as_bytes();
+    let tokens = &mut push;
     let mut pos = from.min(bytes.len());
     let mut text_start = pos;
     while let Some(offset) = bytes[pos..].iter().position(|&b| b == b'<') {
@@ -91,7 +98,7 @@ pub(crate) fn tokenize(src: &str, from: usize) -> Vec<Token> {
             continue;
         };
         if text_start < lt {
-            tokens.push(Token::Text(text_start..lt));
+            tokens(Token::Text(text_start..lt));
         }
         let raw_text_of = match &token {
             Token::Start(tag) if tag.name == "plaintext" => Some(None),
@@ -100,7 +107,7 @@ pub(crate) fn tokenize(src: &str, from: usize) -> Vec<Token> {
             }
             _ => None,
         };
-        tokens.push(token);
+        tokens(token);
         pos = end;
         if let Some(name) = raw_text_of {
             let content_end = match name {
@@ -108,7 +115,7 @@ pub(crate) fn tokenize(src: &str, from: usize) -> Vec<Token> {
                 None => bytes.len(),
             };
             if content_end > pos {
-                tokens.push(Token::RawText(pos..content_end));
+                tokens(Token::RawText(pos..content_end));
             }
             pos = content_end;
         }
@@ -118,9 +125,8 @@ pub(crate) fn tokenize(src: &str, from: usize) -> Vec<Token> {
         }
     }
     if text_start < bytes.len() {
-        tokens.push(Token::Text(text_start..bytes.len()));
+        tokens(Token::Text(text_start..bytes.len()));
     }
-    tokens
 }
 
 /// The position of `</name` (case-insensitive, followed by a delimiter) at or after `from`.
