@@ -120,47 +120,6 @@ async fn mif_paragraphs_are_translated_and_the_statements_kept() -> Result<()> {
     Ok(())
 }
 
-/// A DITA topic (with its DOCTYPE) translated EN→ES over HTTP: lxml reads
-/// the title and paragraph in Spanish, the code phrase, the parameter name,
-/// the option and the `translate="no"` paragraph as they were.
-#[tokio::test]
-async fn dita_topics_are_translated_with_code_kept() -> Result<()> {
-    let (world, api, key) = platform("dita_doc").await?;
-    let source = r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE topic PUBLIC "-//OASIS//DTD DITA Topic//EN" "topic.dtd">
-<topic id="t"><title>The big house</title><body>
-<p>The dog sleeps, run <codeph>make dog</codeph> now.</p>
-<p>The dog runs with <parmname>--verbose</parmname> and the option <option>quiet</option>.</p>
-<p translate="no">The cat</p></body></topic>
-"#;
-    let (content_type, bytes) = translated(
-        &api,
-        &key,
-        "house.dita",
-        source.as_bytes().to_vec(),
-        &[("target_lang", "ES"), ("source_lang", "EN")],
-    )
-    .await?;
-    assert_eq!(content_type, "application/dita+xml");
-    let path = world.path("house.es.dita");
-    std::fs::write(&path, &bytes)?;
-    let read = python(
-        "import json, sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
-         print(json.dumps([etree.tostring(e, encoding='unicode', with_tail=False) for e in root.iter('title', 'p', 'codeph', 'parmname', 'option')]))",
-        &[&path],
-    )
-    .await?;
-    let read: Value = serde_json::from_str(&read)?;
-    let all = read.to_string().to_lowercase();
-    assert!(all.contains("casa") && all.contains("perro"), "{read}");
-    assert!(all.contains("<codeph>make dog</codeph>"), "{read}");
-    assert!(all.contains("<parmname>--verbose</parmname>"), "{read}");
-    assert!(all.contains("<option>quiet</option>"), "{read}");
-    assert!(all.contains(r#"<p translate=\"no\">the cat</p>"#), "{read}");
-    assert!(String::from_utf8(bytes)?.contains("<!DOCTYPE topic PUBLIC"));
-    Ok(())
-}
-
 /// A SCORM package made by Python's zipfile, translated EN→ES over HTTP:
 /// zipfile reads it back with the same entries, the lesson page and the
 /// manifest title Spanish, the script byte for byte.

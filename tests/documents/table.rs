@@ -197,4 +197,32 @@ rows! {
             Holds::Lacks("\ntitle=The house"),
         ],
     };
+    /// A DITA topic (with its DOCTYPE): lxml reads the title and paragraphs
+    /// in Spanish, the code phrase, the parameter name, the option and the
+    /// `translate="no"` paragraph as they were.
+    dita_topics_are_translated_with_code_kept => Case {
+        file: "house.dita",
+        source: r#"<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topic PUBLIC "-//OASIS//DTD DITA Topic//EN" "topic.dtd">
+<topic id="t"><title>The big house</title><body>
+<p>The dog sleeps, run <codeph>make dog</codeph> now.</p>
+<p>The dog runs with <parmname>--verbose</parmname> and the option <option>quiet</option>.</p>
+<p translate="no">The cat</p></body></topic>
+"#,
+        fields: EN_ES,
+        content_type: "application/dita+xml",
+        reader: Some(
+            "import sys\nfrom lxml import etree\nroot = etree.parse(sys.argv[1]).getroot()\n\
+             for e in root.iter('title', 'p'):\n    print(etree.tostring(e, encoding='unicode', with_tail=False))",
+        ),
+        holds: &[
+            Holds::Starts("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topic PUBLIC"),
+            Holds::Word("\n<title>la casa grande</title>\n"),
+            Holds::Word("perro"),
+            Holds::Has("<codeph>make dog</codeph>"),
+            Holds::Has("<parmname>--verbose</parmname>"),
+            Holds::Has("<option>quiet</option>"),
+            Holds::Has("\n<p translate=\"no\">The cat</p>"),
+        ],
+    };
 }
