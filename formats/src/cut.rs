@@ -10,7 +10,8 @@
 //! which blocks anywhere may use); XLIFF between the units and groups of its
 //! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
 //! head and tail, with comments marking where the piece's output starts and
-//! ends; .NET resources the same way between the entries of their `<root>`;
+//! ends; .NET and Android resources the same way between the entries of their
+//! `<root>` or `<resources>`;
 //! HTML before a block element of the body outside what the filter keeps
 //! whole; YAML at the keys of the first mapping from the top with more than one key,
 //! each piece under the lines of the keys above it; Java properties before a
@@ -242,6 +243,18 @@ pub(crate) fn html(input: &[u8], size: usize) -> Option<Cut> {
     }
     cut_at(input, size, |text| {
         Some((crate::html::cut_points(text), Envelope::Bare))
+    })
+}
+
+/// Android string resources, between the entries of their `<resources>`
+/// (other XML stays whole).
+pub(crate) fn android(input: &[u8], size: usize) -> Option<Cut> {
+    if !crate::android::is_android(input) {
+        return None;
+    }
+    cut_at(input, size, |text| {
+        let (points, head, tail) = xml_points(text, "resources")?;
+        Some((points, Envelope::Xml { head, tail }))
     })
 }
 

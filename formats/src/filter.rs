@@ -435,7 +435,7 @@ pub(crate) static FORMATS: &[Row] = &[
                 true => android::extract(input).map(Document::from),
                 false => its::extract(input).map(Document::from),
             },
-            cut: None,
+            cut: Some(cut::android),
         },
     },
     Row {

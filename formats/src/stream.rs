@@ -190,6 +190,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Xml => format!(
+                "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<resources xmlns:xliff=\"urn:oasis:names:tc:xliff:document:1.2\">\n    <string name=\"app\" translatable=\"false\">The app</string>\n{}</resources>\n",
+                (0..n)
+                    .map(|i| format!(
+                        "    <string name=\"k{i}\">The man\\'s house <b>{i}</b>, <xliff:g id=\"n\">%1$s</xliff:g>.</string>\n    <!-- The note -->\n    <plurals name=\"p{i}\">\n        <item quantity=\"other\">%d dogs sleep</item>\n    </plurals>\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Properties => format!(
                 "# Labels\n{}last = The end.\n",
                 (0..n)
@@ -255,6 +263,7 @@ mod tests {
             DocumentFormat::Resx,
             DocumentFormat::Yaml,
             DocumentFormat::Html,
+            DocumentFormat::Xml,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -310,6 +319,7 @@ mod tests {
             DocumentFormat::Resx,
             DocumentFormat::Yaml,
             DocumentFormat::Html,
+            DocumentFormat::Xml,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {

@@ -35,6 +35,12 @@ pub enum Format {
     Html,
     /// .NET resources: one `data` entry per paragraph.
     Resx,
+    /// Android string resources: one `string` per paragraph.
+    Android,
+    /// A DITA topic: one `p` per paragraph in its body.
+    Dita,
+    /// RTF: one `\\par` per paragraph, bold as `\\b`.
+    Rtf,
 }
 
 impl Format {
@@ -54,6 +60,9 @@ impl Format {
             Format::Strings => "strings",
             Format::Html => "html",
             Format::Resx => "resx",
+            Format::Android => "xml",
+            Format::Dita => "dita",
+            Format::Rtf => "rtf",
         }
     }
 
@@ -93,6 +102,47 @@ impl Format {
                         )
                     }
                     None => format!("<p>{}</p>\n", xml_escape(p)),
+                },
+            )),
+            Format::Android => Ok(lines(
+                &format!("{XML_DECL}<resources>\n"),
+                paragraphs,
+                "</resources>\n",
+                |i, p| {
+                    format!(
+                        "    <string name=\"p{i}\">{}</string>\n",
+                        xml_escape(p).replace('\'', "\\'")
+                    )
+                },
+            )),
+            Format::Dita => Ok(lines(
+                &format!("{XML_DECL}<topic id=\"bench\"><title>Benchmark</title><body>\n"),
+                paragraphs,
+                "</body></topic>\n",
+                |i, p| match bold_first(i, p) {
+                    Some((first, rest)) => {
+                        format!(
+                            "<p><b>{}.</b> {}</p>\n",
+                            xml_escape(first),
+                            xml_escape(rest)
+                        )
+                    }
+                    None => format!("<p>{}</p>\n", xml_escape(p)),
+                },
+            )),
+            Format::Rtf => Ok(lines(
+                "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Times;}}\n",
+                paragraphs,
+                "}\n",
+                |i, p| {
+                    let p = p
+                        .replace('\\', "\\\\")
+                        .replace('{', "\\{")
+                        .replace('}', "\\}");
+                    match bold_first(i, &p) {
+                        Some((first, rest)) => format!("{{\\b {first}.}} {rest}\\par\n"),
+                        None => format!("{p}\\par\n"),
+                    }
                 },
             )),
             Format::Resx => Ok(lines(
