@@ -11,7 +11,10 @@
 //! one `<body>` (1.2) or `<file>` (2.x), each piece inside the file's own
 //! head and tail, with comments marking where the piece's output starts and
 //! ends; .NET and Android resources the same way between the entries of their
-//! `<root>` or `<resources>`;
+//! `<root>` or `<resources>`; other XML and DITA between the children of the
+//! element with the most of them and no text, inside a made head and tail
+//! (the prolog, that element's and its ancestors' start and end tags; a file
+//! with global ITS rules stays whole);
 //! HTML before a block element of the body outside what the filter keeps
 //! whole; YAML at the keys of the first mapping from the top with more than one key,
 //! each piece under the lines of the keys above it; Java properties before a
@@ -31,6 +34,9 @@ pub(crate) const PIECE_SIZE: usize = 128 << 10;
 const START: &[u8] = b"<!--tolk-piece-start-->";
 /// Marks where it ends.
 const END: &[u8] = b"<!--tolk-piece-end-->";
+/// [`START`] and [`END`] as text.
+const START_STR: &str = "<!--tolk-piece-start-->";
+const END_STR: &str = "<!--tolk-piece-end-->";
 
 /// How a piece is made a document of its own and found again in the
 /// filter's output.
@@ -48,6 +54,10 @@ pub(crate) enum Envelope {
         head: Range<usize>,
         tail: Range<usize>,
     },
+    /// XML whose head and tail are made rather than read: the prolog and the
+    /// start tags of the container and its ancestors, and their end tags;
+    /// otherwise as [`Envelope::Xml`].
+    Tree { head: String, tail: String },
     /// YAML: the lines before the mapping whose entries are cut (its keys'
     /// path, `en:`) before every piece but the first; that many lines are
     /// dropped from the piece's output (the filter may rename a locale key).
@@ -246,16 +256,156 @@ pub(crate) fn html(input: &[u8], size: usize) -> Option<Cut> {
     })
 }
 
-/// Android string resources, between the entries of their `<resources>`
-/// (other XML stays whole).
-pub(crate) fn android(input: &[u8], size: usize) -> Option<Cut> {
+/// XML: Android string resources between the entries of their
+/// `<resources>`, other XML as [`xml_tree`].
+pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
     if !crate::android::is_android(input) {
-        return None;
+        return xml_tree(input, size);
     }
     cut_at(input, size, |text| {
         let (points, head, tail) = xml_points(text, "resources")?;
         Some((points, Envelope::Xml { head, tail }))
     })
+}
+
+/// Generic XML and DITA (the ITS filter), between the child elements of the
+/// element with the most of them and no text of its own, each piece inside
+/// the prolog and the start tags of that element and its ancestors (which
+/// carry the `translate` and language marks the filter inherits). A file with
+/// global ITS rules (whose selectors may count siblings) stays whole.
+pub(crate) fn xml_tree(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        if text.contains("translateRule") || text.contains(START_STR) || text.contains(END_STR) {
+            return None;
+        }
+        let (points, head, tail) = tree_points(text)?;
+        Some((points, Envelope::Tree { head, tail }))
+    })
+}
+
+/// One open element while [`tree_points`] reads.
+struct TreeFrame {
+    start: Range<usize>,
+    name: String,
+    children: usize,
+    text: bool,
+}
+
+/// The element [`tree_points`] cuts in.
+struct Container {
+    /// Its child elements.
+    children: usize,
+    /// Where its start tag starts.
+    start: usize,
+    /// Its ancestors' and its own start tags (ranges) and names, from the root.
+    path: Vec<(Range<usize>, String)>,
+}
+
+/// The cut points of [`xml_tree`] and the head and tail of its pieces.
+fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
+    use quick_xml::events::Event;
+    // First the container: the element with the most children and no text.
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack: Vec<TreeFrame> = Vec::new();
+    let mut root_start = None;
+    let mut best: Option<Container> = None;
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        match event {
+            Event::Start(_) => {
+                root_start.get_or_insert(before);
+                if let Some(parent) = stack.last_mut() {
+                    parent.children += 1;
+                }
+                let name = text[before + 1..after]
+                    .split(|c: char| c.is_whitespace() || c == '>' || c == '/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                stack.push(TreeFrame {
+                    start: before..after,
+                    name,
+                    children: 0,
+                    text: false,
+                });
+            }
+            Event::Empty(_) => {
+                if let Some(parent) = stack.last_mut() {
+                    parent.children += 1;
+                }
+            }
+            Event::Text(_) => {
+                if let Some(frame) = stack.last_mut()
+                    && !text[before..after].trim().is_empty()
+                {
+                    frame.text = true;
+                }
+            }
+            Event::CData(_) | Event::GeneralRef(_) => {
+                if let Some(frame) = stack.last_mut() {
+                    frame.text = true;
+                }
+            }
+            Event::End(_) => {
+                let frame = stack.last()?;
+                if !frame.text && best.as_ref().is_none_or(|b| frame.children > b.children) {
+                    best = Some(Container {
+                        children: frame.children,
+                        start: frame.start.start,
+                        path: stack
+                            .iter()
+                            .map(|f| (f.start.clone(), f.name.clone()))
+                            .collect(),
+                    });
+                }
+                stack.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let Container {
+        start: container,
+        path,
+        ..
+    } = best?;
+    // Then its children's starts.
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut inside: Option<usize> = None;
+    let mut points = Vec::new();
+    loop {
+        let before = reader.buffer_position() as usize;
+        match reader.read_event().ok()? {
+            Event::Start(_) => {
+                if before == container {
+                    inside = Some(depth + 1);
+                } else if inside == Some(depth) {
+                    points.push(before);
+                }
+                depth += 1;
+            }
+            Event::Empty(_) if inside == Some(depth) => points.push(before),
+            Event::End(_) => {
+                depth = depth.checked_sub(1)?;
+                if inside == Some(depth + 1) {
+                    inside = None;
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut head = text[..root_start?].to_owned();
+    let mut tail = String::new();
+    for (start, name) in &path {
+        head.push_str(&text[start.clone()]);
+        tail.insert_str(0, &format!("</{name}>"));
+    }
+    tail.push('\n');
+    Some((points.into_iter().skip(1).collect(), head, tail))
 }
 
 /// .NET resources, between the entries of their `<root>`.
@@ -609,6 +759,22 @@ fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
     pieces
 }
 
+/// An XML piece between `head` and `tail` with the comments marking it:
+/// no head before the first piece, no tail after the last.
+fn enveloped(head: &[u8], body: &[u8], tail: &[u8], index: usize, last: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
+    if index > 0 {
+        out.extend_from_slice(head);
+        out.extend_from_slice(START);
+    }
+    out.extend_from_slice(body);
+    if !last {
+        out.extend_from_slice(END);
+        out.extend_from_slice(tail);
+    }
+    out
+}
+
 impl Cut {
     /// Piece `index` of `input` as a document of its own.
     pub(crate) fn document(&self, input: &[u8], index: usize) -> Vec<u8> {
@@ -618,18 +784,15 @@ impl Cut {
             Envelope::Bare => body.to_vec(),
             Envelope::Header(header) if index > 0 => [*header, body].concat(),
             Envelope::Header(_) => body.to_vec(),
-            Envelope::Xml { head, tail } => {
-                let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
-                if index > 0 {
-                    out.extend_from_slice(&input[head.clone()]);
-                    out.extend_from_slice(START);
-                }
-                out.extend_from_slice(body);
-                if !last {
-                    out.extend_from_slice(END);
-                    out.extend_from_slice(&input[tail.clone()]);
-                }
-                out
+            Envelope::Xml { head, tail } => enveloped(
+                &input[head.clone()],
+                body,
+                &input[tail.clone()],
+                index,
+                last,
+            ),
+            Envelope::Tree { head, tail } => {
+                enveloped(head.as_bytes(), body, tail.as_bytes(), index, last)
             }
             Envelope::Prefix { head, .. } if index > 0 => [&input[head.clone()], body].concat(),
             Envelope::Prefix { .. } => body.to_vec(),
@@ -669,7 +832,7 @@ impl Cut {
             Envelope::Bare => Some(output),
             Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
             Envelope::Header(_) => Some(output),
-            Envelope::Xml { .. } => {
+            Envelope::Xml { .. } | Envelope::Tree { .. } => {
                 let start = if index > 0 {
                     find(START)? + START.len()
                 } else {
@@ -817,6 +980,31 @@ mod tests {
             again.extend_from_slice(pieces.separator(json.as_bytes(), i));
         }
         assert_eq!(String::from_utf8(again).unwrap(), json);
+    }
+
+    /// Generic XML is cut between the children of the element with the most
+    /// of them and no text, each piece under the prolog and that element's
+    /// and its ancestors' start tags; global ITS rules keep a file whole.
+    #[test]
+    fn xml_is_cut_between_the_children_of_its_largest_element() {
+        let doc = "<?xml version=\"1.0\"?>\n<d a=\"1\"><h>The title</h><list translate=\"no\"><i>x</i><i>y</i><i>z</i></list></d>";
+        let (points, head, tail) = tree_points(doc).unwrap();
+        let at = |s: &str| doc.find(s).unwrap();
+        assert_eq!(points, [at("<i>y"), at("<i>z")]);
+        assert_eq!(
+            head,
+            "<?xml version=\"1.0\"?>\n<d a=\"1\"><list translate=\"no\">"
+        );
+        assert_eq!(tail, "</list></d>\n");
+        // A paragraph with inline children holds text: never the container.
+        let mixed = "<d><p>A <b>b</b> <i>c</i> <u>d</u></p><q/></d>";
+        assert_eq!(tree_points(mixed).unwrap().0, [mixed.find("<q/>").unwrap()]);
+        let rules = format!(
+            "<d><its:rules xmlns:its=\"http://www.w3.org/2005/11/its\" version=\"2.0\"><its:translateRule selector=\"//p[2]\" translate=\"no\"/></its:rules>{}</d>",
+            "<p>The dog</p>".repeat(20)
+        );
+        assert!(xml_tree(rules.as_bytes(), 64).is_none());
+        assert!(xml_tree(rules.replace("translateRule", "x").as_bytes(), 64).is_some());
     }
 
     #[test]

@@ -435,7 +435,7 @@ pub(crate) static FORMATS: &[Row] = &[
                 true => android::extract(input).map(Document::from),
                 false => its::extract(input).map(Document::from),
             },
-            cut: Some(cut::android),
+            cut: Some(cut::xml),
         },
     },
     Row {
@@ -444,7 +444,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "application/dita+xml",
         filter: &Functions {
             extract: |input, _| its::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::xml_tree),
         },
     },
     Row {

@@ -198,6 +198,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Dita => format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topic PUBLIC \"-//OASIS//DTD DITA Topic//EN\" \"topic.dtd\">\n<topic id=\"t\" xml:lang=\"en\"><title>The book</title>\n<body>\n{}</body></topic>\n",
+                (0..n)
+                    .map(|i| format!(
+                        "<p>The <b>dog</b> {i} sleeps, run <codeph>make dog</codeph>.</p>\n<section translate=\"no\"><p>The brand</p></section>\n<ul><li>The cat</li><li><p>The bird</p></li></ul>\n<p/>\n<!-- The note -->\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Properties => format!(
                 "# Labels\n{}last = The end.\n",
                 (0..n)
@@ -264,6 +272,7 @@ mod tests {
             DocumentFormat::Yaml,
             DocumentFormat::Html,
             DocumentFormat::Xml,
+            DocumentFormat::Dita,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -320,6 +329,7 @@ mod tests {
             DocumentFormat::Yaml,
             DocumentFormat::Html,
             DocumentFormat::Xml,
+            DocumentFormat::Dita,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {
