@@ -93,16 +93,7 @@ impl Format {
                 "<!DOCTYPE html>\n<html><head><title>Benchmark</title></head><body>\n",
                 paragraphs,
                 "</body></html>\n",
-                |i, p| match bold_first(i, p) {
-                    Some((first, rest)) => {
-                        format!(
-                            "<p><b>{}.</b> {}</p>\n",
-                            xml_escape(first),
-                            xml_escape(rest)
-                        )
-                    }
-                    None => format!("<p>{}</p>\n", xml_escape(p)),
-                },
+                paragraph_element,
             )),
             Format::Android => Ok(lines(
                 &format!("{XML_DECL}<resources>\n"),
@@ -119,16 +110,7 @@ impl Format {
                 &format!("{XML_DECL}<topic id=\"bench\"><title>Benchmark</title><body>\n"),
                 paragraphs,
                 "</body></topic>\n",
-                |i, p| match bold_first(i, p) {
-                    Some((first, rest)) => {
-                        format!(
-                            "<p><b>{}.</b> {}</p>\n",
-                            xml_escape(first),
-                            xml_escape(rest)
-                        )
-                    }
-                    None => format!("<p>{}</p>\n", xml_escape(p)),
-                },
+                paragraph_element,
             )),
             Format::Rtf => Ok(lines(
                 "{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Times;}}\n",
@@ -231,6 +213,19 @@ fn markdown(paragraphs: &[String]) -> String {
         }
     }
     out
+}
+
+/// Paragraph `i` as a `<p>` element (HTML, DITA), its bold first sentence in
+/// `<b>`.
+fn paragraph_element(i: usize, p: &str) -> String {
+    match bold_first(i, p) {
+        Some((first, rest)) => format!(
+            "<p><b>{}.</b> {}</p>\n",
+            xml_escape(first),
+            xml_escape(rest)
+        ),
+        None => format!("<p>{}</p>\n", xml_escape(p)),
+    }
 }
 
 /// `head`, one line (or more) per paragraph by `line`, `tail`, as bytes.
