@@ -371,26 +371,35 @@ fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
         path,
         ..
     } = best?;
-    // Then its children's starts.
+    // Then its children's starts; an ancestor with text of its own (the
+    // container inside a paragraph's segment) keeps the file whole.
+    let ancestors: Vec<usize> = path.iter().map(|(start, _)| start.start).collect();
     let mut reader = quick_xml::Reader::from_str(text);
-    let mut depth = 0usize;
+    let mut open: Vec<usize> = Vec::new();
     let mut inside: Option<usize> = None;
     let mut points = Vec::new();
     loop {
         let before = reader.buffer_position() as usize;
-        match reader.read_event().ok()? {
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        let in_ancestor = open
+            .last()
+            .is_some_and(|s| *s != container && ancestors.contains(s));
+        match event {
             Event::Start(_) => {
                 if before == container {
-                    inside = Some(depth + 1);
-                } else if inside == Some(depth) {
+                    inside = Some(open.len() + 1);
+                } else if inside == Some(open.len()) {
                     points.push(before);
                 }
-                depth += 1;
+                open.push(before);
             }
-            Event::Empty(_) if inside == Some(depth) => points.push(before),
+            Event::Empty(_) if inside == Some(open.len()) => points.push(before),
+            Event::Text(_) if in_ancestor && !text[before..after].trim().is_empty() => return None,
+            Event::CData(_) | Event::GeneralRef(_) if in_ancestor => return None,
             Event::End(_) => {
-                depth = depth.checked_sub(1)?;
-                if inside == Some(depth + 1) {
+                open.pop()?;
+                if inside == Some(open.len() + 1) {
                     inside = None;
                 }
             }
@@ -996,6 +1005,9 @@ mod tests {
             "<?xml version=\"1.0\"?>\n<d a=\"1\"><list translate=\"no\">"
         );
         assert_eq!(tail, "</list></d>\n");
+        // A list inside a paragraph's text is in its segment: no cut.
+        let nested = "<d><li>Step <ul><i>a</i><i>b</i><i>c</i></ul> done</li><li>x</li></d>";
+        assert!(tree_points(nested).is_none());
         // A paragraph with inline children holds text: never the container.
         let mixed = "<d><p>A <b>b</b> <i>c</i> <u>d</u></p><q/></d>";
         assert_eq!(tree_points(mixed).unwrap().0, [mixed.find("<q/>").unwrap()]);
