@@ -1,0 +1,226 @@
+//! Text documents cut into pieces at unit boundaries, so that a translation
+//! holds the file, its output and one piece rather than every segment of the
+//! file at once ([`crate::stream::translate`]).
+//!
+//! A piece is a document of its own for the format's filter, made by one of
+//! four kinds of cut: text scanned for its units (plain text, subtitles,
+//! Markdown, properties, strings, HTML: [`text`]), XML between the children of
+//! one container with the file's head and tail around each piece and comments
+//! marking the piece's output ([`xml`](mod@xml)), JSON between the members of its
+//! largest container ([`json`](mod@json)), YAML between the entries of its first mapping
+//! with more than one key ([`yaml`](mod@yaml)). Only UTF-8 files are cut (their bytes can
+//! be cut at any line end); a file smaller than two pieces is one, and so is a
+//! file a cut cannot read safely.
+
+mod json;
+mod text;
+mod xml;
+mod yaml;
+
+pub(crate) use json::json;
+pub(crate) use text::{html, lines, markdown, properties, srt, strings, vtt};
+pub(crate) use xml::{resx, xliff, xml, xml_tree};
+pub(crate) use yaml::yaml;
+
+use std::ops::Range;
+
+/// How large a piece is, at least (the last may be smaller).
+pub(crate) const PIECE_SIZE: usize = 128 << 10;
+
+/// Marks where a piece's own output starts inside its envelope.
+const START: &[u8] = b"<!--tolk-piece-start-->";
+
+/// Marks where it ends.
+const END: &[u8] = b"<!--tolk-piece-end-->";
+
+/// [`START`] and [`END`] as text.
+const START_STR: &str = "<!--tolk-piece-start-->";
+
+const END_STR: &str = "<!--tolk-piece-end-->";
+
+/// How a piece is made a document of its own and found again in the
+/// filter's output.
+#[derive(Debug, Clone)]
+pub(crate) enum Envelope {
+    /// The piece is a document as it is.
+    Bare,
+    /// A header before every piece but the first (WebVTT's `WEBVTT`), written
+    /// back by the filter unchanged and dropped from its output.
+    Header(&'static [u8]),
+    /// XML: the file's head and tail around every piece (not the head for
+    /// the first, nor the tail for the last), with comments marking the
+    /// piece.
+    Xml {
+        head: Range<usize>,
+        tail: Range<usize>,
+    },
+    /// XML whose head and tail are made rather than read: the prolog and the
+    /// start tags of the container and its ancestors, and their end tags;
+    /// otherwise as [`Envelope::Xml`].
+    Tree { head: String, tail: String },
+    /// YAML: the lines before the mapping whose entries are cut (its keys'
+    /// path, `en:`) before every piece but the first; that many lines are
+    /// dropped from the piece's output (the filter may rename a locale key).
+    Prefix { head: Range<usize>, lines: usize },
+    /// JSON: the members of the container that holds most of the file, each
+    /// piece inside brackets opening (`{"":{`) and closing (`}}`) the path
+    /// down to it; the comma and spaces after a piece stay outside it.
+    Json { open: String, close: String },
+}
+
+/// Where a document is cut, and how each piece is wrapped.
+#[derive(Debug)]
+pub(crate) struct Cut {
+    pub pieces: Vec<Range<usize>>,
+    pub envelope: Envelope,
+}
+
+impl Cut {
+    /// Piece `index` of `input` as a document of its own.
+    pub(crate) fn document(&self, input: &[u8], index: usize) -> Vec<u8> {
+        let body = &input[self.pieces[index].clone()];
+        let last = index + 1 == self.pieces.len();
+        match &self.envelope {
+            Envelope::Bare => body.to_vec(),
+            Envelope::Header(header) if index > 0 => [*header, body].concat(),
+            Envelope::Header(_) => body.to_vec(),
+            Envelope::Xml { head, tail } => enveloped(
+                &input[head.clone()],
+                body,
+                &input[tail.clone()],
+                index,
+                last,
+            ),
+            Envelope::Tree { head, tail } => {
+                enveloped(head.as_bytes(), body, tail.as_bytes(), index, last)
+            }
+            Envelope::Prefix { head, .. } if index > 0 => [&input[head.clone()], body].concat(),
+            Envelope::Prefix { .. } => body.to_vec(),
+            Envelope::Json { open, close } => {
+                let mut out = Vec::with_capacity(body.len() + open.len() + close.len());
+                if index > 0 {
+                    out.extend_from_slice(open.as_bytes());
+                }
+                if last {
+                    out.extend_from_slice(body);
+                } else {
+                    out.extend_from_slice(json::json_split(body).0);
+                    out.extend_from_slice(close.as_bytes());
+                }
+                out
+            }
+        }
+    }
+
+    /// What follows piece `index`'s own output in the file (JSON: the comma
+    /// and spaces before the next piece).
+    pub(crate) fn separator<'i>(&self, input: &'i [u8], index: usize) -> &'i [u8] {
+        match self.envelope {
+            Envelope::Json { .. } if index + 1 < self.pieces.len() => {
+                json::json_split(&input[self.pieces[index].clone()]).1
+            }
+            _ => &[],
+        }
+    }
+
+    /// The output of piece `index` in the filter's output for its
+    /// [`Cut::document`]; `None` when the envelope did not come back.
+    pub(crate) fn own_output<'o>(&self, output: &'o [u8], index: usize) -> Option<&'o [u8]> {
+        let last = index + 1 == self.pieces.len();
+        let find = |needle: &[u8]| output.windows(needle.len()).position(|w| w == needle);
+        match &self.envelope {
+            Envelope::Bare => Some(output),
+            Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
+            Envelope::Header(_) => Some(output),
+            Envelope::Xml { .. } | Envelope::Tree { .. } => {
+                let start = if index > 0 {
+                    find(START)? + START.len()
+                } else {
+                    0
+                };
+                let end = if last { output.len() } else { find(END)? };
+                output.get(start..end)
+            }
+            Envelope::Prefix { lines, .. } if index > 0 => {
+                let mut rest = output;
+                for _ in 0..*lines {
+                    let end = rest.iter().position(|b| *b == b'\n')?;
+                    rest = &rest[end + 1..];
+                }
+                Some(rest)
+            }
+            Envelope::Prefix { .. } => Some(output),
+            Envelope::Json { open, close } => {
+                let output = if index > 0 {
+                    output.strip_prefix(open.as_bytes())?
+                } else {
+                    output
+                };
+                if last {
+                    Some(output)
+                } else {
+                    output.strip_suffix(close.as_bytes())
+                }
+            }
+        }
+    }
+}
+
+/// Where `input` is cut into pieces of about `size` bytes, at the points
+/// `points` finds in its text (with the envelope of each piece); `None`
+/// when it stays whole: smaller than two pieces, not UTF-8, or no points.
+fn cut_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
+    if input.len() < 2 * size {
+        return None;
+    }
+    let text = std::str::from_utf8(input).ok()?;
+    let (points, envelope) = points(text)?;
+    let pieces = group(points, input.len(), size);
+    (pieces.len() > 1).then_some(Cut { pieces, envelope })
+}
+
+/// The positions after each line end of `text` that `ok` accepts.
+fn line_ends(text: &str, ok: impl Fn(usize) -> bool) -> Vec<usize> {
+    text.match_indices('\n')
+        .map(|(i, _)| i + 1)
+        .filter(|&p| p < text.len() && ok(p))
+        .collect()
+}
+
+/// Pieces of at least `size` bytes from the cut `points` of a file of
+/// `len` bytes.
+fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for point in points {
+        if point - start >= size && len - point >= size / 2 {
+            pieces.push(start..point);
+            start = point;
+        }
+    }
+    pieces.push(start..len);
+    pieces
+}
+
+/// An XML piece between `head` and `tail` with the comments marking it:
+/// no head before the first piece, no tail after the last.
+fn enveloped(head: &[u8], body: &[u8], tail: &[u8], index: usize, last: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
+    if index > 0 {
+        out.extend_from_slice(head);
+        out.extend_from_slice(START);
+    }
+    out.extend_from_slice(body);
+    if !last {
+        out.extend_from_slice(END);
+        out.extend_from_slice(tail);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,249 @@
+//! Cut points of XML documents: XLIFF, .NET and Android resources between
+//! the entries of their one container, other XML and DITA between the
+//! children of the element with the most of them.
+
+use std::ops::Range;
+
+use super::{Cut, END, END_STR, Envelope, START, START_STR, cut_at};
+
+/// XLIFF, between the units and groups of its one unit container.
+pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let container = if text.contains("<body") {
+            "body"
+        } else {
+            "file"
+        };
+        let (points, head, tail) = xml_points(text, container)?;
+        Some((points, Envelope::Xml { head, tail }))
+    })
+}
+
+/// XML: Android string resources between the entries of their
+/// `<resources>`, other XML as [`xml_tree`].
+pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
+    if !crate::android::is_android(input) {
+        return xml_tree(input, size);
+    }
+    cut_at(input, size, |text| {
+        let (points, head, tail) = xml_points(text, "resources")?;
+        Some((points, Envelope::Xml { head, tail }))
+    })
+}
+
+/// Generic XML and DITA (the ITS filter), between the child elements of the
+/// element with the most of them and no text of its own, each piece inside
+/// the prolog and the start tags of that element and its ancestors (which
+/// carry the `translate` and language marks the filter inherits). A file with
+/// global ITS rules (whose selectors may count siblings) stays whole.
+pub(crate) fn xml_tree(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        if text.contains("translateRule") || text.contains(START_STR) || text.contains(END_STR) {
+            return None;
+        }
+        let (points, head, tail) = tree_points(text)?;
+        Some((points, Envelope::Tree { head, tail }))
+    })
+}
+
+/// One open element while [`tree_points`] reads.
+struct TreeFrame {
+    start: Range<usize>,
+    name: String,
+    children: usize,
+    text: bool,
+}
+
+/// The element [`tree_points`] cuts in.
+struct Container {
+    /// Its child elements.
+    children: usize,
+    /// Where its start tag starts.
+    start: usize,
+    /// Its ancestors' and its own start tags (ranges) and names, from the root.
+    path: Vec<(Range<usize>, String)>,
+}
+
+/// The cut points of [`xml_tree`] and the head and tail of its pieces.
+pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
+    use quick_xml::events::Event;
+    // First the container: the element with the most children and no text.
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut stack: Vec<TreeFrame> = Vec::new();
+    let mut root_start = None;
+    let mut best: Option<Container> = None;
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        match event {
+            Event::Start(_) => {
+                root_start.get_or_insert(before);
+                if let Some(parent) = stack.last_mut() {
+                    parent.children += 1;
+                }
+                let name = text[before + 1..after]
+                    .split(|c: char| c.is_whitespace() || c == '>' || c == '/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                stack.push(TreeFrame {
+                    start: before..after,
+                    name,
+                    children: 0,
+                    text: false,
+                });
+            }
+            Event::Empty(_) => {
+                if let Some(parent) = stack.last_mut() {
+                    parent.children += 1;
+                }
+            }
+            Event::Text(_) => {
+                if let Some(frame) = stack.last_mut()
+                    && !text[before..after].trim().is_empty()
+                {
+                    frame.text = true;
+                }
+            }
+            Event::CData(_) | Event::GeneralRef(_) => {
+                if let Some(frame) = stack.last_mut() {
+                    frame.text = true;
+                }
+            }
+            Event::End(_) => {
+                let frame = stack.last()?;
+                if !frame.text && best.as_ref().is_none_or(|b| frame.children > b.children) {
+                    best = Some(Container {
+                        children: frame.children,
+                        start: frame.start.start,
+                        path: stack
+                            .iter()
+                            .map(|f| (f.start.clone(), f.name.clone()))
+                            .collect(),
+                    });
+                }
+                stack.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let Container {
+        start: container,
+        path,
+        ..
+    } = best?;
+    // Then its children's starts; an ancestor with text of its own (the
+    // container inside a paragraph's segment) keeps the file whole.
+    let ancestors: Vec<usize> = path.iter().map(|(start, _)| start.start).collect();
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut open: Vec<usize> = Vec::new();
+    let mut inside: Option<usize> = None;
+    let mut points = Vec::new();
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        let in_ancestor = open
+            .last()
+            .is_some_and(|s| *s != container && ancestors.contains(s));
+        match event {
+            Event::Start(_) => {
+                if before == container {
+                    inside = Some(open.len() + 1);
+                } else if inside == Some(open.len()) {
+                    points.push(before);
+                }
+                open.push(before);
+            }
+            Event::Empty(_) if inside == Some(open.len()) => points.push(before),
+            Event::Text(_) if in_ancestor && !text[before..after].trim().is_empty() => return None,
+            Event::CData(_) | Event::GeneralRef(_) if in_ancestor => return None,
+            Event::End(_) => {
+                open.pop()?;
+                if inside == Some(open.len() + 1) {
+                    inside = None;
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    let mut head = text[..root_start?].to_owned();
+    let mut tail = String::new();
+    for (start, name) in &path {
+        head.push_str(&text[start.clone()]);
+        tail.insert_str(0, &format!("</{name}>"));
+    }
+    tail.push('\n');
+    Some((points.into_iter().skip(1).collect(), head, tail))
+}
+
+/// .NET resources, between the entries of their `<root>`.
+pub(crate) fn resx(input: &[u8], size: usize) -> Option<Cut> {
+    cut_at(input, size, |text| {
+        let (points, head, tail) = xml_points(text, "root")?;
+        Some((points, Envelope::Xml { head, tail }))
+    })
+}
+
+/// The cut points of an XML file between the children of its one element
+/// named `container` (XLIFF's unit container, resx's root), and the head and
+/// tail around them.
+fn xml_points(text: &str, container: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
+    use quick_xml::events::Event;
+    // Only a file with an XML declaration naming no legacy encoding (read
+    // as the filter reads it) is cut.
+    text.find("?>")?;
+    if crate::encoding::xml_declared(text.as_bytes()).is_some() {
+        return None;
+    }
+    if text.as_bytes().windows(START.len()).any(|w| w == START)
+        || text.as_bytes().windows(END.len()).any(|w| w == END)
+    {
+        return None;
+    }
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut inside: Option<usize> = None;
+    let mut containers = 0;
+    let mut points = Vec::new();
+    let mut head = None;
+    let mut tail = None;
+    loop {
+        let before = reader.buffer_position() as usize;
+        let event = reader.read_event().ok()?;
+        let after = reader.buffer_position() as usize;
+        match event {
+            Event::Start(e) => {
+                if inside.is_none() && e.local_name().into_inner() == container {
+                    containers += 1;
+                    inside = Some(depth + 1);
+                    head = Some(0..after);
+                } else if inside == Some(depth) {
+                    points.push(before);
+                }
+                depth += 1;
+            }
+            Event::Empty(_) if inside == Some(depth) => points.push(before),
+            Event::End(e) => {
+                depth = depth.checked_sub(1)?;
+                if inside == Some(depth + 1) && e.local_name().into_inner() == container {
+                    inside = None;
+                    tail = Some(before..text.len());
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if containers != 1 {
+        return None;
+    }
+    let (head, tail) = (head?, tail?);
+    // A point is where a top-level child starts; the first one starts the
+    // units and is no cut.
+    let points = points.into_iter().skip(1).collect();
+    Some((points, head, tail))
+}
