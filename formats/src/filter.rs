@@ -453,7 +453,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "application/rtf",
         filter: &Functions {
             extract: |input, _| rtf::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::rtf),
         },
     },
     Row {

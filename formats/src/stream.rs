@@ -7,7 +7,8 @@
 //! written a part at a time and, within a part, a chunk of about 128 KiB of
 //! XML at a time: besides its input, a translation holds its output (about
 //! the input's size) and one chunk. Large plain text, subtitle, Markdown,
-//! XLIFF and JSON files are cut into pieces of about 128 KiB at unit boundaries
+//! XLIFF, JSON, RTF and other text files are cut into pieces of about 128 KiB at unit
+//! boundaries
 //! ([`crate::cut`]), each read, translated and written on its own. Other
 //! formats are one batch (software-string files are small).
 
@@ -230,6 +231,14 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
+            DocumentFormat::Rtf => format!(
+                "{{\\rtf1\\ansi\\ansicpg1252\\deff0\\uc1\n{{\\fonttbl{{\\f0\\froman\\fcharset0 Times;}}{{\\f1\\fswiss\\fcharset204 Arial Cyr;}}}}\n{{\\info{{\\title The book}}{{\\subject The house}}{{\\author Ann}}}}\n\\sectd{{\\header\\pard\\plain The top\\par}}{{\\footer\\pard\\plain The foot\\par}}\n{}\\pard\\plain The end.\\par\n}}\n",
+                (0..n / 3)
+                    .map(|i| format!(
+                        "\\pard\\plain \\s20\\f0\\fs20\\ltrpar{{\\loch\nThe house {i} is big, caf\\u233\\'e9.}}\n\\par \\pard\\plain \\f1{{\\rtlch\\fcs1 \\insrsid1 \\'c4\\'ee\\'ec {i}{{\\b bold}}}}{{\\rtlch\\fcs1 \\insrsid1 \\par }}\\pard The garden{{\\footnote\\pard\\plain The note {i}.\\par}} is {{\\field{{\\*\\fldinst HYPERLINK \"x\"}}{{\\fldrslt small}}}}.\\par\n\\trowd\\cellx1000\\cellx2000\\pard\\plain\\intbl The dog\\cell \\pard\\plain\\intbl The cat\\cell\\row\n\\pard\\plain The bird\\line sings\\par\n"
+                    ))
+                    .collect::<String>()
+            ),
             DocumentFormat::Json => format!(
                 "{{\"title\": \"The book\", \"en\": {{{}\n  \"end\": \"The end.\"}}}}\n",
                 (0..n)
@@ -273,6 +282,7 @@ mod tests {
             DocumentFormat::Html,
             DocumentFormat::Xml,
             DocumentFormat::Dita,
+            DocumentFormat::Rtf,
         ] {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
@@ -330,6 +340,7 @@ mod tests {
             DocumentFormat::Html,
             DocumentFormat::Xml,
             DocumentFormat::Dita,
+            DocumentFormat::Rtf,
         ] {
             let input = large(format).into_bytes();
             for at in [1, input.len() / 3, input.len() / 2 + 7, input.len() - 3] {

@@ -1,8 +1,9 @@
 """Writes the Word file the RTF filter's tests convert to RTF with
 LibreOffice: text in three scripts (Latin with accents, Cyrillic, Greek),
-bold and italic runs, a hyperlink, a table and a page header.
+bold and italic runs, a hyperlink, a table and a page header; the body
+COPIES times over (once by default) for a large file.
 
-    python3 make_rtf_source.py FILE.docx
+    python3 make_rtf_source.py FILE.docx [COPIES]
 """
 
 import sys
@@ -12,9 +13,15 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml.shared import OxmlElement, qn
 
 
-def main(path):
+def main(path, copies=1):
     d = docx.Document()
     d.sections[0].header.paragraphs[0].text = "The quarterly report"
+    for _ in range(copies):
+        body(d)
+    d.save(path)
+
+
+def body(d):
     p = d.add_paragraph("The café serves ")
     p.add_run("crème brûlée").bold = True
     p.add_run(" and ")
@@ -36,8 +43,7 @@ def main(path):
     t = d.add_table(rows=1, cols=2)
     t.cell(0, 0).text = "The house is big."
     t.cell(0, 1).text = "The water is cold."
-    d.save(path)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1)

@@ -41,6 +41,9 @@ pub enum Format {
     Dita,
     /// RTF: one `\\par` per paragraph, bold as `\\b`.
     Rtf,
+    /// FrameMaker MIF: one `Para` per paragraph in one text flow, bold as a
+    /// `Font` change.
+    Mif,
 }
 
 impl Format {
@@ -63,6 +66,7 @@ impl Format {
             Format::Android => "xml",
             Format::Dita => "dita",
             Format::Rtf => "rtf",
+            Format::Mif => "mif",
         }
     }
 
@@ -125,6 +129,26 @@ impl Format {
                         Some((first, rest)) => format!("{{\\b {first}.}} {rest}\\par\n"),
                         None => format!("{p}\\par\n"),
                     }
+                },
+            )),
+            Format::Mif => Ok(lines(
+                "<MIFFile 2015> # Benchmark\n<TextFlow\n <TFTag `A'>\n",
+                paragraphs,
+                "> # end of TextFlow\n",
+                |i, p| {
+                    let p = p
+                        .replace('\\', "\\\\")
+                        .replace('\'', "\\q")
+                        .replace('>', "\\>");
+                    let strings = match bold_first(i, &p) {
+                        Some((first, rest)) => format!(
+                            "   <Font <FWeight `Bold'>>\n   <String `{first}.'>\n   <Font <FWeight `Regular'>>\n   <String ` {rest}'>\n"
+                        ),
+                        None => format!("   <String `{p}'>\n"),
+                    };
+                    format!(
+                        " <Para\n  <PgfTag `Body'>\n  <ParaLine\n{strings}  > # end of ParaLine\n > # end of Para\n"
+                    )
                 },
             )),
             Format::Resx => Ok(lines(

@@ -13,11 +13,13 @@
 //! file a cut cannot read safely.
 
 mod json;
+mod rtf;
 mod text;
 mod xml;
 mod yaml;
 
 pub(crate) use json::json;
+pub(crate) use rtf::rtf;
 pub(crate) use text::{html, lines, markdown, properties, srt, strings, vtt};
 pub(crate) use xml::{resx, xliff, xml, xml_tree};
 pub(crate) use yaml::yaml;
@@ -27,16 +29,32 @@ use std::ops::Range;
 /// How large a piece is, at least (the last may be smaller).
 pub(crate) const PIECE_SIZE: usize = 128 << 10;
 
-/// Marks where a piece's own output starts inside its envelope.
-const START: &[u8] = b"<!--tolk-piece-start-->";
+/// What marks where a piece's own output starts and ends inside its
+/// envelope: something the format's filter writes back as it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Marks {
+    start: &'static str,
+    end: &'static str,
+}
 
-/// Marks where it ends.
-const END: &[u8] = b"<!--tolk-piece-end-->";
+impl Marks {
+    /// Whether `text` holds either mark already (such a file is not cut).
+    fn found_in(&self, text: &str) -> bool {
+        text.contains(self.start) || text.contains(self.end)
+    }
+}
 
-/// [`START`] and [`END`] as text.
-const START_STR: &str = "<!--tolk-piece-start-->";
+/// XML comments.
+const XML: Marks = Marks {
+    start: "<!--tolk-piece-start-->",
+    end: "<!--tolk-piece-end-->",
+};
 
-const END_STR: &str = "<!--tolk-piece-end-->";
+/// RTF destinations a reader ignores (`{\*\…}`).
+const RTF: Marks = Marks {
+    start: "{\\*\\tolkpiecestart}",
+    end: "{\\*\\tolkpieceend}",
+};
 
 /// How a piece is made a document of its own and found again in the
 /// filter's output.
@@ -54,10 +72,16 @@ pub(crate) enum Envelope {
         head: Range<usize>,
         tail: Range<usize>,
     },
-    /// XML whose head and tail are made rather than read: the prolog and the
-    /// start tags of the container and its ancestors, and their end tags;
-    /// otherwise as [`Envelope::Xml`].
-    Tree { head: String, tail: String },
+    /// A head and tail made rather than read (XML: the prolog and the start
+    /// tags of the container and its ancestors, and their end tags; RTF: the
+    /// document's group up to its first paragraph without the text it holds,
+    /// and `}`), with `marks` marking the piece; otherwise as
+    /// [`Envelope::Xml`].
+    Made {
+        head: String,
+        tail: String,
+        marks: Marks,
+    },
     /// YAML: the lines before the mapping whose entries are cut (its keys'
     /// path, `en:`) before every piece but the first; that many lines are
     /// dropped from the piece's output (the filter may rename a locale key).
@@ -88,12 +112,16 @@ impl Cut {
                 &input[head.clone()],
                 body,
                 &input[tail.clone()],
-                index,
-                last,
+                (index, last),
+                XML,
             ),
-            Envelope::Tree { head, tail } => {
-                enveloped(head.as_bytes(), body, tail.as_bytes(), index, last)
-            }
+            Envelope::Made { head, tail, marks } => enveloped(
+                head.as_bytes(),
+                body,
+                tail.as_bytes(),
+                (index, last),
+                *marks,
+            ),
             Envelope::Prefix { head, .. } if index > 0 => [&input[head.clone()], body].concat(),
             Envelope::Prefix { .. } => body.to_vec(),
             Envelope::Json { open, close } => {
@@ -132,13 +160,21 @@ impl Cut {
             Envelope::Bare => Some(output),
             Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
             Envelope::Header(_) => Some(output),
-            Envelope::Xml { .. } | Envelope::Tree { .. } => {
+            Envelope::Xml { .. } | Envelope::Made { .. } => {
+                let marks = match &self.envelope {
+                    Envelope::Made { marks, .. } => *marks,
+                    _ => XML,
+                };
                 let start = if index > 0 {
-                    find(START)? + START.len()
+                    find(marks.start.as_bytes())? + marks.start.len()
                 } else {
                     0
                 };
-                let end = if last { output.len() } else { find(END)? };
+                let end = if last {
+                    output.len()
+                } else {
+                    find(marks.end.as_bytes())?
+                };
                 output.get(start..end)
             }
             Envelope::Prefix { lines, .. } if index > 0 => {
@@ -206,17 +242,23 @@ fn group(points: Vec<usize>, len: usize, size: usize) -> Vec<Range<usize>> {
     pieces
 }
 
-/// An XML piece between `head` and `tail` with the comments marking it:
-/// no head before the first piece, no tail after the last.
-fn enveloped(head: &[u8], body: &[u8], tail: &[u8], index: usize, last: bool) -> Vec<u8> {
+/// A piece between `head` and `tail` with the `marks` marking it: no head
+/// before the first piece, no tail after the last.
+fn enveloped(
+    head: &[u8],
+    body: &[u8],
+    tail: &[u8],
+    (index, last): (usize, bool),
+    marks: Marks,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + head.len() + tail.len() + 64);
     if index > 0 {
         out.extend_from_slice(head);
-        out.extend_from_slice(START);
+        out.extend_from_slice(marks.start.as_bytes());
     }
     out.extend_from_slice(body);
     if !last {
-        out.extend_from_slice(END);
+        out.extend_from_slice(marks.end.as_bytes());
         out.extend_from_slice(tail);
     }
     out

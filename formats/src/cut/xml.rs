@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::{Cut, END, END_STR, Envelope, START, START_STR, cut_at};
+use super::{Cut, Envelope, XML, cut_at};
 
 /// XLIFF, between the units and groups of its one unit container.
 pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
@@ -38,11 +38,12 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
 /// global ITS rules (whose selectors may count siblings) stays whole.
 pub(crate) fn xml_tree(input: &[u8], size: usize) -> Option<Cut> {
     cut_at(input, size, |text| {
-        if text.contains("translateRule") || text.contains(START_STR) || text.contains(END_STR) {
+        if text.contains("translateRule") || XML.found_in(text) {
             return None;
         }
         let (points, head, tail) = tree_points(text)?;
-        Some((points, Envelope::Tree { head, tail }))
+        let marks = XML;
+        Some((points, Envelope::Made { head, tail, marks }))
     })
 }
 
@@ -199,9 +200,7 @@ fn xml_points(text: &str, container: &str) -> Option<(Vec<usize>, Range<usize>, 
     if crate::encoding::xml_declared(text.as_bytes()).is_some() {
         return None;
     }
-    if text.as_bytes().windows(START.len()).any(|w| w == START)
-        || text.as_bytes().windows(END.len()).any(|w| w == END)
-    {
+    if XML.found_in(text) {
         return None;
     }
     let mut reader = quick_xml::Reader::from_str(text);

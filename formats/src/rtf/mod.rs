@@ -25,11 +25,17 @@
 //! translation whose unbalanced braces (a group opened in one paragraph and
 //! closed in another) came back out of order is written with its tags in the
 //! source's order, so the output always parses.
+//!
+//! A large file is read a piece at a time, cut before paragraphs of the
+//! document's group ([`cut_points`]).
 
+mod pieces;
 mod read;
 #[cfg(test)]
 mod tests;
 mod write;
+
+pub(crate) use pieces::cut_points;
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -122,7 +122,7 @@ pub(super) fn parse(src: &[u8]) -> Result<Vec<Item>, FormatError> {
 }
 
 /// The control word or symbol at `at` (a backslash) and where it ends.
-fn control(src: &[u8], at: usize) -> (Item, usize) {
+pub(super) fn control(src: &[u8], at: usize) -> (Item, usize) {
     let rest = &src[at + 1..];
     let Some(&first) = rest.first() else {
         return (Item::Text(at..at + 1), at + 1);

@@ -239,3 +239,79 @@ fn libreoffice_rtf_round_trips_and_libreoffice_reads_the_translation() {
     let read = std::fs::read_to_string(txt.join("translated-doc.txt")).unwrap();
     assert!(read.contains("[The house Ж€~]"), "{read}");
 }
+
+/// A long Word document LibreOffice saved as RTF is read a piece at a time
+/// into what the whole file gives, and LibreOffice reads every paragraph of
+/// the pieced translation.
+#[test]
+fn a_large_libreoffice_rtf_is_translated_piece_by_piece() {
+    let copies = 300;
+    let dir = test_folder("rtf-large");
+    let docx = dir.join("large.docx");
+    testdata_script(
+        "make_rtf_source.py",
+        &[&docx, Path::new(&copies.to_string())],
+    );
+    let out_dir = dir.join("rtf");
+    soffice(&dir, "rtf", &out_dir, &[docx]);
+    let bytes = std::fs::read(out_dir.join("large.rtf")).unwrap();
+    let cut = crate::cut::rtf(&bytes, crate::cut::PIECE_SIZE).expect("the file is cut");
+    assert!(cut.pieces.len() > 2, "{} pieces", cut.pieces.len());
+    let translate = |segments: &[String]| -> Vec<String> {
+        segments.iter().map(|s| map_text(s, pseudo)).collect()
+    };
+    let mut batches = 0;
+    let pieced = crate::stream::translate::<()>(
+        DocumentFormat::Rtf,
+        &bytes,
+        crate::ExtractOptions::default(),
+        "ES",
+        &mut |segments, _| {
+            batches += 1;
+            Ok(translate(segments))
+        },
+    )
+    .unwrap();
+    assert_eq!(batches, cut.pieces.len());
+    let doc = extract(DocumentFormat::Rtf, &bytes).unwrap();
+    let whole = doc.merge(&translate(doc.segments())).unwrap();
+    assert!(pieced == whole, "the pieces differ from the whole file");
+    let translated = dir.join("translated-large.rtf");
+    std::fs::write(&translated, pieced).unwrap();
+    let txt = dir.join("txt");
+    soffice(&dir, "txt:Text", &txt, &[translated]);
+    let read = std::fs::read_to_string(txt.join("translated-large.txt")).unwrap();
+    for expected in [
+        "[Привет, мир: the Russian greeting. Ж€~]",
+        "[Καλημέρα is Greek for good morning. Ж€~]",
+    ] {
+        assert_eq!(read.matches(expected).count(), copies, "{expected:?}");
+    }
+}
+
+#[test]
+fn cuts_fall_between_paragraphs_read_as_in_the_whole_file() {
+    let src = concat!(
+        r"{\rtf1\ansi{\fonttbl{\f0 A;}{\f1\fcharset204 B;}}{\info{\title T}}",
+        r"{\header\pard Top\par}\pard\plain A\par \pard B\pard C\par \f1 D\par \pard E\par ",
+        r"\pard\plain F\par {\b G\par }\pard H\par \uc0 I\par \pard\plain J\par}",
+    );
+    let (points, head) = super::cut_points(src.as_bytes()).unwrap();
+    // The head keeps the tables, not the text of the information or header.
+    assert_eq!(head, r"{\rtf1\ansi{\fonttbl{\f0 A;}{\f1\fcharset204 B;}}");
+    let at = |s: &str| src.find(s).unwrap();
+    // Not inside an open paragraph (C), under a font of another code page
+    // (E, not reset by \plain) or another \uc (J); a paragraph ended inside
+    // a group (G) is ended.
+    assert_eq!(
+        points,
+        [
+            at(r"\pard B"),
+            at(r"\f1 D"),
+            at(r"\pard\plain F"),
+            at(r"{\b G"),
+            at(r"\pard H"),
+            at(r"\uc0 I"),
+        ]
+    );
+}
