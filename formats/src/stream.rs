@@ -7,10 +7,9 @@
 //! written a part at a time and, within a part, a chunk of about 128 KiB of
 //! XML at a time: besides its input, a translation holds its output (about
 //! the input's size) and one chunk. Large plain text, subtitle, Markdown,
-//! XLIFF, JSON, RTF and other text files are cut into pieces of about 128 KiB at unit
-//! boundaries
-//! ([`crate::cut`]), each read, translated and written on its own. Other
-//! formats are one batch (software-string files are small).
+//! XLIFF, JSON, RTF and other text files are cut into pieces of about
+//! 128 KiB at unit boundaries ([`crate::cut`]), each read, translated and
+//! written on its own. Other formats are one batch.
 
 use crate::filter::{self, Halt, Stop, Walk};
 use crate::{DocumentFormat, ExtractOptions, FormatError, inline};
