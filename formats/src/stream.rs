@@ -246,14 +246,26 @@ mod tests {
                     ))
                     .collect::<String>()
             ),
-            _ => format!(
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">\n<file source-language=\"en\" datatype=\"plaintext\" original=\"a\"><body>\n{}</body></file></xliff>\n",
-                (0..n)
-                    .map(|i| format!(
-                        "<trans-unit id=\"{i}\"><source>The <g id=\"1\">house</g> {i} is big.</source></trans-unit>\n"
-                    ))
-                    .collect::<String>()
-            ),
+            _ => {
+                // Three files: plain text, a Windows resource (access keys
+                // kept out of the text) and another target language.
+                let file = |original: &str, datatype: &str, target: &str, k: usize| {
+                    format!(
+                        "<file source-language=\"en\" target-language=\"{target}\" datatype=\"{datatype}\" original=\"{original}\">\n<header><note>The {original}</note></header>\n<body>\n{}</body></file>\n",
+                        (0..n / 3)
+                            .map(|i| format!(
+                                "<trans-unit id=\"{k}.{i}\"><source>The <g id=\"1\">house</g> {i} is big, E&amp;xit.</source></trans-unit>\n"
+                            ))
+                            .collect::<String>()
+                    )
+                };
+                format!(
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\" xmlns=\"urn:oasis:names:tc:xliff:document:1.2\">\n{}{}{}</xliff>\n",
+                    file("a", "plaintext", "es", 1),
+                    file("b.rc", "winres", "es", 2),
+                    file("c", "plaintext", "fr", 3),
+                )
+            }
         }
     }
 

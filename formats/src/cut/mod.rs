@@ -65,12 +65,15 @@ pub(crate) enum Envelope {
     /// A header before every piece but the first (WebVTT's `WEBVTT`), written
     /// back by the filter unchanged and dropped from its output.
     Header(&'static [u8]),
-    /// XML: the file's head and tail around every piece (not the head for
-    /// the first, nor the tail for the last), with comments marking the
-    /// piece.
+    /// XML cut between the children of its unit containers (XLIFF's
+    /// `<file>`s): around every piece the file's prolog and the head of the
+    /// container it starts in, the tail of the container it ends in and the
+    /// file's epilog (not the head for the first piece, nor the tail for the
+    /// last), with comments marking the piece.
     Xml {
-        head: Range<usize>,
-        tail: Range<usize>,
+        prolog: Range<usize>,
+        containers: Vec<Container>,
+        epilog: Range<usize>,
     },
     /// A head and tail made rather than read (XML: the prolog and the start
     /// tags of the container and its ancestors, and their end tags; RTF: the
@@ -92,6 +95,15 @@ pub(crate) enum Envelope {
     Json { open: String, close: String },
 }
 
+/// A unit container of an XML file: from its element's start tag to where
+/// its units start (XLIFF 1.2: `<file …><header>…</header><body>`), and from
+/// where they end to its element's end tag.
+#[derive(Debug, Clone)]
+pub(crate) struct Container {
+    pub head: Range<usize>,
+    pub tail: Range<usize>,
+}
+
 /// Where a document is cut, and how each piece is wrapped.
 #[derive(Debug)]
 pub(crate) struct Cut {
@@ -108,13 +120,24 @@ impl Cut {
             Envelope::Bare => body.to_vec(),
             Envelope::Header(header) if index > 0 => [*header, body].concat(),
             Envelope::Header(_) => body.to_vec(),
-            Envelope::Xml { head, tail } => enveloped(
-                &input[head.clone()],
-                body,
-                &input[tail.clone()],
-                (index, last),
-                XML,
-            ),
+            Envelope::Xml {
+                prolog,
+                containers,
+                epilog,
+            } => {
+                let piece = &self.pieces[index];
+                // The container a piece starts in, and the one it ends in.
+                let around = |at: usize| containers.iter().find(|c| c.tail.start >= at);
+                let head = around(piece.start + 1).map_or(&[][..], |c| &input[c.head.clone()]);
+                let tail = around(piece.end).map_or(&[][..], |c| &input[c.tail.clone()]);
+                enveloped(
+                    &[&input[prolog.clone()], head].concat(),
+                    body,
+                    &[tail, &input[epilog.clone()]].concat(),
+                    (index, last),
+                    XML,
+                )
+            }
             Envelope::Made { head, tail, marks } => enveloped(
                 head.as_bytes(),
                 body,

@@ -89,6 +89,58 @@ fn xliff_is_cut_between_the_units_of_its_body() {
 }
 
 #[test]
+fn xliff_with_several_files_puts_each_piece_inside_its_own_file() {
+    let file = |name: &str, lang: &str| {
+        let units: String = (1..=6)
+            .map(|i| {
+                format!("<trans-unit id=\"{name}{i}\"><source>Line {i}</source></trans-unit>\n")
+            })
+            .collect();
+        format!(
+            "<file original=\"{name}\" source-language=\"en\" target-language=\"{lang}\" datatype=\"plaintext\">\n<header><note>{name}</note></header>\n<body>\n{units}</body>\n</file>\n"
+        )
+    };
+    let xliff = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<xliff version=\"1.2\">\n{}{}</xliff>\n",
+        file("a", "es"),
+        file("b", "fr")
+    );
+    let cut = cut(DocumentFormat::Xliff, xliff.as_bytes(), 150).unwrap();
+    assert!(cut.pieces.len() > 3, "{:?}", cut.pieces);
+    let mut again = Vec::new();
+    for (i, piece) in cut.pieces.iter().enumerate() {
+        let doc = String::from_utf8(cut.document(xliff.as_bytes(), i)).unwrap();
+        let body = &xliff[piece.clone()];
+        // Every piece after the first stands in the file it starts in (its
+        // header too), and every piece before the last closes the file it
+        // ends in.
+        let starts_in = if xliff[..piece.start].contains("original=\"b\"") {
+            "b"
+        } else {
+            "a"
+        };
+        if i > 0 {
+            let head = format!("<xliff version=\"1.2\">\n<file original=\"{starts_in}\"");
+            assert!(doc.contains(&head), "{doc}");
+            assert_eq!(
+                doc.matches("<header>").count(),
+                1 + body.matches("<header>").count(),
+                "{doc}"
+            );
+        }
+        if i + 1 < cut.pieces.len() {
+            assert!(doc.ends_with("</body>\n</file>\n</xliff>\n"), "{doc}");
+        }
+        assert_eq!(
+            crate::extract(DocumentFormat::Xliff, doc.as_bytes()).map(|_| ()),
+            Ok(())
+        );
+        again.extend_from_slice(cut.own_output(doc.as_bytes(), i).unwrap());
+    }
+    assert_eq!(String::from_utf8(again).unwrap(), xliff);
+}
+
+#[test]
 fn json_is_cut_between_the_members_of_its_largest_object() {
     let members: String = (0..40)
         .map(|i| format!("    \"key{i}\": {{\"a\": \"The house {i}\", \"b\": [1, true, null]}},\n"))

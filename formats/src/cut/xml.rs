@@ -4,18 +4,18 @@
 
 use std::ops::Range;
 
-use super::{Cut, Envelope, XML, cut_at};
+use super::{Container, Cut, Envelope, XML, cut_at};
 
-/// XLIFF, between the units and groups of its one unit container.
+/// XLIFF, between the units and groups of its unit containers (1.2's
+/// `<body>`s, 2.0's `<file>`s), each piece inside its `<file>`.
 pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
     cut_at(input, size, |text| {
-        let container = if text.contains("<body") {
-            "body"
+        let unit_parent = if text.contains("<body") {
+            Within::Body
         } else {
-            "file"
+            Within::File
         };
-        let (points, head, tail) = xml_points(text, container)?;
-        Some((points, Envelope::Xml { head, tail }))
+        xml_points(text, unit_parent)
     })
 }
 
@@ -26,8 +26,7 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
         return xml_tree(input, size);
     }
     cut_at(input, size, |text| {
-        let (points, head, tail) = xml_points(text, "resources")?;
-        Some((points, Envelope::Xml { head, tail }))
+        xml_points(text, Within::Root("resources"))
     })
 }
 
@@ -56,7 +55,7 @@ struct TreeFrame {
 }
 
 /// The element [`tree_points`] cuts in.
-struct Container {
+struct Largest {
     /// Its child elements.
     children: usize,
     /// Where its start tag starts.
@@ -72,7 +71,7 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
     let mut reader = quick_xml::Reader::from_str(text);
     let mut stack: Vec<TreeFrame> = Vec::new();
     let mut root_start = None;
-    let mut best: Option<Container> = None;
+    let mut best: Option<Largest> = None;
     loop {
         let before = reader.buffer_position() as usize;
         let event = reader.read_event().ok()?;
@@ -115,7 +114,7 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
             Event::End(_) => {
                 let frame = stack.last()?;
                 if !frame.text && best.as_ref().is_none_or(|b| frame.children > b.children) {
-                    best = Some(Container {
+                    best = Some(Largest {
                         children: frame.children,
                         start: frame.start.start,
                         path: stack
@@ -130,7 +129,7 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
             _ => {}
         }
     }
-    let Container {
+    let Largest {
         start: container,
         path,
         ..
@@ -183,66 +182,113 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
 
 /// .NET resources, between the entries of their `<root>`.
 pub(crate) fn resx(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
-        let (points, head, tail) = xml_points(text, "root")?;
-        Some((points, Envelope::Xml { head, tail }))
-    })
+    cut_at(input, size, |text| xml_points(text, Within::Root("root")))
 }
 
-/// The cut points of an XML file between the children of its one element
-/// named `container` (XLIFF's unit container, resx's root), and the head and
-/// tail around them.
-fn xml_points(text: &str, container: &str) -> Option<(Vec<usize>, Range<usize>, Range<usize>)> {
+/// Where the units of a file [`xml_points`] cuts stand.
+#[derive(Clone, Copy)]
+enum Within {
+    /// In the `<body>`s of XLIFF 1.2 `<file>`s.
+    Body,
+    /// In XLIFF 2.0 `<file>`s.
+    File,
+    /// In the one root element of this name (resx's `<root>`, Android's
+    /// `<resources>`).
+    Root(&'static str),
+}
+
+impl Within {
+    fn name(self) -> &'static str {
+        match self {
+            Within::Body => "body",
+            Within::File => "file",
+            Within::Root(name) => name,
+        }
+    }
+}
+
+/// The cut points of an XML file between the children of its unit
+/// containers (elements named as `within` says), and the envelope of its
+/// pieces.
+fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
     use quick_xml::events::Event;
     // Only a file with an XML declaration naming no legacy encoding (read
     // as the filter reads it) is cut.
     text.find("?>")?;
-    if crate::encoding::xml_declared(text.as_bytes()).is_some() {
+    if crate::encoding::xml_declared(text.as_bytes()).is_some() || XML.found_in(text) {
         return None;
     }
-    if XML.found_in(text) {
-        return None;
-    }
+    let name = within.name();
     let mut reader = quick_xml::Reader::from_str(text);
-    let mut depth = 0usize;
-    let mut inside: Option<usize> = None;
-    let mut containers = 0;
+    // The start of every open element.
+    let mut open: Vec<usize> = Vec::new();
+    // The depth of the container being read, and where its head starts.
+    let mut inside: Option<(usize, usize)> = None;
+    // A container whose units ended: where its tail starts, and the depth
+    // of the element the tail closes.
+    let mut closing: Option<(usize, usize)> = None;
+    let mut containers: Vec<Container> = Vec::new();
     let mut points = Vec::new();
-    let mut head = None;
-    let mut tail = None;
     loop {
         let before = reader.buffer_position() as usize;
         let event = reader.read_event().ok()?;
         let after = reader.buffer_position() as usize;
         match event {
             Event::Start(e) => {
-                if inside.is_none() && e.local_name().into_inner() == container {
-                    containers += 1;
-                    inside = Some(depth + 1);
-                    head = Some(0..after);
-                } else if inside == Some(depth) {
+                if inside.is_none() && closing.is_none() && e.local_name().into_inner() == name {
+                    let head = match within {
+                        Within::Body => *open.last()?,
+                        _ => before,
+                    };
+                    inside = Some((open.len() + 1, head));
+                    containers.push(Container {
+                        head: head..after,
+                        tail: 0..0,
+                    });
+                } else if inside.is_some_and(|(depth, _)| depth == open.len()) {
                     points.push(before);
                 }
-                depth += 1;
+                open.push(before);
             }
-            Event::Empty(_) if inside == Some(depth) => points.push(before),
-            Event::End(e) => {
-                depth = depth.checked_sub(1)?;
-                if inside == Some(depth + 1) && e.local_name().into_inner() == container {
+            Event::Empty(_) if inside.is_some_and(|(depth, _)| depth == open.len()) => {
+                points.push(before)
+            }
+            Event::End(_) => {
+                open.pop()?;
+                if inside.is_some_and(|(depth, _)| depth == open.len() + 1) {
                     inside = None;
-                    tail = Some(before..text.len());
+                    let frame = match within {
+                        Within::Body => open.len().checked_sub(1)?,
+                        _ => open.len(),
+                    };
+                    closing = Some((before, frame));
+                }
+                if let Some((tail, frame)) = closing
+                    && frame == open.len()
+                {
+                    containers.last_mut()?.tail = tail..after;
+                    closing = None;
                 }
             }
             Event::Eof => break,
             _ => {}
         }
     }
-    if containers != 1 {
+    let several = matches!(within, Within::Body | Within::File);
+    if containers.is_empty() || (!several && containers.len() != 1) || closing.is_some() {
         return None;
     }
-    let (head, tail) = (head?, tail?);
-    // A point is where a top-level child starts; the first one starts the
+    let prolog = 0..containers.first()?.head.start;
+    let epilog = containers.last()?.tail.end..text.len();
+    // A point is where a container's child starts; the first one starts the
     // units and is no cut.
     let points = points.into_iter().skip(1).collect();
-    Some((points, head, tail))
+    Some((
+        points,
+        Envelope::Xml {
+            prolog,
+            containers,
+            epilog,
+        },
+    ))
 }
