@@ -468,7 +468,7 @@ pub(crate) static FORMATS: &[Row] = &[
         media_type: "application/vnd.mif",
         filter: &Functions {
             extract: |input, _| mif::extract(input).map(Document::from),
-            cut: None,
+            cut: Some(cut::mif),
         },
     },
     Row {

@@ -29,9 +29,15 @@
 //! opens the file. MIF 8 and later are UTF-8; earlier versions are read
 //! and written in FrameRoman (Mac Roman), characters outside it as `\xNN `
 //! escapes or, when it has none, `?`.
+//!
+//! A large file is read a piece at a time, cut before the paragraphs of its
+//! body text flows ([`cut_points`]).
 
+mod pieces;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use pieces::cut_points;
 
 use std::ops::Range;
 

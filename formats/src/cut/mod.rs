@@ -3,22 +3,27 @@
 //! file at once ([`crate::stream::translate`]).
 //!
 //! A piece is a document of its own for the format's filter, made by one of
-//! four kinds of cut: text scanned for its units (plain text, subtitles,
-//! Markdown, properties, strings, HTML: [`text`]), XML between the children of
-//! one container with the file's head and tail around each piece and comments
-//! marking the piece's output ([`xml`](mod@xml)), JSON between the members of its
-//! largest container ([`json`](mod@json)), YAML between the entries of its first mapping
-//! with more than one key ([`yaml`](mod@yaml)). Only UTF-8 files are cut (their bytes can
-//! be cut at any line end); a file smaller than two pieces is one, and so is a
-//! file a cut cannot read safely.
+//! these cuts: text scanned for its units (plain text, subtitles, Markdown,
+//! properties, strings, HTML: [`text`]); XML between the children of its unit
+//! containers, each piece inside the file's prolog and the container it
+//! starts in, comments marking the piece's output ([`xml`](mod@xml)); JSON
+//! between the members of its largest container ([`json`](mod@json)); YAML
+//! between the entries of its first mapping with more than one key
+//! ([`yaml`](mod@yaml)); RTF between the paragraphs of its document group
+//! ([`rtf`](mod@rtf)); MIF between the paragraphs of its body text flows
+//! ([`mif`](mod@mif)). Only UTF-8 files are cut (their bytes can be cut at
+//! any line end); a file smaller than two pieces is one, and so is a file a
+//! cut cannot read safely.
 
 mod json;
+mod mif;
 mod rtf;
 mod text;
 mod xml;
 mod yaml;
 
 pub(crate) use json::json;
+pub(crate) use mif::mif;
 pub(crate) use rtf::rtf;
 pub(crate) use text::{html, lines, markdown, properties, srt, strings, vtt};
 pub(crate) use xml::{resx, xliff, xml, xml_tree};
@@ -50,6 +55,12 @@ const XML: Marks = Marks {
     end: "<!--tolk-piece-end-->",
 };
 
+/// MIF comments.
+const MIF: Marks = Marks {
+    start: "\n# tolk-piece-start\n",
+    end: "\n# tolk-piece-end\n",
+};
+
 /// RTF destinations a reader ignores (`{\*\…}`).
 const RTF: Marks = Marks {
     start: "{\\*\\tolkpiecestart}",
@@ -65,21 +76,23 @@ pub(crate) enum Envelope {
     /// A header before every piece but the first (WebVTT's `WEBVTT`), written
     /// back by the filter unchanged and dropped from its output.
     Header(&'static [u8]),
-    /// XML cut between the children of its unit containers (XLIFF's
-    /// `<file>`s): around every piece the file's prolog and the head of the
-    /// container it starts in, the tail of the container it ends in and the
-    /// file's epilog (not the head for the first piece, nor the tail for the
-    /// last), with comments marking the piece.
-    Xml {
-        prolog: Range<usize>,
+    /// Cut between the children of the file's containers (XLIFF's
+    /// `<file>`s, MIF's text flows): around every piece the file's prolog
+    /// and the head of the container it starts in, the tail of the
+    /// container it ends in and the file's epilog (not the head for the
+    /// first piece, nor the tail for the last), with `marks` marking the
+    /// piece.
+    Containers {
+        prolog: String,
         containers: Vec<Container>,
-        epilog: Range<usize>,
+        epilog: String,
+        marks: Marks,
     },
     /// A head and tail made rather than read (XML: the prolog and the start
     /// tags of the container and its ancestors, and their end tags; RTF: the
     /// document's group up to its first paragraph without the text it holds,
     /// and `}`), with `marks` marking the piece; otherwise as
-    /// [`Envelope::Xml`].
+    /// [`Envelope::Containers`].
     Made {
         head: String,
         tail: String,
@@ -95,13 +108,14 @@ pub(crate) enum Envelope {
     Json { open: String, close: String },
 }
 
-/// A unit container of an XML file: from its element's start tag to where
-/// its units start (XLIFF 1.2: `<file …><header>…</header><body>`), and from
-/// where they end to its element's end tag.
+/// A container of a file's units: what opens it before its units (XLIFF
+/// 1.2: `<file …><header>…</header><body>`), what closes it after them, and
+/// where in the file its units end.
 #[derive(Debug, Clone)]
 pub(crate) struct Container {
-    pub head: Range<usize>,
-    pub tail: Range<usize>,
+    pub head: String,
+    pub tail: String,
+    pub end: usize,
 }
 
 /// Where a document is cut, and how each piece is wrapped.
@@ -120,22 +134,23 @@ impl Cut {
             Envelope::Bare => body.to_vec(),
             Envelope::Header(header) if index > 0 => [*header, body].concat(),
             Envelope::Header(_) => body.to_vec(),
-            Envelope::Xml {
+            Envelope::Containers {
                 prolog,
                 containers,
                 epilog,
+                marks,
             } => {
                 let piece = &self.pieces[index];
                 // The container a piece starts in, and the one it ends in.
-                let around = |at: usize| containers.iter().find(|c| c.tail.start >= at);
-                let head = around(piece.start + 1).map_or(&[][..], |c| &input[c.head.clone()]);
-                let tail = around(piece.end).map_or(&[][..], |c| &input[c.tail.clone()]);
+                let around = |at: usize| containers.iter().find(|c| c.end >= at);
+                let head = around(piece.start + 1).map_or("", |c| &c.head);
+                let tail = around(piece.end).map_or("", |c| &c.tail);
                 enveloped(
-                    &[&input[prolog.clone()], head].concat(),
+                    [prolog.as_str(), head].concat().as_bytes(),
                     body,
-                    &[tail, &input[epilog.clone()]].concat(),
+                    [tail, epilog.as_str()].concat().as_bytes(),
                     (index, last),
-                    XML,
+                    *marks,
                 )
             }
             Envelope::Made { head, tail, marks } => enveloped(
@@ -183,11 +198,7 @@ impl Cut {
             Envelope::Bare => Some(output),
             Envelope::Header(header) if index > 0 => output.strip_prefix(*header),
             Envelope::Header(_) => Some(output),
-            Envelope::Xml { .. } | Envelope::Made { .. } => {
-                let marks = match &self.envelope {
-                    Envelope::Made { marks, .. } => *marks,
-                    _ => XML,
-                };
+            Envelope::Containers { marks, .. } | Envelope::Made { marks, .. } => {
                 let start = if index > 0 {
                     find(marks.start.as_bytes())? + marks.start.len()
                 } else {

@@ -228,6 +228,8 @@ fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
     // of the element the tail closes.
     let mut closing: Option<(usize, usize)> = None;
     let mut containers: Vec<Container> = Vec::new();
+    // Where the first container's head starts and the last one's tail ends.
+    let (mut first, mut last) = (None, 0);
     let mut points = Vec::new();
     loop {
         let before = reader.buffer_position() as usize;
@@ -241,9 +243,11 @@ fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
                         _ => before,
                     };
                     inside = Some((open.len() + 1, head));
+                    first.get_or_insert(head);
                     containers.push(Container {
-                        head: head..after,
-                        tail: 0..0,
+                        head: text[head..after].to_owned(),
+                        tail: String::new(),
+                        end: 0,
                     });
                 } else if inside.is_some_and(|(depth, _)| depth == open.len()) {
                     points.push(before);
@@ -266,7 +270,10 @@ fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
                 if let Some((tail, frame)) = closing
                     && frame == open.len()
                 {
-                    containers.last_mut()?.tail = tail..after;
+                    let container = containers.last_mut()?;
+                    container.tail = text[tail..after].to_owned();
+                    container.end = tail;
+                    last = after;
                     closing = None;
                 }
             }
@@ -278,17 +285,18 @@ fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
     if containers.is_empty() || (!several && containers.len() != 1) || closing.is_some() {
         return None;
     }
-    let prolog = 0..containers.first()?.head.start;
-    let epilog = containers.last()?.tail.end..text.len();
+    let prolog = text[..first?].to_owned();
+    let epilog = text[last..].to_owned();
     // A point is where a container's child starts; the first one starts the
     // units and is no cut.
     let points = points.into_iter().skip(1).collect();
     Some((
         points,
-        Envelope::Xml {
+        Envelope::Containers {
             prolog,
             containers,
             epilog,
+            marks: XML,
         },
     ))
 }

@@ -215,3 +215,45 @@ fn index_and_comment_markers_are_translated_and_commands_kept() {
     assert!(out.contains("<String `The annual report'>"), "{out}");
     assert_eq!(mif(&out).segments(), only_marker);
 }
+
+/// A large file is cut before the body flow's paragraphs, each piece under
+/// the reference pages and flows (so their tables stay kept), never before
+/// the reference flow that defines tables.
+#[test]
+fn cuts_come_before_body_paragraphs_under_the_reference_pages() {
+    let source = with_reference_page();
+    let pieces = super::cut_points(&source).unwrap();
+    assert!(
+        pieces.prolog.starts_with("<MIFFile 2015>"),
+        "{}",
+        pieces.prolog
+    );
+    for held in [
+        "<PageType ReferencePage>",
+        "The headings map to these elements.",
+    ] {
+        assert!(pieces.prolog.contains(held), "{held}: {}", pieces.prolog);
+    }
+    assert!(!pieces.prolog.contains("BodyPage"), "{}", pieces.prolog);
+    let body_flow = source.find("<TextFlow\n <TFTag `A'>").unwrap();
+    assert!(!pieces.points.is_empty());
+    for point in &pieces.points {
+        assert!(*point > body_flow && source[*point..].starts_with("<Para"));
+    }
+    // The body flow opens with its tag, without its footnotes.
+    let flow = pieces
+        .containers
+        .iter()
+        .find(|c| c.head.contains("`A'"))
+        .unwrap();
+    assert!(!flow.head.contains("The note"), "{}", flow.head);
+    // Without a reference flow defining tables, tables are cut too.
+    let points = super::cut_points(MIF).unwrap().points;
+    assert!(
+        points.iter().any(|p| MIF[*p..].starts_with("<Tbl\n")),
+        "{points:?}"
+    );
+    // A page after a flow keeps the file whole.
+    let late = format!("{source}<Page\n <PageType BodyPage>\n> # end of Page\n");
+    assert!(super::cut_points(&late).is_none());
+}
