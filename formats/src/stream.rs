@@ -167,10 +167,10 @@ mod tests {
                     .collect::<String>()
             ),
             DocumentFormat::Markdown => format!(
-                "---\ntitle: The book\n---\n\n{}",
+                "---\ntitle: The book\n---\n\n[site]: https://example.com \"The site\"\n\n{}[home]: </home>\n",
                 (0..n)
                     .map(|i| format!(
-                        "## Part {i}\n\nThe *house* {i} is `big`.\n\n```\ncode {i}\n\nmore\n```\n\n- one\n\n  two\n\n"
+                        "## Part {i}\n\nThe *house* {i} is `big`, see [the site][site] and [home].\n\n```\ncode {i}\n\nmore\n```\n\n- one\n\n  two\n\n"
                     ))
                     .collect::<String>()
             ),
@@ -319,6 +319,7 @@ mod tests {
             let input = large(format);
             assert!(input.len() > 2 * cut::PIECE_SIZE, "{format:?}");
             let mut batches = Vec::new();
+            let mut segments_read = Vec::new();
             let out = translate::<()>(
                 format,
                 input.as_bytes(),
@@ -326,6 +327,7 @@ mod tests {
                 "ES",
                 &mut |segments, read| {
                     batches.push((segments.len(), read));
+                    segments_read.extend_from_slice(segments);
                     Ok(upper(segments))
                 },
             )
@@ -342,10 +344,17 @@ mod tests {
             let whole = extract_with(format, input.as_bytes(), options)
                 .unwrap()
                 .with_target_language("ES");
-            assert_eq!(
-                batches.iter().map(|b| b.0).sum::<usize>(),
-                whole.segments().len(),
-                "{format:?}"
+            let mut expected = whole.segments().to_vec();
+            if format == DocumentFormat::Html {
+                // A page read whole gives the text after a block inside an
+                // inline element (`<span>… <div>…</div> the end</span>`)
+                // after the next element's attributes; a piece ends first.
+                segments_read.sort();
+                expected.sort();
+            }
+            assert!(
+                segments_read == expected,
+                "{format:?}: the pieces read other segments than the whole document"
             );
             let expected = whole.merge(&upper(whole.segments())).unwrap();
             assert!(

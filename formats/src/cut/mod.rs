@@ -98,6 +98,10 @@ pub(crate) enum Envelope {
         tail: String,
         marks: Marks,
     },
+    /// What follows every piece (Markdown's link reference definitions),
+    /// after the end mark: dropped from its output with the line end before
+    /// the mark.
+    Suffix { suffix: String, marks: Marks },
     /// YAML: the lines before the mapping whose entries are cut (its keys'
     /// path, `en:`) before every piece but the first; that many lines are
     /// dropped from the piece's output (the filter may rename a locale key).
@@ -160,6 +164,14 @@ impl Cut {
                 (index, last),
                 *marks,
             ),
+            Envelope::Suffix { suffix, marks } => [
+                body,
+                b"\n",
+                marks.end.as_bytes(),
+                b"\n\n",
+                suffix.as_bytes(),
+            ]
+            .concat(),
             Envelope::Prefix { head, .. } if index > 0 => [&input[head.clone()], body].concat(),
             Envelope::Prefix { .. } => body.to_vec(),
             Envelope::Json { open, close } => {
@@ -210,6 +222,10 @@ impl Cut {
                     find(marks.end.as_bytes())?
                 };
                 output.get(start..end)
+            }
+            Envelope::Suffix { marks, .. } => {
+                let end = find(marks.end.as_bytes())?;
+                output[..end].strip_suffix(b"\n")
             }
             Envelope::Prefix { lines, .. } if index > 0 => {
                 let mut rest = output;

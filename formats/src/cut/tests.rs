@@ -55,8 +55,34 @@ fn markdown_is_cut_between_blocks_outside_fences() {
         got.iter().any(|p| p.starts_with("Two paragraph")),
         "{got:?}"
     );
-    let with_refs = format!("{md}\n[home]: https://example.com\n");
-    assert_eq!(pieces(DocumentFormat::Markdown, &with_refs, 10).len(), 1);
+    // Link reference definitions follow every piece; footnotes, or a
+    // definition that would read otherwise away from its place, keep the
+    // file whole.
+    let with_refs =
+        format!("See [the site][home].\n\n{md}\n[home]: https://example.com \"Home\"\n");
+    let cut = cut(DocumentFormat::Markdown, with_refs.as_bytes(), 10).unwrap();
+    assert!(cut.pieces.len() > 1);
+    let mut again = Vec::new();
+    for i in 0..cut.pieces.len() {
+        let doc = String::from_utf8(cut.document(with_refs.as_bytes(), i)).unwrap();
+        assert!(
+            doc.ends_with("\n\n[home]: https://example.com \"Home\"\n"),
+            "{doc}"
+        );
+        again.extend_from_slice(cut.own_output(doc.as_bytes(), i).unwrap());
+    }
+    assert_eq!(String::from_utf8(again).unwrap(), with_refs);
+    for whole in [
+        format!("{md}\n[^1]: The note.\n"),
+        format!("{md}Text\n[home]: https://example.com\n"),
+        format!("{md}\n[home]: https://example.com\n  \"The title\"\n"),
+    ] {
+        assert_eq!(
+            pieces(DocumentFormat::Markdown, &whole, 10).len(),
+            1,
+            "{whole}"
+        );
+    }
 }
 
 #[test]

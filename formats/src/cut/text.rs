@@ -2,7 +2,7 @@
 //! WebVTT before a cue, Markdown between blocks, Java properties and Apple
 //! strings between entries, HTML before a block element of the body.
 
-use super::{Cut, Envelope, cut_at, line_ends};
+use super::{Cut, Envelope, XML, cut_at, line_ends};
 
 /// Plain text, at any line end.
 pub(crate) fn lines(input: &[u8], size: usize) -> Option<Cut> {
@@ -33,10 +33,23 @@ pub(crate) fn vtt(input: &[u8], size: usize) -> Option<Cut> {
     })
 }
 
-/// Markdown, between blocks ([`markdown_points`]).
+/// Markdown, between blocks ([`markdown_points`]); the file's link
+/// reference definitions follow every piece (after a comment marking where
+/// its own output ends), so that its links read as in the whole file.
 pub(crate) fn markdown(input: &[u8], size: usize) -> Option<Cut> {
     cut_at(input, size, |text| {
-        Some((markdown_points(text)?, Envelope::Bare))
+        if XML.found_in(text) {
+            return None;
+        }
+        let (points, definitions) = markdown_points(text)?;
+        let envelope = match definitions.is_empty() {
+            true => Envelope::Bare,
+            false => Envelope::Suffix {
+                suffix: definitions,
+                marks: XML,
+            },
+        };
+        Some((points, envelope))
     })
 }
 
@@ -125,17 +138,33 @@ fn blank_line_before(text: &str, at: usize) -> bool {
 
 /// Cut points of Markdown: blank lines outside fenced code, before a line
 /// starting at the left margin with a character that cannot continue a
-/// block; none when the file defines link references or footnotes.
-fn markdown_points(text: &str) -> Option<Vec<usize>> {
+/// block; and the file's link reference definitions. `None` (the file stays
+/// whole) when it defines footnotes, or a definition could be read otherwise
+/// away from its place (after a paragraph's line, or with its title on the
+/// next line).
+fn markdown_points(text: &str) -> Option<(Vec<usize>, String)> {
     let mut points = Vec::new();
+    let mut definitions = String::new();
     let mut fence: Option<(char, usize)> = None;
-    let mut previous_blank = false;
+    let (mut previous_blank, mut previous_definition) = (true, false);
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim_start_matches(' ');
         let indent = line.len() - trimmed.len();
-        if indent <= 3 && definition(trimmed) {
+        if previous_definition && trimmed.starts_with(['"', '\'', '(']) {
             return None;
+        }
+        previous_definition = false;
+        if fence.is_none() && indent <= 3 && definition(trimmed) {
+            let (label, destination) = trimmed.split_once("]:")?;
+            if label.starts_with("[^") || destination.trim().is_empty() || !previous_blank {
+                return None;
+            }
+            definitions.push_str(line.trim_end_matches(['\n', '\r']));
+            definitions.push('\n');
+            previous_definition = true;
+            at += line.len();
+            continue;
         }
         let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
         let run = fence_char.map_or(0, |c| trimmed.chars().take_while(|&x| x == c).count());
@@ -144,6 +173,7 @@ fn markdown_points(text: &str) -> Option<Vec<usize>> {
             (Some((c, n)), Some(d)) if c == d && run >= n && indent <= 3 => fence = None,
             (None, _)
                 if previous_blank
+                    && at > 0
                     && trimmed.len() == line.len()
                     && line.starts_with(|c: char| c.is_alphanumeric() || c == '#') =>
             {
@@ -154,7 +184,7 @@ fn markdown_points(text: &str) -> Option<Vec<usize>> {
         previous_blank = fence.is_none() && line.trim().is_empty();
         at += line.len();
     }
-    Some(points)
+    Some((points, definitions))
 }
 
 /// Whether a line defines a link reference or a footnote (`[label]: …`).
