@@ -25,6 +25,8 @@ pub struct Figures {
     pub speech_to_text_milliseconds: i64,
     /// Milliseconds of speech-to-speech.
     pub speech_to_speech_milliseconds: i64,
+    /// Characters of text-to-speech.
+    pub text_to_speech_characters: i64,
 }
 
 impl AddAssign for Figures {
@@ -34,6 +36,7 @@ impl AddAssign for Figures {
         self.text_improvement_characters += o.text_improvement_characters;
         self.speech_to_text_milliseconds += o.speech_to_text_milliseconds;
         self.speech_to_speech_milliseconds += o.speech_to_speech_milliseconds;
+        self.text_to_speech_characters += o.text_to_speech_characters;
     }
 }
 
@@ -149,7 +152,10 @@ fn emit_key(pending: &mut Pending, key: &str, mut f: Figures, sink: &mut impl Gr
     });
 }
 
-/// One day of `usage_key_month.figures`: five big-endian int8.
+/// Bytes of one day in `usage_key_month.figures`.
+const PACKED_DAY: usize = 48;
+
+/// One day of `usage_key_month.figures`: six big-endian int8.
 fn unpack(packed: &[u8]) -> Figures {
     let at = |n: usize| {
         packed
@@ -157,16 +163,18 @@ fn unpack(packed: &[u8]) -> Figures {
             .and_then(|b| <[u8; 8]>::try_from(b).ok())
             .map_or(0, i64::from_be_bytes)
     };
-    figures(at(0), at(1), at(2), at(3), at(4))
+    figures([at(0), at(1), at(2), at(3), at(4), at(5)])
 }
 
-fn figures(t: i64, d: i64, i: i64, stt: i64, sts: i64) -> Figures {
+/// Figures in the order of the rollup's columns.
+fn figures([t, d, i, stt, sts, tts]: [i64; 6]) -> Figures {
     Figures {
         text_translation_characters: t,
         document_translation_characters: d,
         text_improvement_characters: i,
         speech_to_text_milliseconds: stt,
         speech_to_speech_milliseconds: sts,
+        text_to_speech_characters: tts,
     }
 }
 
@@ -189,7 +197,8 @@ async fn tail(
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'document_translation_characters'), 0)::bigint AS "d!",
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_improvement_characters'), 0)::bigint AS "i!",
                   COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_text_milliseconds'), 0)::bigint AS "stt!",
-                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_speech_milliseconds'), 0)::bigint AS "sts!"
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'speech_to_speech_milliseconds'), 0)::bigint AS "sts!",
+                  COALESCE(sum(e.amount) FILTER (WHERE e.kind = 'text_to_speech_characters'), 0)::bigint AS "tts!"
            FROM usage_events e
            WHERE e.tx >= $4 AND e.organization_id = $1
              AND e.created_at >= $2 AND e.created_at < $3
@@ -204,7 +213,7 @@ async fn tail(
     let mut total = Figures::default();
     let mut pending = Pending::new();
     for r in tail {
-        let f = figures(r.t, r.d, r.i, r.stt, r.sts);
+        let f = figures([r.t, r.d, r.i, r.stt, r.sts, r.tts]);
         total += f;
         let group = match grouping {
             Grouping::None => continue,
@@ -261,7 +270,7 @@ pub async fn usage_report(
         {
             emit_key(&mut pending, &k, f, sink);
         }
-        for (dom, packed) in r.days.iter().zip(r.figures.chunks_exact(40)) {
+        for (dom, packed) in r.days.iter().zip(r.figures.chunks_exact(PACKED_DAY)) {
             let Some(day) = r.month.with_day(u32::from(*dom)) else {
                 continue;
             };
@@ -337,12 +346,12 @@ pub async fn tag_report(
     let rows = sqlx::query!(
         r#"SELECT custom_tag AS "custom_tag!", day,
                   sum(t)::bigint AS "t!", sum(d)::bigint AS "d!", sum(i)::bigint AS "i!",
-                  sum(stt)::bigint AS "stt!", sum(sts)::bigint AS "sts!"
+                  sum(stt)::bigint AS "stt!", sum(sts)::bigint AS "sts!", sum(tts)::bigint AS "tts!"
            FROM (
              SELECT custom_tag, CASE WHEN $4 THEN day END AS day,
                     text_translation_characters AS t, document_translation_characters AS d,
                     text_improvement_characters AS i, speech_to_text_milliseconds AS stt,
-                    speech_to_speech_milliseconds AS sts
+                    speech_to_speech_milliseconds AS sts, text_to_speech_characters AS tts
              FROM usage_tag_day
              WHERE organization_id = $1 AND day >= $2::date AND day <= $3::date
              UNION ALL
@@ -352,7 +361,8 @@ pub async fn tag_report(
                     CASE WHEN e.kind = 'document_translation_characters' THEN e.amount ELSE 0 END,
                     CASE WHEN e.kind = 'text_improvement_characters' THEN e.amount ELSE 0 END,
                     CASE WHEN e.kind = 'speech_to_text_milliseconds' THEN e.amount ELSE 0 END,
-                    CASE WHEN e.kind = 'speech_to_speech_milliseconds' THEN e.amount ELSE 0 END
+                    CASE WHEN e.kind = 'speech_to_speech_milliseconds' THEN e.amount ELSE 0 END,
+                    CASE WHEN e.kind = 'text_to_speech_characters' THEN e.amount ELSE 0 END
              FROM usage_events e
              WHERE e.tx >= $9 AND e.organization_id = $1 AND e.custom_tag IS NOT NULL
                AND e.created_at >= $5 AND e.created_at < $6
@@ -380,13 +390,7 @@ pub async fn tag_report(
         .map(|r| TagUsage {
             custom_tag: r.custom_tag,
             day: r.day,
-            figures: Figures {
-                text_translation_characters: r.t,
-                document_translation_characters: r.d,
-                text_improvement_characters: r.i,
-                speech_to_text_milliseconds: r.stt,
-                speech_to_speech_milliseconds: r.sts,
-            },
+            figures: figures([r.t, r.d, r.i, r.stt, r.sts, r.tts]),
         })
         .collect();
     Ok((items, more))
@@ -408,9 +412,9 @@ mod tests {
     fn tail_groups_are_merged_in_order() {
         let d = |n: u32| NaiveDate::from_ymd_opt(2026, 1, n);
         let mut pending = Pending::new();
-        pending.insert(("a".to_owned(), d(1)), figures(1, 0, 0, 0, 0));
-        pending.insert(("b".to_owned(), d(2)), figures(2, 0, 0, 0, 0));
-        pending.insert(("c".to_owned(), d(1)), figures(4, 0, 0, 0, 0));
+        pending.insert(("a".to_owned(), d(1)), figures([1, 0, 0, 0, 0, 0]));
+        pending.insert(("b".to_owned(), d(2)), figures([2, 0, 0, 0, 0, 0]));
+        pending.insert(("c".to_owned(), d(1)), figures([4, 0, 0, 0, 0, 0]));
         struct Seen(Vec<(String, Option<NaiveDate>)>);
         impl GroupSink for Seen {
             fn group(&mut self, g: Group<'_>) {
@@ -421,7 +425,7 @@ mod tests {
         let mut seen = Seen(Vec::new());
         // Rollup row ("b", 2): "a" is emitted before it, ("b", 2) merged into it.
         let merged = drain_before(&mut pending, "b", d(2), &mut seen);
-        assert_eq!(merged, Some(figures(2, 0, 0, 0, 0)));
+        assert_eq!(merged, Some(figures([2, 0, 0, 0, 0, 0])));
         assert_eq!(drain_before(&mut pending, "b", d(3), &mut seen), None);
         assert_eq!(seen.0, [("a".to_owned(), d(1))]);
         assert_eq!(pending.len(), 1);
@@ -430,14 +434,14 @@ mod tests {
     #[test]
     fn packed_days_unpack() {
         let mut packed = Vec::new();
-        for v in [1_i64, -2, 3_000_000_000_000, 0, i64::MAX] {
+        for v in [1_i64, -2, 3_000_000_000_000, 0, i64::MAX, 7] {
             packed.extend_from_slice(&v.to_be_bytes());
         }
         assert_eq!(
             unpack(&packed),
-            figures(1, -2, 3_000_000_000_000, 0, i64::MAX)
+            figures([1, -2, 3_000_000_000_000, 0, i64::MAX, 7])
         );
-        assert_eq!(unpack(&packed[..16]), figures(1, -2, 0, 0, 0));
+        assert_eq!(unpack(&packed[..16]), figures([1, -2, 0, 0, 0, 0]));
     }
 
     #[test]

@@ -33,7 +33,8 @@ pub const HOLD_TTL: Duration = Duration::from_secs(600);
 /// What a limit is counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Meter {
-    /// Characters: text translation, document translation, text improvement.
+    /// Characters: text translation, document translation, text improvement,
+    /// text to speech.
     Characters,
     /// Milliseconds of speech-to-text.
     SpeechToText,
@@ -58,6 +59,7 @@ impl Meter {
                 kind::TEXT_TRANSLATION,
                 kind::DOCUMENT_TRANSLATION,
                 kind::TEXT_IMPROVEMENT,
+                kind::TEXT_TO_SPEECH,
             ],
             Self::SpeechToText => &[kind::SPEECH_TO_TEXT],
             Self::SpeechToSpeech => &[kind::SPEECH_TO_SPEECH],
@@ -122,6 +124,7 @@ async fn usage_in_period(
              COALESCE((SELECT sum(CASE $2::text
                           WHEN 'characters' THEN d.text_translation_characters
                                + d.document_translation_characters + d.text_improvement_characters
+                               + d.text_to_speech_characters
                           WHEN 'speech_to_text_milliseconds' THEN d.speech_to_text_milliseconds
                           ELSE d.speech_to_speech_milliseconds END)
                        FROM usage_key_day d

@@ -48,6 +48,7 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
                     COALESCE(sum(amount) FILTER (WHERE kind = 'text_improvement_characters'), 0) AS i,
                     COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_text_milliseconds'), 0) AS stt,
                     COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_speech_milliseconds'), 0) AS sts,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_to_speech_characters'), 0) AS tts,
                     count(*) AS n
              FROM usage_events WHERE tx >= $1 AND tx < $2
              GROUP BY 1, 2, 3
@@ -55,14 +56,15 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
              INSERT INTO usage_key_day AS u (organization_id, api_key_id, day,
                  text_translation_characters, document_translation_characters,
                  text_improvement_characters, speech_to_text_milliseconds,
-                 speech_to_speech_milliseconds, entries)
-             SELECT organization_id, api_key_id, day, t, d, i, stt, sts, n FROM batch
+                 speech_to_speech_milliseconds, text_to_speech_characters, entries)
+             SELECT organization_id, api_key_id, day, t, d, i, stt, sts, tts, n FROM batch
              ON CONFLICT (organization_id, api_key_id, day) DO UPDATE SET
                  text_translation_characters = u.text_translation_characters + EXCLUDED.text_translation_characters,
                  document_translation_characters = u.document_translation_characters + EXCLUDED.document_translation_characters,
                  text_improvement_characters = u.text_improvement_characters + EXCLUDED.text_improvement_characters,
                  speech_to_text_milliseconds = u.speech_to_text_milliseconds + EXCLUDED.speech_to_text_milliseconds,
                  speech_to_speech_milliseconds = u.speech_to_speech_milliseconds + EXCLUDED.speech_to_speech_milliseconds,
+                 text_to_speech_characters = u.text_to_speech_characters + EXCLUDED.text_to_speech_characters,
                  entries = u.entries + EXCLUDED.entries
              RETURNING 1
            )
@@ -87,7 +89,8 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
                              || int8send(k.document_translation_characters)
                              || int8send(k.text_improvement_characters)
                              || int8send(k.speech_to_text_milliseconds)
-                             || int8send(k.speech_to_speech_milliseconds), ''::bytea ORDER BY k.day)
+                             || int8send(k.speech_to_speech_milliseconds)
+                             || int8send(k.text_to_speech_characters), ''::bytea ORDER BY k.day)
            FROM touched t
            JOIN usage_key_day k ON k.organization_id = t.organization_id
                 AND k.api_key_id = t.api_key_id
@@ -108,6 +111,7 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
                     COALESCE(sum(amount) FILTER (WHERE kind = 'text_improvement_characters'), 0) AS i,
                     COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_text_milliseconds'), 0) AS stt,
                     COALESCE(sum(amount) FILTER (WHERE kind = 'speech_to_speech_milliseconds'), 0) AS sts,
+                    COALESCE(sum(amount) FILTER (WHERE kind = 'text_to_speech_characters'), 0) AS tts,
                     count(*) AS n
              FROM usage_events WHERE tx >= $1 AND tx < $2 AND custom_tag IS NOT NULL
              GROUP BY 1, 2, 3
@@ -115,14 +119,15 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
            INSERT INTO usage_tag_day AS u (organization_id, custom_tag, day,
                text_translation_characters, document_translation_characters,
                text_improvement_characters, speech_to_text_milliseconds,
-               speech_to_speech_milliseconds, entries)
-           SELECT organization_id, custom_tag, day, t, d, i, stt, sts, n FROM batch
+               speech_to_speech_milliseconds, text_to_speech_characters, entries)
+           SELECT organization_id, custom_tag, day, t, d, i, stt, sts, tts, n FROM batch
            ON CONFLICT (organization_id, custom_tag, day) DO UPDATE SET
                text_translation_characters = u.text_translation_characters + EXCLUDED.text_translation_characters,
                document_translation_characters = u.document_translation_characters + EXCLUDED.document_translation_characters,
                text_improvement_characters = u.text_improvement_characters + EXCLUDED.text_improvement_characters,
                speech_to_text_milliseconds = u.speech_to_text_milliseconds + EXCLUDED.speech_to_text_milliseconds,
                speech_to_speech_milliseconds = u.speech_to_speech_milliseconds + EXCLUDED.speech_to_speech_milliseconds,
+                 text_to_speech_characters = u.text_to_speech_characters + EXCLUDED.text_to_speech_characters,
                entries = u.entries + EXCLUDED.entries"#,
         old,
         new

@@ -17,13 +17,16 @@ pub mod kind {
     pub const SPEECH_TO_TEXT: &str = "speech_to_text_milliseconds";
     /// Milliseconds of speech-to-speech.
     pub const SPEECH_TO_SPEECH: &str = "speech_to_speech_milliseconds";
+    /// Characters of text-to-speech.
+    pub const TEXT_TO_SPEECH: &str = "text_to_speech_characters";
     /// Every kind.
-    pub const ALL: [&str; 5] = [
+    pub const ALL: [&str; 6] = [
         TEXT_TRANSLATION,
         DOCUMENT_TRANSLATION,
         TEXT_IMPROVEMENT,
         SPEECH_TO_TEXT,
         SPEECH_TO_SPEECH,
+        TEXT_TO_SPEECH,
     ];
 }
 

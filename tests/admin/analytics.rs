@@ -11,6 +11,7 @@ struct Sums {
     improvement: i64,
     stt_ms: i64,
     sts_ms: i64,
+    tts: i64,
 }
 
 fn assert_figures(figures: &Value, s: &Sums) {
@@ -23,9 +24,10 @@ fn assert_figures(figures: &Value, s: &Sums) {
         figures["text_improvement_characters"], s.improvement,
         "{figures}"
     );
+    assert_eq!(figures["text_to_speech_characters"], s.tts, "{figures}");
     assert_eq!(
         figures["total_characters"],
-        s.text + s.document + s.improvement,
+        s.text + s.document + s.improvement + s.tts,
         "{figures}"
     );
     let minutes = |ms: i64| (ms as f64 / 600.0).round() / 100.0;
@@ -59,6 +61,7 @@ async fn check_reports(
         total.improvement += s.improvement;
         total.stt_ms += s.stt_ms;
         total.sts_ms += s.sts_ms;
+        total.tts += s.tts;
     }
     let (code, body) = api.get(admin, &format!("/v2/admin/analytics?{q}")).await?;
     assert_eq!(code, 200, "{label}: {body}");
@@ -124,7 +127,7 @@ async fn check_reports(
         "{label}: {body}"
     );
 
-    // Custom tags (period): text + improvement per tag.
+    // Custom tags (period): text, improvement and text to speech per tag.
     let (code, body) = api
         .get(admin, &format!("/v2/admin/analytics/custom-tags?{q}"))
         .await?;
@@ -225,6 +228,7 @@ async fn analytics_sums_equal_the_requests_made_on_either_side_of_the_rollup() -
         ("text_improvement_characters", 340, 3, "12:00:00"),
         ("speech_to_text_milliseconds", 6_447_600, 3, "08:30:00"),
         ("speech_to_speech_milliseconds", 2_526_600, 2, "23:59:59"),
+        ("text_to_speech_characters", 77, 2, "06:00:00"),
     ];
     for (kind, amount, days_ago, time) in inside {
         sqlx::query(
@@ -247,6 +251,10 @@ async fn analytics_sums_equal_the_requests_made_on_either_side_of_the_rollup() -
                 *per_tag.entry("tag-0".to_owned()).or_default() += amount;
             }
             "speech_to_text_milliseconds" => s.stt_ms += amount,
+            "text_to_speech_characters" => {
+                s.tts += amount;
+                *per_tag.entry("tag-0".to_owned()).or_default() += amount;
+            }
             _ => s.sts_ms += amount,
         }
     }
@@ -286,7 +294,8 @@ async fn analytics_sums_equal_the_requests_made_on_either_side_of_the_rollup() -
                              ('document_translation_characters', document_translation_characters),
                              ('text_improvement_characters', text_improvement_characters),
                              ('speech_to_text_milliseconds', speech_to_text_milliseconds),
-                             ('speech_to_speech_milliseconds', speech_to_speech_milliseconds)) k(kind, n)
+                             ('speech_to_speech_milliseconds', speech_to_speech_milliseconds),
+                             ('text_to_speech_characters', text_to_speech_characters)) k(kind, n)
            WHERE k.n <> 0)
          SELECT count(*) FROM (
            (SELECT * FROM l EXCEPT SELECT * FROM r) UNION ALL (SELECT * FROM r EXCEPT SELECT * FROM l)) x",
@@ -299,14 +308,15 @@ async fn analytics_sums_equal_the_requests_made_on_either_side_of_the_rollup() -
         "WITH d AS (
            SELECT api_key_id, day, text_translation_characters, document_translation_characters,
                   text_improvement_characters, speech_to_text_milliseconds,
-                  speech_to_speech_milliseconds FROM usage_key_day),
+                  speech_to_speech_milliseconds, text_to_speech_characters FROM usage_key_day),
          m AS (
            SELECT m.api_key_id, (m.month + (get_byte(m.days, n) - 1))::date,
-                  ('x' || encode(substr(m.figures, n * 40 + 1, 8), 'hex'))::bit(64)::bigint,
-                  ('x' || encode(substr(m.figures, n * 40 + 9, 8), 'hex'))::bit(64)::bigint,
-                  ('x' || encode(substr(m.figures, n * 40 + 17, 8), 'hex'))::bit(64)::bigint,
-                  ('x' || encode(substr(m.figures, n * 40 + 25, 8), 'hex'))::bit(64)::bigint,
-                  ('x' || encode(substr(m.figures, n * 40 + 33, 8), 'hex'))::bit(64)::bigint
+                  ('x' || encode(substr(m.figures, n * 48 + 1, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 48 + 9, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 48 + 17, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 48 + 25, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 48 + 33, 8), 'hex'))::bit(64)::bigint,
+                  ('x' || encode(substr(m.figures, n * 48 + 41, 8), 'hex'))::bit(64)::bigint
            FROM usage_key_month m, generate_series(0, length(m.days) - 1) AS n)
          SELECT count(*) FROM (
            (SELECT * FROM d EXCEPT ALL SELECT * FROM m) UNION ALL (SELECT * FROM m EXCEPT ALL SELECT * FROM d)) x",

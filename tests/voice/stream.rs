@@ -603,3 +603,55 @@ async fn an_oversized_stream_message_is_closed_with_1009() -> Result<()> {
     assert_eq!(close, Some(1009), "server frames: {frames:?}");
     Ok(())
 }
+
+/// Stream converts are billed in characters once spoken, against the key's
+/// character limit: a simplex stream whose text does not fit closes with
+/// 4456 before any audio, and a duplex stream closes with 4456 at the
+/// convert that passes the limit.
+#[tokio::test]
+async fn streams_are_billed_and_closed_with_4456_at_the_character_limit() -> Result<()> {
+    let (world, api, key) = stream_world("wslimits", &[]).await?;
+    let key_id = key.split('.').next().unwrap_or_default().to_owned();
+    let db = world.db().await?;
+    sqlx::query("UPDATE api_keys SET character_limit = 40 WHERE key_id = $1")
+        .bind(&key_id)
+        .execute(&db)
+        .await?;
+    let simplex = |text: &'static str| {
+        let (api, key) = (&api, &key);
+        async move {
+            let mut ws = connect(api, "simplex", "voiceId=101").await?;
+            send(&mut ws, auth_msg(key)).await?;
+            send(&mut ws, json!({"type": "convert", "text": text})).await?;
+            receive_all(&mut ws).await
+        }
+    };
+    let spoken = simplex(SENTENCES.0).await?;
+    assert_eq!(
+        spoken.close.as_ref().map(|c| c.0),
+        Some(1000),
+        "{:?}",
+        spoken.close
+    );
+    assert!(!spoken.pcm().is_empty());
+    let billed =
+        crate::support::billed_settled(&db, "text_to_speech_characters", |b| *b > 0).await?;
+    assert_eq!(billed, SENTENCES.0.chars().count() as i64);
+    let refused = simplex(SENTENCES.1).await?;
+    let (code, reason) = refused.close.clone().unwrap_or_default();
+    assert_eq!(code, 4456, "{reason}");
+    assert!(reason.contains("Quota exceeded"), "{reason}");
+    assert!(refused.frames.is_empty(), "no audio past the limit");
+    // Duplex: a short text fits (31 + 6 ≤ 40), the next one does not.
+    let mut ws = connect(&api, "duplex", "voiceId=101").await?;
+    send(&mut ws, auth_msg(&key)).await?;
+    send(&mut ws, json!({"type": "convert", "text": "Hello."})).await?;
+    send(&mut ws, json!({"type": "convert", "text": SENTENCES.2})).await?;
+    let got = receive_all(&mut ws).await?;
+    let (code, reason) = got.close.unwrap_or_default();
+    assert_eq!(code, 4456, "{reason}");
+    let after =
+        crate::support::billed_settled(&db, "text_to_speech_characters", |b| *b >= billed).await?;
+    assert!(after <= 40, "nothing billed past the limit: {after}");
+    Ok(())
+}

@@ -494,3 +494,41 @@ async fn speech_limits_refuse_conversions_and_jobs_before_any_work() -> Result<(
     assert_eq!(jobs, 0);
     Ok(())
 }
+
+/// Text to speech is billed in characters against the key's character
+/// limit: a request whose text does not fit in what remains answers 456
+/// before any synthesis and bills nothing; `/v2/usage` counts what was spoken.
+#[tokio::test]
+async fn text_to_speech_is_billed_in_characters_and_refused_past_the_limit() -> Result<()> {
+    let mut world = World::new("tts_limits").await?;
+    let key = world.create_key("tts-limits", false).await?;
+    let api = world.start_api().await?;
+    let key_id = key.split('.').next().unwrap_or_default().to_owned();
+    let db = world.db().await?;
+    sqlx::query("UPDATE api_keys SET character_limit = 30 WHERE key_id = $1")
+        .bind(&key_id)
+        .execute(&db)
+        .await?;
+    let spoken = "The house is big.";
+    tts(&api, &key, 101, spoken).await?;
+    let billed =
+        crate::support::billed_settled(&db, "text_to_speech_characters", |b| *b > 0).await?;
+    assert_eq!(billed, spoken.chars().count() as i64);
+    let body = json!({"voiceId": 101, "text": "The garden is very small."}).to_string();
+    let refused = tts_raw(&api, &key, body.into(), true).await?;
+    assert_eq!(refused.code, 456, "{}", refused.message());
+    assert!(
+        refused.message().contains("Quota exceeded"),
+        "{}",
+        refused.message()
+    );
+    let after =
+        crate::support::billed_settled(&db, "text_to_speech_characters", |b| *b >= billed).await?;
+    assert_eq!(after, billed, "nothing billed past the limit");
+    let (code, usage) =
+        crate::support::call(&api, &key, reqwest::Method::GET, "/v2/usage", None).await?;
+    assert_eq!(code, 200, "{usage}");
+    assert_eq!(usage["character_count"], billed, "{usage}");
+    assert_eq!(usage["character_limit"], 30, "{usage}");
+    Ok(())
+}

@@ -144,19 +144,23 @@ struct UsageFigures {
     text_improvement_characters: i64,
     speech_to_text_minutes: f64,
     speech_to_speech_minutes: f64,
+    text_to_speech_characters: i64,
 }
 
 impl From<Figures> for UsageFigures {
     fn from(f: Figures) -> Self {
         Self {
+            // Every kind counted against a key's character limit.
             total_characters: f.text_translation_characters
                 + f.document_translation_characters
-                + f.text_improvement_characters,
+                + f.text_improvement_characters
+                + f.text_to_speech_characters,
             text_translation_characters: f.text_translation_characters,
             document_translation_characters: f.document_translation_characters,
             text_improvement_characters: f.text_improvement_characters,
             speech_to_text_minutes: minutes(f.speech_to_text_milliseconds),
             speech_to_speech_minutes: minutes(f.speech_to_speech_milliseconds),
+            text_to_speech_characters: f.text_to_speech_characters,
         }
     }
 }
@@ -282,6 +286,8 @@ fn write_figures(out: &mut Vec<u8>, f: Figures) {
     float(out, u.speech_to_text_minutes);
     out.extend_from_slice(b",\"speech_to_speech_minutes\":");
     float(out, u.speech_to_speech_minutes);
+    out.extend_from_slice(b",\"text_to_speech_characters\":");
+    out.extend_from_slice(n.format(u.text_to_speech_characters).as_bytes());
     out.push(b'}');
 }
 
@@ -422,6 +428,7 @@ struct TagBreakdown {
     text_improvement_characters: i64,
     speech_to_text_minutes: f64,
     speech_to_speech_minutes: f64,
+    text_to_speech_characters: i64,
 }
 
 #[derive(Serialize)]
@@ -474,11 +481,13 @@ async fn custom_tags(
             usage_date: t.day.map(Midnight),
             breakdown: TagBreakdown {
                 total_characters: t.figures.text_translation_characters
-                    + t.figures.text_improvement_characters,
+                    + t.figures.text_improvement_characters
+                    + t.figures.text_to_speech_characters,
                 text_translation_characters: t.figures.text_translation_characters,
                 text_improvement_characters: t.figures.text_improvement_characters,
                 speech_to_text_minutes: minutes(t.figures.speech_to_text_milliseconds),
                 speech_to_speech_minutes: minutes(t.figures.speech_to_speech_milliseconds),
+                text_to_speech_characters: t.figures.text_to_speech_characters,
             },
         })
         .collect();
@@ -545,12 +554,12 @@ mod tests {
 
     #[test]
     fn figures_encode_as_serde_does() {
-        for (t, d, i, stt, sts) in [
-            (0, 0, 0, 0, 0),
-            (12_345, 7, 1, 6_447_600, 299),
-            (i64::MAX / 4, 0, 3, 300, 900),
-            (-5, 0, 0, -600, 1),
-            (1, 2, 3, 123_456_789_012, 59_999),
+        for (t, d, i, stt, sts, tts) in [
+            (0, 0, 0, 0, 0, 0),
+            (12_345, 7, 1, 6_447_600, 299, 42),
+            (i64::MAX / 4, 0, 3, 300, 900, 0),
+            (-5, 0, 0, -600, 1, -3),
+            (1, 2, 3, 123_456_789_012, 59_999, 1_000_000),
         ] {
             let f = Figures {
                 text_translation_characters: t,
@@ -558,6 +567,7 @@ mod tests {
                 text_improvement_characters: i,
                 speech_to_text_milliseconds: stt,
                 speech_to_speech_milliseconds: sts,
+                text_to_speech_characters: tts,
             };
             let mut ours = Vec::new();
             write_figures(&mut ours, f);

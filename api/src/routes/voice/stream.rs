@@ -11,7 +11,12 @@
 //! 1008 (authentication) or 4400/4404 (bad message, order or parameter, unknown
 //! voice), 1009 (a message over [`MAX_MESSAGE_BYTES`]), 4408 (a duplex stream
 //! idle for the voice service's `stream_idle` period: no client message and no
-//! audio sent) or 1011 (engine failure) and a reason otherwise.
+//! audio sent), 4456 (the key's character limit: a convert whose text does not
+//! fit in what remains of it, before or in the middle of a stream) or 1011
+//! (engine failure) and a reason otherwise.
+//!
+//! Each convert's characters are billed as `text_to_speech_characters` once its
+//! text has been spoken; texts not spoken when a session ends are not billed.
 //!
 //! The socket is read for the whole session, also while audio is being
 //! synthesised and sent: pings are answered (clients ping every few seconds
@@ -32,7 +37,8 @@ use tolk_voice::voices::{self, TtsVoice, VoiceLookup};
 use tolk_voice::{resample, text, tts, wav};
 use tracing::Instrument;
 
-use crate::AppState;
+use crate::limits::Charge;
+use crate::{ApiError, AppState};
 
 /// Sample rates a client may ask for with `sr`.
 pub const RATES: [u32; 4] = [22050, 32000, 44100, 48000];
@@ -59,6 +65,8 @@ pub const CLOSE_INTERNAL: u16 = 1011;
 pub const CLOSE_TOO_BIG: u16 = 1009;
 /// A duplex stream idle for too long.
 pub const CLOSE_IDLE: u16 = 4408;
+/// The key's character limit is reached (as HTTP's 456).
+pub const CLOSE_QUOTA: u16 = 4456;
 
 /// When the session last saw a client message or sent audio.
 struct Activity {
@@ -361,12 +369,13 @@ async fn run(
     let first = next_message(rx, Some(MESSAGE_TIMEOUT), &activity)
         .await?
         .ok_or_else(|| End::bad("Timed out waiting for a message."))?;
+    let key;
     match first {
         ClientMessage::Auth {
             client_key,
             api_key,
         } => {
-            let key = super::auth::authenticate(state, &client_key, &api_key)
+            key = super::auth::authenticate(state, &client_key, &api_key)
                 .await
                 .map_err(|e| {
                     End::Close(CLOSE_INTERNAL, format!("Authentication unavailable: {e}"))
@@ -376,9 +385,9 @@ async fn run(
         }
         _ => return Err(End::bad("The first message must be authApiKey.")),
     }
-    let (texts_tx, texts_rx) = mpsc::channel::<String>(QUEUE);
+    let (texts_tx, texts_rx) = mpsc::channel::<(String, Charge)>(QUEUE);
     let idle = state.voice.stream_idle;
-    let reader = read_texts(rx, texts_tx, kind, &activity, idle);
+    let reader = read_texts(rx, texts_tx, (state, &key), kind, &activity, idle);
     let writer = speak(tx, texts_rx, state, params, &activity);
     tokio::pin!(reader, writer);
     // The session ends when the writer has sent everything it was asked for
@@ -394,14 +403,16 @@ async fn run(
     }
 }
 
-/// Reads convert messages into `texts` (one for simplex, until `close` for
-/// duplex), then goes on reading until the session ends: answering pings,
+/// Reads convert messages into `texts`, each with its characters reserved
+/// against the key's limit (one for simplex, until `close` for duplex),
+/// then goes on reading until the session ends: answering pings,
 /// and ending the session when the client closes, sends anything more, or
 /// (duplex) lets the stream sit idle for `idle`. Returns only with the reason
 /// the session must end.
 async fn read_texts(
     rx: &mut SplitStream<WebSocket>,
-    texts: mpsc::Sender<String>,
+    texts: mpsc::Sender<(String, Charge)>,
+    (state, key): (&AppState, &tolk_storage::keys::ApiKey),
     kind: Kind,
     activity: &Activity,
     idle: Duration,
@@ -441,7 +452,13 @@ async fn read_texts(
                     return Err(End::bad("convert needs a non-empty text."));
                 }
                 converts += 1;
-                if queue.send(text).await.is_err() {
+                let charge = super::tts::charge(state, key, &text)
+                    .await
+                    .map_err(|e| match e {
+                        ApiError::QuotaExceeded(message) => End::Close(CLOSE_QUOTA, message),
+                        other => End::Close(CLOSE_INTERNAL, other.to_string()),
+                    })?;
+                if queue.send((text, charge)).await.is_err() {
                     return Err(End::Gone);
                 }
                 if kind == Kind::Simplex {
@@ -469,7 +486,7 @@ async fn read_texts(
 /// (header frame, then PCM) or MP3 (PCM through a `lame` process).
 async fn speak(
     tx: &mut SplitSink<WebSocket, Message>,
-    texts: mpsc::Receiver<String>,
+    texts: mpsc::Receiver<(String, Charge)>,
     state: &AppState,
     params: Params,
     activity: &Activity,
@@ -543,15 +560,16 @@ async fn speak(
     Ok(())
 }
 
-/// Synthesises queued texts sentence by sentence into `out` (PCM at `params.rate`).
+/// Synthesises queued texts sentence by sentence into `out` (PCM at
+/// `params.rate`), billing each text once it is spoken.
 async fn produce_pcm(
-    mut texts: mpsc::Receiver<String>,
+    mut texts: mpsc::Receiver<(String, Charge)>,
     state: &AppState,
     params: Params,
     out: mpsc::Sender<Vec<i16>>,
 ) -> Result<(), End> {
     let frame_samples = (params.rate * FRAME_MS / 1000) as usize;
-    while let Some(text) = texts.recv().await {
+    while let Some((text, charge)) = texts.recv().await {
         let sentences = text::sentences(&text);
         if sentences.is_empty() {
             return Err(End::bad("The text contains nothing to speak."));
@@ -586,6 +604,10 @@ async fn produce_pcm(
                 }
             }
         }
+        charge
+            .settle(state)
+            .await
+            .map_err(|e| End::Close(CLOSE_INTERNAL, format!("Metering failed: {e}")))?;
     }
     Ok(())
 }

@@ -8,6 +8,11 @@
 //! `max_audio_seconds` is refused: with 413 before any byte is sent when the
 //! text is too long for it or the limit is reached while buffering, and by
 //! ending the stream with an error when a stream reaches it.
+//!
+//! The text's characters are billed as `text_to_speech_characters`, against
+//! the key's character limit: 456 before synthesis when they do not fit in
+//! what remains of it; nothing is billed when the synthesis fails before the
+//! answer starts.
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -15,10 +20,13 @@ use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
+use tolk_storage::limits::Meter;
+use tolk_storage::usage;
 use tolk_voice::voices::{self, TtsVoice, VoiceLookup};
 use tolk_voice::{tts, wav};
 
 use super::{VoiceAuth, voice_error};
+use crate::limits::Charge;
 use crate::{ApiError, AppState};
 
 /// Resolves a TTS voice id: 404 when unknown, 400 when it is a conversion voice.
@@ -87,9 +95,28 @@ fn too_long(max_seconds: u32) -> ApiError {
     ))
 }
 
+/// Reserves the characters of a text to speak against `key`'s character
+/// limit (456 when they do not fit).
+pub(super) async fn charge(
+    state: &AppState,
+    key: &tolk_storage::keys::ApiKey,
+    text: &str,
+) -> Result<Charge, ApiError> {
+    let chars = i64::try_from(text.chars().count()).unwrap_or(i64::MAX);
+    Charge::reserve(
+        state,
+        key,
+        Meter::Characters,
+        chars,
+        usage::kind::TEXT_TO_SPEECH,
+        None,
+    )
+    .await
+}
+
 pub(super) async fn convert(
     State(state): State<AppState>,
-    _auth: VoiceAuth,
+    VoiceAuth(key): VoiceAuth,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|e| {
@@ -105,6 +132,7 @@ pub(super) async fn convert(
     if text.chars().count() > max_seconds as usize * MAX_CHARS_PER_SECOND {
         return Err(too_long(max_seconds));
     }
+    let charge = charge(&state, &key, &text).await?;
     let max_samples = max_seconds as usize * tts::SAMPLE_RATE as usize;
     let buffer_samples = BUFFER_SECONDS as usize * tts::SAMPLE_RATE as usize;
     let mut speech = state
@@ -121,6 +149,7 @@ pub(super) async fn convert(
                     return Err(too_long(max_seconds));
                 }
                 let file = wav::encode(&head, tts::SAMPLE_RATE).map_err(voice_error)?;
+                charge.settle(&state).await?;
                 return Ok(wav_response(
                     file,
                     wav::duration_ms(head.len(), tts::SAMPLE_RATE),
@@ -131,6 +160,8 @@ pub(super) async fn convert(
     if head.len() > max_samples {
         return Err(too_long(max_seconds));
     }
+    // The answer starts: the text is billed.
+    charge.settle(&state).await?;
     // Long audio: the header and what is buffered, then the rest as it comes.
     let mut first = wav::streaming_header(tts::SAMPLE_RATE).to_vec();
     first.extend_from_slice(&wav::pcm_bytes(&head));
