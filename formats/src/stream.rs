@@ -364,6 +364,50 @@ mod tests {
         }
     }
 
+    /// A large XLIFF file in windows-1252 is cut too, and written back in its
+    /// encoding as a whole extract and merge writes it.
+    #[test]
+    fn a_large_legacy_xliff_is_translated_piece_by_piece_in_its_encoding() {
+        let text = large(DocumentFormat::Xliff)
+            .replace("UTF-8", "windows-1252")
+            .replace("is big", "está en el café");
+        let (input, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+        assert!(std::str::from_utf8(&input).is_err());
+        let upper = |segments: &[String]| -> Vec<String> {
+            segments
+                .iter()
+                .map(|s| crate::inline::map_text(s, str::to_uppercase))
+                .collect()
+        };
+        let mut batches = 0;
+        let out = translate::<()>(
+            DocumentFormat::Xliff,
+            &input,
+            ExtractOptions::default(),
+            "ES",
+            &mut |segments, _| {
+                batches += 1;
+                Ok(upper(segments))
+            },
+        )
+        .unwrap();
+        assert!(batches > 1, "{batches}");
+        let options = ExtractOptions {
+            target_language: Some("ES".into()),
+            ..ExtractOptions::default()
+        };
+        let whole = extract_with(DocumentFormat::Xliff, &input, options)
+            .unwrap()
+            .with_target_language("ES");
+        assert!(out == whole.merge(&upper(whole.segments())).unwrap());
+        let (read, _, errors) = encoding_rs::WINDOWS_1252.decode(&out);
+        assert!(
+            !errors && read.contains("ESTÁ EN EL CAFÉ, E&amp;XIT."),
+            "{}",
+            &read[..2000]
+        );
+    }
+
     /// Damaged large files (cut short, a bracket or quote dropped in) end in
     /// an error or an output, never a panic.
     #[test]

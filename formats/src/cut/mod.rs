@@ -12,8 +12,8 @@
 //! ([`yaml`](mod@yaml)); RTF between the paragraphs of its document group
 //! ([`rtf`](mod@rtf)); MIF between the paragraphs of its body text flows
 //! ([`mif`](mod@mif)). Only UTF-8 files are cut (their bytes can be cut at
-//! any line end); a file smaller than two pieces is one, and so is a file a
-//! cut cannot read safely.
+//! any line end), and XML files declaring a single-byte encoding; a file
+//! smaller than two pieces is one, and so is a file a cut cannot read safely.
 
 mod json;
 mod mif;
@@ -254,7 +254,8 @@ impl Cut {
 
 /// Where `input` is cut into pieces of about `size` bytes, at the points
 /// `points` finds in its text (with the envelope of each piece); `None`
-/// when it stays whole: smaller than two pieces, not UTF-8, or no points.
+/// when it stays whole: smaller than two pieces, not UTF-8 (but see
+/// [`cut_xml_at`]), or no points.
 fn cut_at(
     input: &[u8],
     size: usize,
@@ -265,6 +266,33 @@ fn cut_at(
     }
     let text = std::str::from_utf8(input).ok()?;
     let (points, envelope) = points(text)?;
+    let pieces = group(points, input.len(), size);
+    (pieces.len() > 1).then_some(Cut { pieces, envelope })
+}
+
+/// [`cut_at`] for XML, which also cuts a file declaring a single-byte
+/// encoding (`windows-1252`, `ISO-8859-2`…): its markup is ASCII, so the
+/// points are found in a copy whose other bytes stand as `?` (at the same
+/// offsets), and the pieces are cut from the file's own bytes, each read
+/// under the file's declaration. Made heads hold such a `?` where the file's
+/// head has a non-ASCII character (a head is read, never written back).
+fn cut_xml_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
+    if std::str::from_utf8(input).is_ok() {
+        return cut_at(input, size, points);
+    }
+    if input.len() < 2 * size || !crate::encoding::xml_declared(input)?.is_single_byte() {
+        return None;
+    }
+    let view: String = input
+        .iter()
+        .map(|&b| if b.is_ascii() { char::from(b) } else { '?' })
+        .collect();
+    let (points, envelope) = points(&view)?;
+    drop(view);
     let pieces = group(points, input.len(), size);
     (pieces.len() > 1).then_some(Cut { pieces, envelope })
 }

@@ -110,7 +110,19 @@ fn xliff_is_cut_between_the_units_of_its_body() {
         again.extend_from_slice(pieces.own_output(&doc, i).unwrap());
     }
     assert_eq!(String::from_utf8(again).unwrap(), xliff);
-    let declared = xliff.replace("UTF-8", "windows-1252");
+    // A single-byte encoding is cut (its markup is ASCII), a multi-byte one
+    // is not.
+    let declared = xliff
+        .replace("UTF-8", "windows-1252")
+        .replace("Line 3", "Línea 3");
+    let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&declared);
+    let legacy = cut(DocumentFormat::Xliff, &bytes, 120).unwrap();
+    let mut again = Vec::new();
+    for i in 0..legacy.pieces.len() {
+        again.extend_from_slice(legacy.own_output(&legacy.document(&bytes, i), i).unwrap());
+    }
+    assert_eq!(again, bytes.as_ref());
+    let declared = xliff.replace("UTF-8", "Shift_JIS");
     assert!(cut(DocumentFormat::Xliff, declared.as_bytes(), 120).is_none());
 }
 

@@ -4,12 +4,12 @@
 
 use std::ops::Range;
 
-use super::{Container, Cut, Envelope, XML, cut_at};
+use super::{Container, Cut, Envelope, XML, cut_xml_at};
 
 /// XLIFF, between the units and groups of its unit containers (1.2's
 /// `<body>`s, 2.0's `<file>`s), each piece inside its `<file>`.
 pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_xml_at(input, size, |text| {
         let unit_parent = if text.contains("<body") {
             Within::Body
         } else {
@@ -25,7 +25,7 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
     if !crate::android::is_android(input) {
         return xml_tree(input, size);
     }
-    cut_at(input, size, |text| {
+    cut_xml_at(input, size, |text| {
         xml_points(text, Within::Root("resources"))
     })
 }
@@ -36,7 +36,7 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
 /// carry the `translate` and language marks the filter inherits). A file with
 /// global ITS rules (whose selectors may count siblings) stays whole.
 pub(crate) fn xml_tree(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_xml_at(input, size, |text| {
         if text.contains("translateRule") || XML.found_in(text) {
             return None;
         }
@@ -182,7 +182,7 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
 
 /// .NET resources, between the entries of their `<root>`.
 pub(crate) fn resx(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| xml_points(text, Within::Root("root")))
+    cut_xml_at(input, size, |text| xml_points(text, Within::Root("root")))
 }
 
 /// Where the units of a file [`xml_points`] cuts stand.
@@ -212,10 +212,12 @@ impl Within {
 /// pieces.
 fn xml_points(text: &str, within: Within) -> Option<(Vec<usize>, Envelope)> {
     use quick_xml::events::Event;
-    // Only a file with an XML declaration naming no legacy encoding (read
-    // as the filter reads it) is cut.
+    // Only a file with an XML declaration naming UTF-8 or a single-byte
+    // encoding (which every piece repeats) is cut.
     text.find("?>")?;
-    if crate::encoding::xml_declared(text.as_bytes()).is_some() || XML.found_in(text) {
+    if crate::encoding::xml_declared(text.as_bytes()).is_some_and(|e| !e.is_single_byte())
+        || XML.found_in(text)
+    {
         return None;
     }
     let name = within.name();
