@@ -62,7 +62,21 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
     // The document is done; the evaluation still waits, and nothing runs it.
     let (code, pending) = api.get(&key, &poll).await?;
     assert_eq!((code, &pending["status"]), (202, &json!("processing")));
-    assert!(live_workers(&api, "translate-document").await? >= 1.0);
+    let loops = live_workers(&api, "translate-document").await?;
+    assert!(loops >= 1.0);
+    // Each live documents loop runs 3 jobs at once (`--concurrency documents=3`).
+    let concurrency = metric(
+        &api,
+        "tolk_worker_concurrency{queue=\"translate-document\"} ",
+    )
+    .await?;
+    assert_eq!(concurrency, 3.0 * loops);
+    let (host, pid): (String, i32) = sqlx::query_as(
+        "SELECT host, pid FROM worker_loops WHERE queue = 'translate-document' LIMIT 1",
+    )
+    .fetch_one(&world.db().await?)
+    .await?;
+    assert!(!host.is_empty() && pid > 0, "{host} {pid}");
     assert_eq!(live_workers(&api, "evaluate-quality").await?, 0.0);
     assert_eq!(live_workers(&api, "voice-translate").await?, 0.0);
     let ready: serde_json::Value = api

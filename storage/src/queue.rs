@@ -303,13 +303,27 @@ pub async fn record_loop_restarts(
     Ok(())
 }
 
+/// The worker loops of one queue, across every process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueLoops {
+    /// The queue.
+    pub queue: String,
+    /// Loops that sent a heartbeat within the period asked for.
+    pub live: i64,
+    /// How often loops of the queue were started again after an error.
+    pub restarts: i64,
+    /// Jobs the live loops run at once, together.
+    pub concurrency: i64,
+}
+
 /// Worker loops by queue: how many sent a heartbeat within `within` (across
-/// every process), and how often loops of the queue were restarted. Every
-/// queue with a worker row or a restart is listed.
+/// every process), how many jobs those run at once, and how often loops of
+/// the queue were restarted. Every queue with a worker row or a restart is
+/// listed.
 pub async fn loop_liveness(
     pool: &PgPool,
     within: Duration,
-) -> Result<Vec<(String, i64, i64)>, StorageError> {
+) -> Result<Vec<QueueLoops>, StorageError> {
     let within = interval(within);
     let rows = sqlx::query!(
         r#"SELECT q.queue AS "queue!",
@@ -317,7 +331,11 @@ pub async fn loop_liveness(
                    WHERE w.worker_type COLLATE "C" = q.queue
                      AND w.last_seen > now() - $1::interval) AS "live!",
                   COALESCE((SELECT r.restarts FROM worker_loop_restarts r
-                            WHERE r.queue COLLATE "C" = q.queue), 0) AS "restarts!"
+                            WHERE r.queue COLLATE "C" = q.queue), 0) AS "restarts!",
+                  (SELECT COALESCE(sum(l.concurrency), 0) FROM worker_loops l
+                   JOIN apalis.workers w ON w.id = l.name
+                   WHERE l.queue COLLATE "C" = q.queue
+                     AND w.last_seen > now() - $1::interval)::bigint AS "concurrency!"
            FROM (SELECT worker_type COLLATE "C" AS queue FROM apalis.workers
                  UNION SELECT queue COLLATE "C" FROM worker_loop_restarts) q
            ORDER BY 1"#,
@@ -327,8 +345,37 @@ pub async fn loop_liveness(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| (r.queue, r.live, r.restarts))
+        .map(|r| QueueLoops {
+            queue: r.queue,
+            live: r.live,
+            restarts: r.restarts,
+            concurrency: r.concurrency,
+        })
         .collect())
+}
+
+/// Records a worker loop starting under `name` (its apalis worker's id) on
+/// `queue`, running `concurrency` jobs at once, in this process of `host`.
+pub async fn register_loop(
+    pool: &PgPool,
+    name: &str,
+    queue: &str,
+    host: &str,
+    concurrency: usize,
+) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"INSERT INTO worker_loops (name, queue, host, pid, concurrency)
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (name) DO NOTHING"#,
+        name,
+        queue,
+        host,
+        i32::try_from(std::process::id()).unwrap_or(i32::MAX),
+        i32::try_from(concurrency.max(1)).unwrap_or(i32::MAX)
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
 }
 
 /// Deletes worker rows not seen for `older_than` that hold no job in flight
@@ -342,6 +389,16 @@ pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<
            WHERE now() - w.last_seen >= $1
              AND NOT EXISTS (SELECT 1 FROM apalis.jobs j
                              WHERE j.lock_by = w.id AND j.status IN ('Queued', 'Running'))"#,
+        older_than
+    )
+    .execute(pool)
+    .await?;
+    // The loops whose apalis row is gone (or never came: a loop that failed
+    // to start) once as old.
+    sqlx::query!(
+        r#"DELETE FROM worker_loops l
+           WHERE now() - l.started_at >= $1
+             AND NOT EXISTS (SELECT 1 FROM apalis.workers w WHERE w.id = l.name)"#,
         older_than
     )
     .execute(pool)

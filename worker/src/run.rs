@@ -165,15 +165,20 @@ impl WorkerState {
     }
 }
 
-/// A worker name unique to this process start.
-pub fn unique_name(queue: &str) -> String {
-    let host = std::fs::read_to_string("/etc/hostname")
+/// The machine's name (`/etc/hostname`, `host` when it has none).
+fn host() -> String {
+    std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".to_owned());
+        .unwrap_or_else(|| "host".to_owned())
+}
+
+/// A worker name unique to this process start.
+pub fn unique_name(queue: &str) -> String {
     format!(
-        "{queue}-{host}-{}-{}",
+        "{queue}-{}-{}-{}",
+        host(),
         std::process::id(),
         ulid::Ulid::generate()
     )
@@ -200,6 +205,10 @@ macro_rules! workers {
                         (config.clone(), state.clone(), hub.clone(), queue_db.clone());
                     let stop = stopped.stopped();
                     async move {
+                        let concurrency = config.concurrency();
+                        if let Err(e) = queue::register_loop(&queue_db, &name, $queue, &host(), concurrency).await {
+                            tracing::warn!(queue = $queue, error = %e, "recording a worker loop failed");
+                        }
                         let timeout = config.shutdown_timeout;
                         let ended = Monitor::new()
                             .register(move |_restarts| {

@@ -42,7 +42,7 @@ async fn unserved(state: &AppState) -> Result<Vec<String>, tolk_storage::Storage
             .await?;
     Ok(waiting
         .into_iter()
-        .filter(|(q, _)| !loops.iter().any(|(l, live, _)| l == q && *live > 0))
+        .filter(|(q, _)| !loops.iter().any(|l| &l.queue == q && l.live > 0))
         .map(|(q, _)| q)
         .collect())
 }

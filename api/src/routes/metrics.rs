@@ -110,24 +110,40 @@ fn render(
 }
 
 /// `tolk_workers_live` (worker loops that heartbeated within 3 periods, in
-/// every process) and `tolk_worker_loop_restarts_total` by queue; every queue
-/// the workers serve is listed, with 0 when nothing runs it.
-fn render_loops(loops: &[(String, i64, i64)], out: &mut String) {
-    let mut by_queue: std::collections::BTreeMap<&str, (i64, i64)> =
-        queue::QUEUES.iter().map(|q| (*q, (0, 0))).collect();
-    for (q, live, restarts) in loops {
-        by_queue.insert(q.as_str(), (*live, *restarts));
+/// every process), `tolk_worker_concurrency` (jobs those loops run at once)
+/// and `tolk_worker_loop_restarts_total` by queue; every queue the workers
+/// serve is listed, with 0 when nothing runs it.
+fn render_loops(loops: &[queue::QueueLoops], out: &mut String) {
+    let mut by_queue: std::collections::BTreeMap<&str, Option<&queue::QueueLoops>> =
+        queue::QUEUES.iter().map(|q| (*q, None)).collect();
+    for l in loops {
+        by_queue.insert(l.queue.as_str(), Some(l));
     }
-    out.push_str("# HELP tolk_workers_live Worker loops with a heartbeat in the last 3 heartbeat periods, across all processes.\n# TYPE tolk_workers_live gauge\n");
-    for (q, (live, _)) in &by_queue {
-        let _ = writeln!(out, "tolk_workers_live{{queue=\"{q}\"}} {live}");
-    }
-    out.push_str("# HELP tolk_worker_loop_restarts_total Worker loops started again after ending on an error, across all processes.\n# TYPE tolk_worker_loop_restarts_total counter\n");
-    for (q, (_, restarts)) in &by_queue {
-        let _ = writeln!(
-            out,
-            "tolk_worker_loop_restarts_total{{queue=\"{q}\"}} {restarts}"
-        );
+    let families: [(&str, &str, &str, fn(&queue::QueueLoops) -> i64); 3] = [
+        (
+            "tolk_workers_live",
+            "Worker loops with a heartbeat in the last 3 heartbeat periods, across all processes.",
+            "gauge",
+            |l| l.live,
+        ),
+        (
+            "tolk_worker_concurrency",
+            "Jobs the live worker loops of a queue run at once, across all processes.",
+            "gauge",
+            |l| l.concurrency,
+        ),
+        (
+            "tolk_worker_loop_restarts_total",
+            "Worker loops started again after ending on an error, across all processes.",
+            "counter",
+            |l| l.restarts,
+        ),
+    ];
+    for (name, help, kind, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for (q, l) in &by_queue {
+            let _ = writeln!(out, "{name}{{queue=\"{q}\"}} {}", l.map_or(0, value));
+        }
     }
 }
 
@@ -201,10 +217,18 @@ mod tests {
     }
 
     #[test]
-    fn renders_every_queue_s_live_loops_and_restarts() {
+    fn renders_every_queue_s_live_loops_concurrency_and_restarts() {
         let mut text = String::new();
-        render_loops(&[("import-tmx".to_owned(), 2, 5)], &mut text);
+        let loops = queue::QueueLoops {
+            queue: "import-tmx".to_owned(),
+            live: 2,
+            restarts: 5,
+            concurrency: 6,
+        };
+        render_loops(&[loops], &mut text);
         assert!(text.contains("tolk_workers_live{queue=\"import-tmx\"} 2"));
+        assert!(text.contains("tolk_worker_concurrency{queue=\"import-tmx\"} 6"));
+        assert!(text.contains("tolk_worker_concurrency{queue=\"voice-translate\"} 0"));
         assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"import-tmx\"} 5"));
         assert!(text.contains("tolk_workers_live{queue=\"translate-document\"} 0"));
         assert!(text.contains("tolk_worker_loop_restarts_total{queue=\"export-tmx\"} 0"));
