@@ -109,6 +109,15 @@ fn render(
     out
 }
 
+/// A metric family of [`render_loops`]: name, help, type, and its value of a
+/// queue's loops.
+type Family = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&queue::QueueLoops) -> i64,
+);
+
 /// `tolk_workers_live` (worker loops that heartbeated within 3 periods, in
 /// every process), `tolk_worker_concurrency` (jobs those loops run at once)
 /// and `tolk_worker_loop_restarts_total` by queue; every queue the workers
@@ -119,7 +128,7 @@ fn render_loops(loops: &[queue::QueueLoops], out: &mut String) {
     for l in loops {
         by_queue.insert(l.queue.as_str(), Some(l));
     }
-    let families: [(&str, &str, &str, fn(&queue::QueueLoops) -> i64); 3] = [
+    let families: [Family; 3] = [
         (
             "tolk_workers_live",
             "Worker loops with a heartbeat in the last 3 heartbeat periods, across all processes.",
