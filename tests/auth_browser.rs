@@ -152,7 +152,7 @@ impl Driver {
 
 /// Where screenshots are kept: the world's folder (removed when the test passes)
 /// and a copy under the target folder's tmp dir that stays.
-fn save_screenshot(world: &World, name: &str, png: &[u8]) -> Result<PathBuf> {
+pub(crate) fn save_screenshot(world: &World, name: &str, png: &[u8]) -> Result<PathBuf> {
     assert!(
         png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 2000,
         "{name}: not a real PNG screenshot ({} bytes)",

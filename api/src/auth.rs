@@ -11,7 +11,7 @@ use tolk_storage::keys::{self, ApiKey};
 use crate::{ApiError, AppState};
 use tolk_storage::rate_limit::Decision;
 
-const SCHEME: &str = "DeepL-Auth-Key ";
+pub(crate) const SCHEME: &str = "DeepL-Auth-Key ";
 
 /// The message of every authentication failure (the DeepL wording).
 pub const FAILED: &str =

@@ -297,7 +297,11 @@ pub async fn json_errors(res: Response) -> Response {
         .headers()
         .get(axum::http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.trim_start().starts_with("application/json"));
+        .is_some_and(|ct| {
+            let ct = ct.trim_start();
+            // The operator dashboard's pages answer errors in HTML.
+            ct.starts_with("application/json") || ct.starts_with("text/html")
+        });
     if is_json {
         return res;
     }

@@ -61,6 +61,7 @@ pub fn router(state: AppState) -> Router {
         .merge(routes::languages::router())
         .merge(routes::usage::router())
         .merge(routes::admin_keys::router())
+        .merge(routes::admin_ui::router())
         .merge(routes::analytics::router())
         .merge(routes::health::router())
         .merge(routes::metrics::router())

@@ -20,6 +20,7 @@ pub mod limits;
 pub mod objects;
 pub mod quality;
 pub mod queue;
+pub mod queue_admin;
 pub mod queue_stats;
 pub mod rate_limit;
 pub mod rollup;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use crate::support::{Answer, Api, World, call, exchange, message};
 
 mod analytics;
+mod dashboard;
 mod keys;
 mod limits;
 

@@ -1,6 +1,7 @@
 //! One module per area of the API.
 
 pub mod admin_keys;
+pub mod admin_ui;
 pub mod analytics;
 pub mod documents;
 pub mod glossaries;

@@ -1,0 +1,138 @@
+//! What the operator dashboard reads of the queue: the worker loops with
+//! their heartbeat and jobs in flight, and jobs by state or by id.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::StorageError;
+
+/// A worker loop as the dashboard lists it.
+#[derive(Debug, Clone)]
+pub struct WorkerLoop {
+    /// Its name (apalis' worker id).
+    pub name: String,
+    /// Its queue.
+    pub queue: String,
+    /// The machine it runs on.
+    pub host: String,
+    /// Its process.
+    pub pid: i32,
+    /// Jobs it runs at once.
+    pub concurrency: i32,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// Its last heartbeat (`None`: its apalis row is gone).
+    pub last_seen: Option<DateTime<Utc>>,
+    /// Jobs it holds (`Queued` or `Running`).
+    pub in_flight: i64,
+}
+
+/// The worker loops recorded, the most recently seen first within each
+/// queue; at most `limit`.
+pub async fn worker_loops(pool: &PgPool, limit: i64) -> Result<Vec<WorkerLoop>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT l.name, l.queue, l.host, l.pid, l.concurrency, l.started_at,
+                  w.last_seen AS "last_seen?",
+                  (SELECT count(*) FROM apalis.jobs j
+                   WHERE j.lock_by = l.name AND j.status IN ('Queued', 'Running')) AS "in_flight!"
+           FROM worker_loops l
+           LEFT JOIN apalis.workers w ON w.id = l.name
+           ORDER BY l.queue, w.last_seen DESC NULLS LAST, l.name
+           LIMIT $1"#,
+        limit
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| WorkerLoop {
+            name: r.name,
+            queue: r.queue,
+            host: r.host,
+            pid: r.pid,
+            concurrency: r.concurrency,
+            started_at: r.started_at,
+            last_seen: r.last_seen,
+            in_flight: r.in_flight,
+        })
+        .collect())
+}
+
+/// A queue row as the dashboard lists it.
+#[derive(Debug, Clone)]
+pub struct JobRow {
+    /// The job's id.
+    pub id: String,
+    /// Its queue.
+    pub queue: String,
+    /// apalis' status: `Pending`, `Queued`, `Running`, `Done`, `Failed`,
+    /// `Killed`.
+    pub status: String,
+    /// Runs so far.
+    pub attempts: i32,
+    /// Runs it may have.
+    pub max_attempts: i32,
+    /// When it is (or was) due.
+    pub run_at: DateTime<Utc>,
+    /// When it ended.
+    pub done_at: Option<DateTime<Utc>>,
+    /// The worker loop holding or last holding it.
+    pub lock_by: Option<String>,
+    /// Its last result (a failure's error), as JSON text.
+    pub last_result: Option<String>,
+}
+
+/// Which jobs [`jobs`] lists (each field narrows, `None` does not).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobFilter<'a> {
+    /// apalis' status.
+    pub status: Option<&'a str>,
+    /// The queue.
+    pub queue: Option<&'a str>,
+    /// The worker loop holding or last holding it.
+    pub worker: Option<&'a str>,
+    /// A job id, or the id of the document whose job it is.
+    pub search: Option<&'a str>,
+}
+
+/// The jobs `filter` keeps, the latest first; at most `limit`.
+pub async fn jobs(
+    pool: &PgPool,
+    filter: JobFilter<'_>,
+    limit: i64,
+) -> Result<Vec<JobRow>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT j.id, j.job_type, j.status, j.attempts, j.max_attempts, j.run_at, j.done_at,
+                  j.lock_by, j.last_result::text AS "last_result?"
+           FROM apalis.jobs j
+           WHERE ($1::text IS NULL OR j.status = $1)
+             AND ($2::text IS NULL OR j.job_type = $2)
+             AND ($3::text IS NULL OR j.lock_by = $3)
+             AND ($4::text IS NULL
+                  OR j.id = $4
+                  OR j.id = (SELECT d.job_id FROM documents d WHERE d.id = $4))
+           ORDER BY j.run_at DESC
+           LIMIT $5"#,
+        filter.status,
+        filter.queue,
+        filter.worker,
+        filter.search,
+        limit
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| JobRow {
+            id: r.id,
+            queue: r.job_type,
+            status: r.status,
+            attempts: r.attempts,
+            max_attempts: r.max_attempts,
+            run_at: r.run_at,
+            done_at: r.done_at,
+            lock_by: r.lock_by,
+            last_result: r.last_result,
+        })
+        .collect())
+}

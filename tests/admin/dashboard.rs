@@ -1,0 +1,167 @@
+//! The operator dashboard (`/admin/ui`): admins only (a Basic challenge
+//! without a key, 403 for a developer key), its pages read by an independent
+//! HTML parser (lxml) and shown in headless Chromium, each screenshotted.
+
+use super::*;
+use crate::auth_browser::{Driver, save_screenshot};
+
+/// A dashboard page with Basic credentials: (status, content type, body).
+async fn ui(api: &Api, key: Option<&str>, path: &str) -> Result<(u16, String, String)> {
+    let mut req = api.http.get(format!("{}{path}", api.direct));
+    if let Some(key) = key {
+        req = req.basic_auth("ops", Some(key));
+    }
+    let res = req.send().await?;
+    let status = res.status().as_u16();
+    let kind = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let challenge = res
+        .headers()
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body = res.text().await?;
+    Ok((status, kind, format!("{challenge}\n{body}")))
+}
+
+/// The table cells of `html` as lxml reads them, row by row (`|` between
+/// cells), after checking it parses as one HTML document with a `<main>`.
+async fn cells(html: &str) -> Result<String> {
+    let file = tempfile_path("page.html");
+    std::fs::write(&file, html)?;
+    crate::support::python(
+        r#"
+import sys, lxml.html
+doc = lxml.html.parse(sys.argv[1]).getroot()
+assert doc.tag == "html" and doc.find("body/main") is not None, "no main"
+for label in doc.iter("label"):
+    assert doc.get_element_by_id(label.get("for")) is not None, "a label without its field"
+for row in doc.iter("tr"):
+    print("|".join(" ".join(c.text_content().split()) for c in row))
+"#,
+        &[&file],
+    )
+    .await
+}
+
+fn tempfile_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("tolk-dashboard-{}-{name}", std::process::id()))
+}
+
+#[tokio::test]
+async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<()> {
+    let mut world = World::new("dashboard").await?;
+    let key = world.create_key("dev", false).await?;
+    let admin = world.create_key("ops", true).await?;
+    let api = world.start_api().await?;
+    world.start_worker("dashboard")?;
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "a.txt",
+            b"The dog sleeps.".to_vec(),
+            &[("target_lang", "ES")],
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    let db = world.db().await?;
+    let (job_id,): (String,) = sqlx::query_as("SELECT job_id FROM documents WHERE id = $1")
+        .bind(&id)
+        .fetch_one(&db)
+        .await?;
+    // The queue row ends a moment after the document.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status,): (String,) = sqlx::query_as("SELECT status FROM apalis.jobs WHERE id = $1")
+            .bind(&job_id)
+            .fetch_one(&db)
+            .await?;
+        if status == "Done" {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the queue row stayed {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Admins only.
+    let (code, _, body) = ui(&api, None, "/admin/ui").await?;
+    assert_eq!(code, 401);
+    assert!(body.starts_with("Basic realm="), "{body}");
+    let (code, _, _) = ui(&api, Some("nope.nope"), "/admin/ui").await?;
+    assert_eq!(code, 401);
+    let (code, _, body) = ui(&api, Some(&key), "/admin/ui/jobs").await?;
+    assert_eq!(code, 403, "{body}");
+
+    // The queues: the finished document, a live documents loop running 2 at once.
+    let (code, kind, page) = ui(&api, Some(&admin), "/admin/ui").await?;
+    assert_eq!((code, kind.as_str()), (200, "text/html; charset=utf-8"));
+    let rows = cells(&page).await?;
+    let served = rows
+        .lines()
+        .filter(|r| r.starts_with("translate-document|"))
+        .nth(1)
+        .with_context(|| format!("no translate-document row: {rows}"))?;
+    let fields: Vec<&str> = served.split('|').collect();
+    assert_eq!(fields[2], "1", "finished done: {served}");
+    assert!(fields[5].parse::<i64>()? >= 1, "live loops: {served}");
+    assert_eq!(
+        fields[6].parse::<i64>()?,
+        2 * fields[5].parse::<i64>()?,
+        "jobs at once: {served}"
+    );
+
+    // The workers: the documents loop with its host and process.
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/workers").await?;
+    let rows = cells(&page).await?;
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with("translate-document|") && r.contains("|2|0|")),
+        "{rows}"
+    );
+
+    // The jobs: found by the document's id, with its state.
+    let (_, _, page) = ui(&api, Some(&admin), &format!("/admin/ui/jobs?q={id}")).await?;
+    let rows = cells(&page).await?;
+    let found: Vec<&str> = rows.lines().skip(1).collect();
+    assert_eq!(found.len(), 1, "{rows}");
+    assert!(
+        found[0].starts_with(&format!("{job_id}|translate-document|Done|")),
+        "{rows}"
+    );
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs?status=Failed").await?;
+    assert!(page.contains("No job matches."), "{page}");
+
+    // In a browser: each page renders, and the search form finds the job.
+    let driver = Driver::start(&world).await?;
+    let b = driver.b();
+    let base =
+        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    for (path, name, expect) in [
+        ("", "dashboard-queues.png", "Jobs by queue and state"),
+        ("/workers", "dashboard-workers.png", "Worker loops"),
+        (
+            &format!("/jobs?q={id}") as &str,
+            "dashboard-jobs.png",
+            "translate-document",
+        ),
+    ] {
+        b.goto(&format!("{base}{path}")).await?;
+        let text = b
+            .find(fantoccini::Locator::Css("main"))
+            .await?
+            .text()
+            .await?;
+        assert!(text.contains(expect), "{path}: {text}");
+        save_screenshot(&world, name, &b.screenshot().await?)?;
+    }
+    driver.close().await?;
+    Ok(())
+}
