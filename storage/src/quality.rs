@@ -278,13 +278,14 @@ impl crate::lifecycle::JobKind for Evaluations {
     }
 }
 
-/// Fails evaluations whose queue job failed for good without the handler
-/// recording it (e.g. the worker was killed on every attempt).
+/// Fails evaluations whose queue job is over without the handler recording
+/// it (the worker was killed on every attempt, an operator cancelled it),
+/// with the queue job's last error.
 pub async fn fail_lost_jobs(pool: &PgPool) -> Result<u64, StorageError> {
     let res = sqlx::query!(
         r#"UPDATE quality_evaluations q
            SET status = 'error', finished_at = now(),
-               error_message = 'The evaluation pipeline stopped unexpectedly.'
+               error_message = 'The evaluation ended without finishing: ' || e.error
            FROM ended_queue_jobs e
            WHERE e.id = q.job_id AND q.status IN ('queued', 'processing')"#
     )

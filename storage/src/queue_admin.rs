@@ -136,3 +136,80 @@ pub async fn jobs(
         })
         .collect())
 }
+
+/// Cancels a job that has not started, or waits for its next attempt: its
+/// queue row ends `Killed` with "cancelled by an operator" as its error (each
+/// job kind's lost-job sweep then ends its record, see
+/// [`crate::lifecycle`]). The action is recorded for audit, done or refused,
+/// with the admin key that asked. Returns the job's queue when it was
+/// cancelled, `None` when it was not waiting (running, over, or unknown).
+pub async fn cancel(
+    pool: &PgPool,
+    job_id: &str,
+    api_key_id: &str,
+) -> Result<Option<String>, StorageError> {
+    let mut tx = pool.begin().await?;
+    let queue = sqlx::query_scalar!(
+        r#"UPDATE apalis.jobs
+           SET status = 'Killed', done_at = now(), lock_by = NULL, lock_at = NULL,
+               last_result = '{"Err": "cancelled by an operator"}'::jsonb
+           WHERE id = $1
+             AND (status = 'Pending' OR (status = 'Failed' AND attempts < max_attempts))
+           RETURNING job_type"#,
+        job_id
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
+    sqlx::query!(
+        r#"INSERT INTO operator_actions (api_key_id, action, job_id, queue, outcome)
+           VALUES ($1, 'cancel', $2,
+                   COALESCE($3, (SELECT job_type FROM apalis.jobs WHERE id = $2)), $4)"#,
+        api_key_id,
+        job_id,
+        queue.as_deref(),
+        if queue.is_some() { "done" } else { "refused" }
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(queue)
+}
+
+/// An operator's action, as the audit lists it.
+#[derive(Debug, Clone)]
+pub struct Action {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The admin key that asked.
+    pub api_key_id: String,
+    /// What (`cancel`).
+    pub action: String,
+    /// To which job, of which queue.
+    pub job_id: String,
+    /// The job's queue, when known.
+    pub queue: Option<String>,
+    /// `done` or `refused`.
+    pub outcome: String,
+}
+
+/// The latest `limit` operator actions, the latest first.
+pub async fn actions(pool: &PgPool, limit: i64) -> Result<Vec<Action>, StorageError> {
+    let rows = sqlx::query!(
+        r#"SELECT at, api_key_id, action, job_id, queue, outcome
+           FROM operator_actions ORDER BY at DESC, id DESC LIMIT $1"#,
+        limit
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Action {
+            at: r.at,
+            api_key_id: r.api_key_id,
+            action: r.action,
+            job_id: r.job_id,
+            queue: r.queue,
+            outcome: r.outcome,
+        })
+        .collect())
+}

@@ -165,3 +165,116 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
     driver.close().await?;
     Ok(())
 }
+
+/// An admin cancels a waiting job from the dashboard in a browser: the queue
+/// row ends `Killed`, the evaluation's poll ends with the reason, and the
+/// action is in the audit; the same action without the page's token, or
+/// from another site, is refused and changes nothing.
+#[tokio::test]
+async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()> {
+    let mut world = World::new("dashboard_cancel").await?;
+    let key = world.create_key("dev", false).await?;
+    let admin = world.create_key("ops", true).await?;
+    let api = world.start_api().await?;
+    // No worker: the evaluation waits.
+    let body = json!({
+        "metadata": {"source_language": "en", "target_language": "es"},
+        "segments": [{"source": "The house is big.", "target": "La casa es grande."}],
+    });
+    let res = api
+        .keyed(reqwest::Method::POST, "/v1/quality-evaluation", &key)
+        .json(&body)
+        .send()
+        .await?;
+    assert_eq!(res.status().as_u16(), 202);
+    let poll = res.json::<Value>().await?["poll_url"]
+        .as_str()
+        .context("poll_url")?
+        .to_owned();
+    let db = world.db().await?;
+    let (job_id,): (String,) =
+        sqlx::query_as("SELECT id FROM apalis.jobs WHERE job_type = 'evaluate-quality'")
+            .fetch_one(&db)
+            .await?;
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs?status=Pending").await?;
+    let token = page
+        .split("name=\"token\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .context("no action token on the page")?
+        .to_owned();
+
+    // Forged: no token, a wrong one, or another site's page.
+    let cancel_url = format!("{}/admin/ui/jobs/{job_id}/cancel", api.direct);
+    for (form, origin) in [
+        (vec![], None),
+        (vec![("token", "0000")], None),
+        (
+            vec![("token", token.as_str())],
+            Some("https://evil.example"),
+        ),
+    ] {
+        let mut req = api
+            .http
+            .post(&cancel_url)
+            .basic_auth("ops", Some(&admin))
+            .form(&form);
+        if let Some(origin) = origin {
+            req = req.header("Origin", origin);
+        }
+        let res = req.send().await?;
+        assert_eq!(res.status().as_u16(), 403, "{form:?} {origin:?}");
+    }
+    let (status,): (String,) = sqlx::query_as("SELECT status FROM apalis.jobs WHERE id = $1")
+        .bind(&job_id)
+        .fetch_one(&db)
+        .await?;
+    assert_eq!(status, "Pending");
+
+    // In a browser: the button on the jobs page.
+    let driver = Driver::start(&world).await?;
+    let b = driver.b();
+    let base =
+        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    b.goto(&format!("{base}/jobs?status=Pending")).await?;
+    b.find(fantoccini::Locator::Css("form[action$='/cancel'] button"))
+        .await?
+        .click()
+        .await?;
+    let text = b
+        .find(fantoccini::Locator::Css("main"))
+        .await?
+        .text()
+        .await?;
+    assert!(
+        text.contains("Killed") && text.contains("cancelled by an operator"),
+        "{text}"
+    );
+    assert!(text.contains("Operator actions"), "{text}");
+    save_screenshot(&world, "dashboard-cancelled.png", &b.screenshot().await?)?;
+    driver.close().await?;
+
+    // The evaluation ends with the reason; the audit names the admin key.
+    let (code, body) = api.get(&key, &poll).await?;
+    assert_ne!(body["status"], "processing", "{code} {body}");
+    assert!(
+        body.to_string().contains("cancelled by an operator"),
+        "{code} {body}"
+    );
+    let admin_id = admin.split('.').next().unwrap_or_default();
+    let audit: Vec<(String, String, String, String)> = sqlx::query_as(
+        "SELECT api_key_id, action, job_id, outcome FROM operator_actions ORDER BY id",
+    )
+    .fetch_all(&db)
+    .await?;
+    assert_eq!(
+        audit,
+        [(
+            admin_id.to_owned(),
+            "cancel".to_owned(),
+            job_id.clone(),
+            "done".to_owned()
+        )]
+    );
+    Ok(())
+}

@@ -4,10 +4,12 @@
 
 use std::collections::HashMap;
 
-use axum::extract::{Query, State};
-use axum::response::Html;
+use axum::Form;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::{Html, Redirect};
 use maud::html;
-use tolk_storage::{queue, queue_admin};
+use tolk_storage::{lifecycle, queue, queue_admin};
 
 use super::{Operator, Refused, Tab, page, time};
 use crate::AppState;
@@ -15,12 +17,15 @@ use crate::AppState;
 /// Jobs listed at most.
 const LIMIT: i64 = 200;
 
+/// Operator actions listed at most.
+const ACTIONS: i64 = 20;
+
 /// apalis' states a job can be listed by.
 const STATES: [&str; 6] = ["Pending", "Queued", "Running", "Done", "Failed", "Killed"];
 
 pub(super) async fn show(
     State(state): State<AppState>,
-    _: Operator,
+    operator: Operator,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, Refused> {
     let given = |name: &str| query.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
@@ -34,6 +39,7 @@ pub(super) async fn show(
         search: given("q"),
     };
     let jobs = queue_admin::jobs(&state.db, filter, LIMIT).await?;
+    let actions = queue_admin::actions(&state.db, ACTIONS).await?;
     let content = html! {
         form method="get" action="/admin/ui/jobs" {
             label for="q" { "Job or document id" }
@@ -61,7 +67,10 @@ pub(super) async fn show(
             p { "No job matches." }
         } @else {
             table {
-                caption { (jobs.len()) " jobs, the latest first (at most " (LIMIT) ")" }
+                caption {
+                    (jobs.len()) @if jobs.len() == 1 { " job" } @else { " jobs" }
+                    ", the latest first (at most " (LIMIT) ")"
+                }
                 thead {
                     tr {
                         th scope="col" { "Job" }
@@ -72,6 +81,7 @@ pub(super) async fn show(
                         th scope="col" { "Ended" }
                         th scope="col" { "Worker loop" }
                         th scope="col" { "Last result" }
+                        th scope="col" { "Action" }
                     }
                 }
                 tbody {
@@ -89,6 +99,41 @@ pub(super) async fn show(
                             td { @if let Some(t) = j.done_at { (time(t)) } }
                             td { @if let Some(w) = &j.lock_by { code { (w) } } }
                             td { @if let Some(r) = &j.last_result { pre { (r) } } }
+                            td {
+                                @if j.status == "Pending" || (j.status == "Failed" && j.attempts < j.max_attempts) {
+                                    form method="post" action={ "/admin/ui/jobs/" (j.id) "/cancel" } {
+                                        input type="hidden" name="token" value=(operator.token);
+                                        button type="submit" aria-label={ "Cancel job " (j.id) } { "Cancel" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if !actions.is_empty() {
+            table {
+                caption { "Operator actions, the latest first" }
+                thead {
+                    tr {
+                        th scope="col" { "When" }
+                        th scope="col" { "Admin key" }
+                        th scope="col" { "Action" }
+                        th scope="col" { "Job" }
+                        th scope="col" { "Queue" }
+                        th scope="col" { "Outcome" }
+                    }
+                }
+                tbody {
+                    @for a in &actions {
+                        tr {
+                            td { (time(a.at)) }
+                            td { code { (a.api_key_id) } }
+                            td { (a.action) }
+                            td { code { (a.job_id) } }
+                            td { (a.queue.as_deref().unwrap_or("")) }
+                            td { (a.outcome) }
                         }
                     }
                 }
@@ -96,4 +141,76 @@ pub(super) async fn show(
         }
     };
     Ok(page(Tab::Jobs, "Jobs", content))
+}
+
+/// `POST /admin/ui/jobs/{id}/cancel` (form: the page's `token`): cancels a
+/// job that waits, ends its record at once (each kind's lost-job sweep), and
+/// shows the job again. A job not waiting is left as it is (the refusal is
+/// recorded too).
+pub(super) async fn cancel(
+    State(state): State<AppState>,
+    operator: Operator,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<HashMap<String, String>>,
+) -> Result<Redirect, Refused> {
+    if form.get("token") != Some(&operator.token) || !same_origin(&headers) {
+        return Err(Refused::Forged);
+    }
+    let cancelled = queue_admin::cancel(&state.db, &id, &operator.key_id).await?;
+    tracing::info!(job = %id, admin = %operator.key_id, cancelled = cancelled.is_some(), "operator cancel");
+    if cancelled.is_some() {
+        for kind in lifecycle::JOB_KINDS {
+            kind.fail_lost(&state.db).await?;
+        }
+    }
+    let id: String = url_escape(&id);
+    Ok(Redirect::to(&format!("/admin/ui/jobs?q={id}")))
+}
+
+/// Whether a request's `Origin`, when it has one, is this host.
+fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get("origin").and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers
+        .get("host")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let origin_host = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+    !host.is_empty() && origin_host.eq_ignore_ascii_case(host)
+}
+
+/// `text` as a URL query value.
+fn url_escape(text: &str) -> String {
+    serde_urlencoded::to_string([("", text)])
+        .map(|s| s.trim_start_matches('=').to_owned())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_host_may_send_actions() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, axum::http::HeaderValue::from_static(v));
+            }
+            h
+        };
+        assert!(same_origin(&headers(&[("host", "127.0.0.1:8080")])));
+        assert!(same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "http://127.0.0.1:8080")
+        ])));
+        assert!(!same_origin(&headers(&[
+            ("host", "127.0.0.1:8080"),
+            ("origin", "https://evil.example")
+        ])));
+        assert!(!same_origin(&headers(&[("origin", "null")])));
+        assert_eq!(url_escape("a b&c"), "a+b%26c");
+    }
 }

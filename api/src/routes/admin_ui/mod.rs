@@ -11,8 +11,13 @@
 //!
 //! A browser signs in with HTTP Basic authentication, the admin key as the
 //! password (any user name); `Authorization: DeepL-Auth-Key …` works too. No
-//! key → 401 with a `Basic` challenge, a developer key → 403. The pages only
-//! read; they change nothing.
+//! key → 401 with a `Basic` challenge, a developer key → 403.
+//!
+//! One action: cancelling a job that waits (`POST /admin/ui/jobs/{id}/cancel`),
+//! recorded in `operator_actions`. A browser sends Basic credentials by
+//! itself, so an action needs the page's token too (derived from the
+//! credentials: another site cannot read it) and, when the browser names an
+//! `Origin`, this host's.
 
 mod jobs;
 mod queues;
@@ -37,10 +42,20 @@ pub fn router() -> Router<AppState> {
         .route("/admin/ui", get(queues::show))
         .route("/admin/ui/workers", get(workers::show))
         .route("/admin/ui/jobs", get(jobs::show))
+        .route(
+            "/admin/ui/jobs/{id}/cancel",
+            axum::routing::post(jobs::cancel),
+        )
 }
 
 /// An admin signed in to the dashboard.
-pub(super) struct Operator;
+pub(super) struct Operator {
+    /// The admin key's id.
+    pub key_id: String,
+    /// The token its actions carry: another site can make a browser send
+    /// its credentials, not read this.
+    pub token: String,
+}
 
 /// Why a dashboard request is refused, or failed.
 pub(super) enum Refused {
@@ -48,6 +63,8 @@ pub(super) enum Refused {
     SignIn,
     /// A developer key: 403.
     NotAdmin,
+    /// An action without the page's token, or from another site: 403.
+    Forged,
     /// The database failed: 503.
     Unavailable(tolk_storage::StorageError),
 }
@@ -70,6 +87,11 @@ impl IntoResponse for Refused {
                 StatusCode::FORBIDDEN,
                 "Admins only",
                 "The dashboard needs an admin API key.".to_owned(),
+            ),
+            Refused::Forged => (
+                StatusCode::FORBIDDEN,
+                "Refused",
+                "Actions are taken from the dashboard's own pages.".to_owned(),
             ),
             Refused::Unavailable(e) => {
                 tracing::warn!(error = %e, "dashboard page failed");
@@ -119,11 +141,22 @@ impl FromRequestParts<AppState> for Operator {
             _ => return Err(Refused::SignIn),
         };
         match keys::authenticate(&state.db, &presented).await? {
-            Some(key) if key.is_admin => Ok(Operator),
+            Some(key) if key.is_admin => Ok(Operator {
+                key_id: key.key_id,
+                token: token(&presented),
+            }),
             Some(_) => Err(Refused::NotAdmin),
             None => Err(Refused::SignIn),
         }
     }
+}
+
+/// The action token of credentials `presented`.
+fn token(presented: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(format!(
+        "tolk-dashboard-action:{presented}"
+    )))
 }
 
 /// The password of HTTP Basic credentials (`user:password` in base64).
