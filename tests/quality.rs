@@ -19,6 +19,23 @@ async fn submit(api: &Api, key: &str, body: &Value) -> Result<(u16, Option<Strin
     Ok((a.code, a.header("retry-after").map(str::to_owned), a.body))
 }
 
+/// Submits a one-segment evaluation (EN → ES) that must be accepted; its
+/// poll URL.
+pub async fn start_one(api: &Api, key: &str) -> Result<String> {
+    let body = json!({
+        "metadata": {"source_language": "en", "target_language": "es"},
+        "segments": [{"source": "The house is big.", "target": "La casa es grande."}],
+    });
+    let (code, _, body) = submit(api, key, &body).await?;
+    if code != 202 {
+        bail!("the evaluation answered {code}: {body}");
+    }
+    match body["poll_url"].as_str() {
+        Some(poll) => Ok(poll.to_owned()),
+        None => bail!("no poll_url in {body}"),
+    }
+}
+
 /// Polls until the job leaves `processing`.
 pub async fn wait_done(api: &Api, key: &str, path: &str) -> Result<Value> {
     let deadline = Instant::now() + Duration::from_secs(60);

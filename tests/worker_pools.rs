@@ -35,20 +35,7 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
         ],
         "worker-documents",
     )?;
-    let body = json!({
-        "metadata": {"source_language": "en", "target_language": "es"},
-        "segments": [{"source": "The house is big.", "target": "La casa es grande."}],
-    });
-    let res = api
-        .keyed(reqwest::Method::POST, "/v1/quality-evaluation", &key)
-        .json(&body)
-        .send()
-        .await?;
-    assert_eq!(res.status().as_u16(), 202);
-    let poll = res.json::<serde_json::Value>().await?["poll_url"]
-        .as_str()
-        .context("poll_url")?
-        .to_owned();
+    let poll = crate::quality::start_one(&api, &key).await?;
     let (id, dk) = api
         .upload_ok(
             &key,

@@ -177,20 +177,7 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
     let admin = world.create_key("ops", true).await?;
     let api = world.start_api().await?;
     // No worker: the evaluation waits.
-    let body = json!({
-        "metadata": {"source_language": "en", "target_language": "es"},
-        "segments": [{"source": "The house is big.", "target": "La casa es grande."}],
-    });
-    let res = api
-        .keyed(reqwest::Method::POST, "/v1/quality-evaluation", &key)
-        .json(&body)
-        .send()
-        .await?;
-    assert_eq!(res.status().as_u16(), 202);
-    let poll = res.json::<Value>().await?["poll_url"]
-        .as_str()
-        .context("poll_url")?
-        .to_owned();
+    let poll = crate::quality::start_one(&api, &key).await?;
     let db = world.db().await?;
     let (job_id,): (String,) =
         sqlx::query_as("SELECT id FROM apalis.jobs WHERE job_type = 'evaluate-quality'")
