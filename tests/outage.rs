@@ -216,8 +216,8 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
         .await?;
         assert_eq!(entries, 1, "document {id} billed {entries} times");
     }
-    // No process exited; every queue has both workers' loops live again, and
-    // the restarts are counted.
+    // No process exited; every queue has both workers' loops live again (and
+    // recorded with their concurrency), and the restarts are counted.
     assert!(world.is_running(api_pid), "the API exited");
     for pid in workers {
         assert!(
@@ -229,8 +229,12 @@ async fn every_job_kind_completes_across_a_database_restart_and_outage() -> Resu
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let text = api.metrics_text().await?;
+        // Two loops a queue, each running 2 jobs at once (`start_worker`),
+        // recorded again after the outage.
         let all_live = tolk_storage::queue::QUEUES.iter().all(|q| {
             metric_value(&text, &format!("tolk_workers_live{{queue=\"{q}\"}}")) == Some(2.0)
+                && metric_value(&text, &format!("tolk_worker_concurrency{{queue=\"{q}\"}}"))
+                    == Some(4.0)
         });
         let restarts = metric_value(
             &text,

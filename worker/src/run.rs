@@ -174,6 +174,22 @@ fn host() -> String {
         .unwrap_or_else(|| "host".to_owned())
 }
 
+/// Records the worker loop `name` of `queue` (host, process, concurrency) for
+/// the dashboard and `/metrics`, trying again every few seconds while the
+/// database does not answer.
+async fn record_loop(db: PgPool, name: String, queue: &'static str, concurrency: usize) {
+    let host = host();
+    loop {
+        match queue::register_loop(&db, &name, queue, &host, concurrency).await {
+            Ok(()) => return,
+            Err(e) => {
+                tracing::debug!(queue, error = %e, "recording a worker loop failed; will retry");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
+    }
+}
+
 /// A worker name unique to this process start.
 pub fn unique_name(queue: &str) -> String {
     format!(
@@ -205,10 +221,13 @@ macro_rules! workers {
                         (config.clone(), state.clone(), hub.clone(), queue_db.clone());
                     let stop = stopped.stopped();
                     async move {
-                        let concurrency = config.concurrency();
-                        if let Err(e) = queue::register_loop(&queue_db, &name, $queue, &host(), concurrency).await {
-                            tracing::warn!(queue = $queue, error = %e, "recording a worker loop failed");
-                        }
+                        // Beside the loop, never holding it up (the database may be down).
+                        let recording = tokio::spawn(record_loop(
+                            queue_db.clone(),
+                            name.clone(),
+                            $queue,
+                            config.concurrency(),
+                        ));
                         let timeout = config.shutdown_timeout;
                         let ended = Monitor::new()
                             .register(move |_restarts| {
@@ -225,6 +244,7 @@ macro_rules! workers {
                                 Ok(())
                             })
                             .await;
+                        recording.abort();
                         if let Err(e) = ended {
                             tracing::warn!(queue = $queue, error = %e, "worker loop stopped with an error");
                         }
