@@ -364,48 +364,63 @@ mod tests {
         }
     }
 
-    /// A large XLIFF file in windows-1252 is cut too, and written back in its
-    /// encoding as a whole extract and merge writes it.
+    /// Large XLIFF and HTML files in windows-1252 are cut too, and written
+    /// back in their encoding as a whole extract and merge writes them.
     #[test]
-    fn a_large_legacy_xliff_is_translated_piece_by_piece_in_its_encoding() {
-        let text = large(DocumentFormat::Xliff)
-            .replace("UTF-8", "windows-1252")
-            .replace("is big", "está en el café");
-        let (input, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
-        assert!(std::str::from_utf8(&input).is_err());
-        let upper = |segments: &[String]| -> Vec<String> {
-            segments
-                .iter()
-                .map(|s| crate::inline::map_text(s, str::to_uppercase))
-                .collect()
-        };
-        let mut batches = 0;
-        let out = translate::<()>(
-            DocumentFormat::Xliff,
-            &input,
-            ExtractOptions::default(),
-            "ES",
-            &mut |segments, _| {
-                batches += 1;
-                Ok(upper(segments))
-            },
-        )
-        .unwrap();
-        assert!(batches > 1, "{batches}");
-        let options = ExtractOptions {
-            target_language: Some("ES".into()),
-            ..ExtractOptions::default()
-        };
-        let whole = extract_with(DocumentFormat::Xliff, &input, options)
-            .unwrap()
-            .with_target_language("ES");
-        assert!(out == whole.merge(&upper(whole.segments())).unwrap());
-        let (read, _, errors) = encoding_rs::WINDOWS_1252.decode(&out);
-        assert!(
-            !errors && read.contains("ESTÁ EN EL CAFÉ, E&amp;XIT."),
-            "{}",
-            &read[..2000]
-        );
+    fn large_legacy_files_are_translated_piece_by_piece_in_their_encoding() {
+        for (format, declaration) in [
+            (
+                DocumentFormat::Xliff,
+                ("encoding=\"UTF-8\"", "encoding=\"windows-1252\""),
+            ),
+            (
+                DocumentFormat::Html,
+                ("charset=\"utf-8\"", "charset=\"windows-1252\""),
+            ),
+        ] {
+            let text = large(format)
+                .replace(declaration.0, declaration.1)
+                .replace("is big", "está en el café")
+                .replace("The cat", "The café cat");
+            let (input, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
+            assert!(std::str::from_utf8(&input).is_err(), "{format:?}");
+            let upper = |segments: &[String]| -> Vec<String> {
+                segments
+                    .iter()
+                    .map(|s| crate::inline::map_text(s, str::to_uppercase))
+                    .collect()
+            };
+            let mut batches = 0;
+            let out = translate::<()>(
+                format,
+                &input,
+                ExtractOptions::default(),
+                "ES",
+                &mut |segments, _| {
+                    batches += 1;
+                    Ok(upper(segments))
+                },
+            )
+            .unwrap();
+            assert!(batches > 1, "{format:?}: {batches}");
+            let options = ExtractOptions {
+                target_language: Some("ES".into()),
+                ..ExtractOptions::default()
+            };
+            let whole = extract_with(format, &input, options)
+                .unwrap()
+                .with_target_language("ES");
+            assert!(
+                out == whole.merge(&upper(whole.segments())).unwrap(),
+                "{format:?}: the pieces differ from the whole file"
+            );
+            let (read, _, errors) = encoding_rs::WINDOWS_1252.decode(&out);
+            assert!(!errors && read.contains("CAFÉ"), "{format:?}");
+            assert!(
+                read.matches("charset=").count() <= 1,
+                "{format:?}: a piece's meta stayed"
+            );
+        }
     }
 
     /// Damaged large files (cut short, a bracket or quote dropped in) end in

@@ -12,7 +12,7 @@
 //! ([`yaml`](mod@yaml)); RTF between the paragraphs of its document group
 //! ([`rtf`](mod@rtf)); MIF between the paragraphs of its body text flows
 //! ([`mif`](mod@mif)). Only UTF-8 files are cut (their bytes can be cut at
-//! any line end), and XML files declaring a single-byte encoding; a file
+//! any line end), and XML and HTML files declaring a single-byte encoding; a file
 //! smaller than two pieces is one, and so is a file a cut cannot read safely.
 
 mod json;
@@ -105,7 +105,7 @@ pub(crate) enum Envelope {
     /// YAML: the lines before the mapping whose entries are cut (its keys'
     /// path, `en:`) before every piece but the first; that many lines are
     /// dropped from the piece's output (the filter may rename a locale key).
-    Prefix { head: Range<usize>, lines: usize },
+    Prefix { head: String, lines: usize },
     /// JSON: the members of the container that holds most of the file, each
     /// piece inside brackets opening (`{"":{`) and closing (`}}`) the path
     /// down to it; the comma and spaces after a piece stay outside it.
@@ -172,7 +172,7 @@ impl Cut {
                 suffix.as_bytes(),
             ]
             .concat(),
-            Envelope::Prefix { head, .. } if index > 0 => [&input[head.clone()], body].concat(),
+            Envelope::Prefix { head, .. } if index > 0 => [head.as_bytes(), body].concat(),
             Envelope::Prefix { .. } => body.to_vec(),
             Envelope::Json { open, close } => {
                 let mut out = Vec::with_capacity(body.len() + open.len() + close.len());
@@ -255,7 +255,7 @@ impl Cut {
 /// Where `input` is cut into pieces of about `size` bytes, at the points
 /// `points` finds in its text (with the envelope of each piece); `None`
 /// when it stays whole: smaller than two pieces, not UTF-8 (but see
-/// [`cut_xml_at`]), or no points.
+/// [`cut_ascii_at`]), or no points.
 fn cut_at(
     input: &[u8],
     size: usize,
@@ -270,21 +270,23 @@ fn cut_at(
     (pieces.len() > 1).then_some(Cut { pieces, envelope })
 }
 
-/// [`cut_at`] for XML, which also cuts a file declaring a single-byte
-/// encoding (`windows-1252`, `ISO-8859-2`…): its markup is ASCII, so the
-/// points are found in a copy whose other bytes stand as `?` (at the same
-/// offsets), and the pieces are cut from the file's own bytes, each read
-/// under the file's declaration. Made heads hold such a `?` where the file's
-/// head has a non-ASCII character (a head is read, never written back).
-fn cut_xml_at(
+/// [`cut_at`] for markup whose file may declare a single-byte encoding
+/// (`declared`: `windows-1252`, `ISO-8859-2`…), cut too: its markup is
+/// ASCII, so the points are found in a copy whose other bytes stand as `?`
+/// (at the same offsets), and the pieces are cut from the file's own bytes,
+/// each read under the declaration. Made heads hold such a `?` where the
+/// file's head has a non-ASCII character (a head is read, never written
+/// back).
+fn cut_ascii_at(
     input: &[u8],
     size: usize,
+    declared: Option<&'static encoding_rs::Encoding>,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
     if std::str::from_utf8(input).is_ok() {
         return cut_at(input, size, points);
     }
-    if input.len() < 2 * size || !crate::encoding::xml_declared(input)?.is_single_byte() {
+    if input.len() < 2 * size || !declared?.is_single_byte() {
         return None;
     }
     let view: String = input

@@ -234,4 +234,20 @@ fn small_and_non_utf8_files_stay_whole() {
     assert!(cut(DocumentFormat::Txt, b"One\nTwo\n", 100).is_none());
     let latin1: Vec<u8> = b"Caf\xe9\n".repeat(100);
     assert!(cut(DocumentFormat::Txt, &latin1, 100).is_none());
+    // A page in a multi-byte legacy charset stays whole; a single-byte one
+    // is cut, each later piece under a meta naming its charset.
+    let page = |charset: &str| {
+        format!(
+            "<html><head><meta charset=\"{charset}\"></head><body>{}</body></html>",
+            "<p>The text.</p>\n".repeat(100)
+        )
+    };
+    assert!(cut(DocumentFormat::Html, page("Shift_JIS").as_bytes(), 100).is_none());
+    let latin = page("ISO-8859-1");
+    let cut = cut(DocumentFormat::Html, latin.as_bytes(), 100).unwrap();
+    assert!(
+        String::from_utf8(cut.document(latin.as_bytes(), 1))
+            .unwrap()
+            .starts_with("<meta charset=\"windows-1252\">\n<p>")
+    );
 }

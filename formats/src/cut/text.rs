@@ -2,7 +2,7 @@
 //! WebVTT before a cue, Markdown between blocks, Java properties and Apple
 //! strings between entries, HTML before a block element of the body.
 
-use super::{Cut, Envelope, XML, cut_at, line_ends};
+use super::{Cut, Envelope, XML, cut_ascii_at, cut_at, line_ends};
 
 /// Plain text, at any line end.
 pub(crate) fn lines(input: &[u8], size: usize) -> Option<Cut> {
@@ -54,14 +54,22 @@ pub(crate) fn markdown(input: &[u8], size: usize) -> Option<Cut> {
 }
 
 /// HTML, before a block element of the body outside everything the filter
-/// keeps whole ([`crate::html::cut_points`]); a page declaring a charset other
-/// than UTF-8 stays whole.
+/// keeps whole ([`crate::html::cut_points`]). A page declaring a single-byte
+/// charset other than UTF-8 is cut too, every piece after the first under a
+/// `<meta charset>` line naming it (dropped from the piece's output); one
+/// declaring another charset stays whole.
 pub(crate) fn html(input: &[u8], size: usize) -> Option<Cut> {
-    if crate::encoding::html_declared(input).is_some_and(|e| e != encoding_rs::UTF_8) {
-        return None;
-    }
-    cut_at(input, size, |text| {
-        Some((crate::html::cut_points(text), Envelope::Bare))
+    let declared = crate::encoding::html_declared(input).filter(|e| *e != encoding_rs::UTF_8);
+    let envelope = match declared {
+        None => Envelope::Bare,
+        Some(e) if e.is_single_byte() => Envelope::Prefix {
+            head: format!("<meta charset=\"{}\">\n", e.name()),
+            lines: 1,
+        },
+        Some(_) => return None,
+    };
+    cut_ascii_at(input, size, declared, |text| {
+        Some((crate::html::cut_points(text), envelope))
     })
 }
 

@@ -4,12 +4,12 @@
 
 use std::ops::Range;
 
-use super::{Container, Cut, Envelope, XML, cut_xml_at};
+use super::{Container, Cut, Envelope, XML, cut_ascii_at};
 
 /// XLIFF, between the units and groups of its unit containers (1.2's
 /// `<body>`s, 2.0's `<file>`s), each piece inside its `<file>`.
 pub(crate) fn xliff(input: &[u8], size: usize) -> Option<Cut> {
-    cut_xml_at(input, size, |text| {
+    cut_ascii_at(input, size, crate::encoding::xml_declared(input), |text| {
         let unit_parent = if text.contains("<body") {
             Within::Body
         } else {
@@ -25,7 +25,7 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
     if !crate::android::is_android(input) {
         return xml_tree(input, size);
     }
-    cut_xml_at(input, size, |text| {
+    cut_ascii_at(input, size, crate::encoding::xml_declared(input), |text| {
         xml_points(text, Within::Root("resources"))
     })
 }
@@ -36,7 +36,7 @@ pub(crate) fn xml(input: &[u8], size: usize) -> Option<Cut> {
 /// carry the `translate` and language marks the filter inherits). A file with
 /// global ITS rules (whose selectors may count siblings) stays whole.
 pub(crate) fn xml_tree(input: &[u8], size: usize) -> Option<Cut> {
-    cut_xml_at(input, size, |text| {
+    cut_ascii_at(input, size, crate::encoding::xml_declared(input), |text| {
         if text.contains("translateRule") || XML.found_in(text) {
             return None;
         }
@@ -182,7 +182,9 @@ pub(super) fn tree_points(text: &str) -> Option<(Vec<usize>, String, String)> {
 
 /// .NET resources, between the entries of their `<root>`.
 pub(crate) fn resx(input: &[u8], size: usize) -> Option<Cut> {
-    cut_xml_at(input, size, |text| xml_points(text, Within::Root("root")))
+    cut_ascii_at(input, size, crate::encoding::xml_declared(input), |text| {
+        xml_points(text, Within::Root("root"))
+    })
 }
 
 /// Where the units of a file [`xml_points`] cuts stand.

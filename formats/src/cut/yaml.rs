@@ -13,7 +13,8 @@ use super::{Cut, Envelope, cut_at};
 pub(crate) fn yaml(input: &[u8], size: usize) -> Option<Cut> {
     cut_at(input, size, |text| {
         let (points, head) = yaml_points(text)?;
-        let lines = text[head.clone()].matches('\n').count();
+        let head = text[head].to_owned();
+        let lines = head.matches('\n').count();
         Some((points, Envelope::Prefix { head, lines }))
     })
 }
