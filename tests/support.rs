@@ -388,6 +388,24 @@ impl Api {
         ))
     }
 
+    /// Translates a one-sentence text file EN → ES and waits until it is
+    /// done (failing otherwise); its document id.
+    pub async fn small_document_done(&self, key: &str) -> Result<String> {
+        let (id, dk) = self
+            .upload_ok(
+                key,
+                "a.txt",
+                b"The dog sleeps.".to_vec(),
+                &[("target_lang", "ES")],
+            )
+            .await?;
+        let st = self.wait(key, &id, &dk, Duration::from_secs(120)).await?;
+        if st.status != "done" {
+            bail!("the document ended {}: {}", st.status, st.body);
+        }
+        Ok(id)
+    }
+
     pub async fn status(&self, key: &str, id: &str, doc_key: &str) -> Result<(u16, Value)> {
         let res = self
             .keyed(reqwest::Method::POST, &format!("/v2/document/{id}"), key)

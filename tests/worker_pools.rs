@@ -36,16 +36,7 @@ async fn each_worker_runs_only_its_own_kinds_of_job() -> Result<()> {
         "worker-documents",
     )?;
     let poll = crate::quality::start_one(&api, &key).await?;
-    let (id, dk) = api
-        .upload_ok(
-            &key,
-            "a.txt",
-            b"The dog sleeps.".to_vec(),
-            &[("target_lang", "ES")],
-        )
-        .await?;
-    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
-    assert_eq!(st.status, "done", "{}", st.body);
+    api.small_document_done(&key).await?;
     // The document is done; the evaluation still waits, and nothing runs it.
     let (code, pending) = api.get(&key, &poll).await?;
     assert_eq!((code, &pending["status"]), (202, &json!("processing")));

@@ -72,11 +72,7 @@ impl FromRequestParts<AppState> for AuthKey {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+        let header = authorization(parts);
         let found = match (
             header.strip_prefix(SCHEME),
             bearer_token(header),
@@ -102,6 +98,15 @@ impl FromRequestParts<AppState> for AuthKey {
             None => Err(refused(parts)),
         }
     }
+}
+
+/// The request's `Authorization` header ("" when absent or not text).
+pub(crate) fn authorization(parts: &Parts) -> &str {
+    parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
 }
 
 /// The token of `Authorization: Bearer …`.

@@ -60,16 +60,7 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
     let admin = world.create_key("ops", true).await?;
     let api = world.start_api().await?;
     world.start_worker("dashboard")?;
-    let (id, dk) = api
-        .upload_ok(
-            &key,
-            "a.txt",
-            b"The dog sleeps.".to_vec(),
-            &[("target_lang", "ES")],
-        )
-        .await?;
-    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
-    assert_eq!(st.status, "done", "{}", st.body);
+    let id = api.small_document_done(&key).await?;
     let db = world.db().await?;
     let (job_id,): (String,) = sqlx::query_as("SELECT job_id FROM documents WHERE id = $1")
         .bind(&id)

@@ -127,11 +127,7 @@ impl FromRequestParts<AppState> for Operator {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let header = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+        let header = crate::auth::authorization(parts);
         let presented = match (
             header.strip_prefix("Basic "),
             header.strip_prefix(crate::auth::SCHEME),
