@@ -264,9 +264,18 @@ fn cut_at(
     if input.len() < 2 * size {
         return None;
     }
-    let text = std::str::from_utf8(input).ok()?;
+    cut_text(std::str::from_utf8(input).ok()?, size, points)
+}
+
+/// The pieces of `text` (the file, or a view of it at the same offsets) at
+/// the points `points` finds; `None` unless there are two or more.
+fn cut_text(
+    text: &str,
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
     let (points, envelope) = points(text)?;
-    let pieces = group(points, input.len(), size);
+    let pieces = group(points, text.len(), size);
     (pieces.len() > 1).then_some(Cut { pieces, envelope })
 }
 
@@ -283,20 +292,20 @@ fn cut_ascii_at(
     declared: Option<&'static encoding_rs::Encoding>,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
-    if std::str::from_utf8(input).is_ok() {
-        return cut_at(input, size, points);
+    if input.len() < 2 * size {
+        return None;
     }
-    if input.len() < 2 * size || !declared?.is_single_byte() {
+    if let Ok(text) = std::str::from_utf8(input) {
+        return cut_text(text, size, points);
+    }
+    if !declared?.is_single_byte() {
         return None;
     }
     let view: String = input
         .iter()
         .map(|&b| if b.is_ascii() { char::from(b) } else { '?' })
         .collect();
-    let (points, envelope) = points(&view)?;
-    drop(view);
-    let pieces = group(points, input.len(), size);
-    (pieces.len() > 1).then_some(Cut { pieces, envelope })
+    cut_text(&view, size, points)
 }
 
 /// The positions after each line end of `text` that `ok` accepts.

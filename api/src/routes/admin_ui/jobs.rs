@@ -11,7 +11,7 @@ use axum::response::{Html, Redirect};
 use maud::html;
 use tolk_storage::{lifecycle, queue, queue_admin};
 
-use super::{Operator, Refused, Tab, page, time};
+use super::{Operator, Refused, STATES, Tab, page, time};
 use crate::AppState;
 
 /// Jobs listed at most.
@@ -19,9 +19,6 @@ const LIMIT: i64 = 200;
 
 /// Operator actions listed at most.
 const ACTIONS: i64 = 20;
-
-/// apalis' states a job can be listed by.
-const STATES: [&str; 6] = ["Pending", "Queued", "Running", "Done", "Failed", "Killed"];
 
 pub(super) async fn show(
     State(state): State<AppState>,

@@ -165,6 +165,9 @@ fn basic_password(credentials: &str) -> Option<String> {
         .map(|(_, password)| password.to_owned())
 }
 
+/// apalis' states of a queue row, in the order a job goes through them.
+pub(super) const STATES: [&str; 6] = ["Pending", "Queued", "Running", "Done", "Failed", "Killed"];
+
 /// The dashboard's pages: which one a page is, for the navigation.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Tab {

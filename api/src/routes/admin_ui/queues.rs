@@ -8,11 +8,8 @@ use axum::response::Html;
 use maud::html;
 use tolk_storage::{queue, queue_stats};
 
-use super::{Operator, Refused, Tab, page};
+use super::{Operator, Refused, STATES, Tab, page};
 use crate::AppState;
-
-/// States of apalis' rows, in the order a job goes through them.
-const STATES: [&str; 6] = ["Pending", "Queued", "Running", "Done", "Failed", "Killed"];
 
 /// One queue's figures.
 #[derive(Default)]
