@@ -161,7 +161,137 @@ async fn queue_metrics_count_finished_jobs_across_pruning() -> Result<()> {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    let (minutes,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE(sum(jobs), 0)::int8 FROM queue_job_minutes
+         WHERE queue = 'translate-document' AND outcome = 'done'",
+    )
+    .fetch_one(&db)
+    .await?;
+    assert_eq!(
+        minutes, 1,
+        "the pruned job is kept in its minute for the last hour"
+    );
     assert_eq!(metric(&api, done).await?, 1.0);
     assert_eq!(metric(&api, all).await?, 1.0);
+    Ok(())
+}
+
+/// A voice translation job of `audio` (English speech) to Spanish text,
+/// uploaded; its id.
+async fn voice_job(api: &crate::support::Api, key: &str, audio: &[u8]) -> Result<String> {
+    let (code, created) = crate::voice::create_job(
+        api,
+        key,
+        &json!({
+            "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": audio.len()},
+            "parameters": {"source_language": "en"},
+            "targets": [{"language": "es", "type": "text/plain"}],
+        }),
+    )
+    .await?;
+    anyhow::ensure!(code == 201, "voice job answered {code}: {created}");
+    let code = crate::voice::upload_to(
+        created["upload_url"].as_str().context("upload_url")?,
+        created["signature"].as_str(),
+        audio.to_vec(),
+    )
+    .await?;
+    anyhow::ensure!(code == 200, "upload answered {code}");
+    Ok(created["job_id"].as_str().context("job_id")?.to_owned())
+}
+
+/// The scale-by-kind drill in its short form (the long one, with throughput
+/// figures, is `scripts/pools_drill.py`): two documents-only workers and a
+/// voice-only one share a mixed load; stopping the documents pool leaves
+/// voice jobs flowing while documents wait, which `/metrics` and the
+/// dashboard show; a documents worker added then takes the documents.
+#[tokio::test]
+async fn stopping_one_pool_leaves_the_other_kinds_flowing() -> Result<()> {
+    let mut world = World::new("scale_by_kind").await?;
+    let key = world.create_key("scale", false).await?;
+    let admin = world.create_key("ops", true).await?;
+    let api = world.start_api().await?;
+    let documents = [
+        world.spawn(&["worker", "--queues", "documents"], "worker-documents-a")?,
+        world.spawn(&["worker", "--queues", "documents"], "worker-documents-b")?,
+    ];
+    world.spawn(&["worker", "--queues", "voice"], "worker-voice")?;
+    let speech = crate::voice::tts(&api, &key, 101, "The house is big.").await?;
+
+    // A mixed load: both pools serve their kinds.
+    let voice = voice_job(&api, &key, &speech).await?;
+    let mut uploads = Vec::new();
+    for i in 0..4 {
+        uploads.push(
+            api.upload_ok(
+                &key,
+                &format!("d{i}.txt"),
+                format!("The dog sleeps {i} times.").into_bytes(),
+                &[("target_lang", "ES")],
+            )
+            .await?,
+        );
+    }
+    for (id, dk) in &uploads {
+        let st = api.wait(&key, id, dk, Duration::from_secs(120)).await?;
+        assert_eq!(st.status, "done", "{}", st.body);
+    }
+    let done = crate::voice::wait_job(&api, &key, &voice).await?;
+    assert_eq!(done["results"][0]["status"], "complete", "{done}");
+    assert!(live_workers(&api, "translate-document").await? >= 2.0);
+
+    // The documents pool stops (gracefully): documents wait, voice flows.
+    for pid in documents {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()?;
+        assert!(status.success());
+        world.wait_exit(pid, Duration::from_secs(60)).await?;
+    }
+    let (waiting, dk) = api
+        .upload_ok(
+            &key,
+            "late.txt",
+            b"The cat sleeps.".to_vec(),
+            &[("target_lang", "ES")],
+        )
+        .await?;
+    let voice = voice_job(&api, &key, &speech).await?;
+    let done = crate::voice::wait_job(&api, &key, &voice).await?;
+    assert_eq!(done["results"][0]["status"], "complete", "{done}");
+    let (_, status) = api.status(&key, &waiting, &dk).await?;
+    assert_eq!(status["status"], "queued", "{status}");
+    // Once the stopped loops miss their heartbeats, the queue shows as unserved.
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    while live_workers(&api, "translate-document").await? > 0.0 {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the stopped documents loops still count as live"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert!(live_workers(&api, "voice-translate").await? >= 1.0);
+    let page = api
+        .http
+        .get(format!("{}/admin/ui", api.direct))
+        .basic_auth("ops", Some(&admin))
+        .send()
+        .await?
+        .text()
+        .await?;
+    let row = page
+        .split("<tr>")
+        .find(|r| {
+            r.contains("<th scope=\"row\">translate-document</th>") && r.contains("jobs wait")
+        })
+        .context("the dashboard does not show documents waiting with no worker")?;
+    assert!(row.contains("0 (jobs wait)"), "{row}");
+
+    // A documents worker added takes the waiting document.
+    world.spawn(&["worker", "--queues", "documents"], "worker-documents-c")?;
+    let st = api
+        .wait(&key, &waiting, &dk, Duration::from_secs(120))
+        .await?;
+    assert_eq!(st.status, "done", "{}", st.body);
     Ok(())
 }

@@ -22,6 +22,8 @@
 //!   against `/v2/translate` throughput on the same text.
 //! - `tolk-bench glossary`: `/v2/translate` latency with a glossary of 100 to 100,000
 //!   entries, with and without the API's glossary cache, against no glossary.
+//! - `tolk-bench dashboard`: the operator dashboard's pages (`/admin/ui`) over a
+//!   queue of a million jobs, against the same pages over the empty queue.
 //! - `tolk-bench detect`: language detection of 1–5-word texts and sentences of every
 //!   detectable language (the UDHR), per text as `/v2/translate` does it, against
 //!   lingua alone on the same texts.
@@ -29,6 +31,7 @@
 mod analytics;
 mod app;
 mod auth;
+mod dashboard;
 mod detect;
 mod documents;
 mod glossary;
@@ -77,6 +80,8 @@ enum Command {
     /// Glossaries on /v2/translate: latency with the glossary cache vs without it vs
     /// no glossary, for several glossary sizes.
     Glossary(glossary::GlossaryArgs),
+    /// The operator dashboard's pages over a million queue rows vs the empty queue.
+    Dashboard(dashboard::DashboardArgs),
     /// Language detection of short texts and sentences (UDHR, every detectable
     /// language): per text with dictionaries vs lingua alone.
     Detect(detect::DetectArgs),
@@ -95,5 +100,6 @@ async fn main() -> anyhow::Result<()> {
         Command::Auth(args) => auth::run(args).await,
         Command::Tmx(args) => tmx::run(args).await,
         Command::Detect(args) => detect::run(args).await,
+        Command::Dashboard(args) => dashboard::run(args).await,
     }
 }

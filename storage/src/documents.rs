@@ -384,6 +384,23 @@ impl crate::lifecycle::JobKind for Documents {
         fail_lost_jobs(db).await
     }
 
+    async fn reopen(
+        &self,
+        conn: &mut PgConnection,
+        queue_job_id: &str,
+    ) -> Result<bool, StorageError> {
+        let res = sqlx::query!(
+            r#"UPDATE documents
+               SET status = 'queued', error_message = NULL, progress = 0, attempts = 0,
+                   started_at = NULL, finished_at = NULL
+               WHERE job_id = $1 AND status = 'error'"#,
+            queue_job_id
+        )
+        .execute(conn)
+        .await?;
+        Ok(res.rows_affected() > 0)
+    }
+
     async fn expire(
         &self,
         db: &PgPool,

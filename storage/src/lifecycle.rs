@@ -31,6 +31,16 @@ pub trait JobKind: Send + Sync {
     /// record whose queue job is over; how many.
     async fn fail_lost(&self, db: &PgPool) -> Result<u64, StorageError>;
 
+    /// Puts the record of queue job `queue_job_id` back to waiting, its error
+    /// and attempts cleared, when it ended in failure: an operator's retry
+    /// (the queue row is made due again in the same transaction). Whether a
+    /// record was reopened.
+    async fn reopen(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        queue_job_id: &str,
+    ) -> Result<bool, StorageError>;
+
     /// Deletes records past their retention (a batch at a time) and returns
     /// the object-store keys they held, for the caller to delete.
     async fn expire(&self, db: &PgPool, retention: &Retention)

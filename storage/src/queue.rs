@@ -412,7 +412,8 @@ pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<
 /// remain the durable record; `documents::fail_lost_jobs` reads the failed rows.
 /// Each pruned row's outcome and run time are added to the totals of its queue
 /// in the same statement ([`crate::queue_stats`]), so the metrics' counters
-/// never go back.
+/// never go back, and to its minute of the last two hours (the dashboard's
+/// last hour); older minutes are dropped.
 pub async fn prune_finished(
     pool: &PgPool,
     keep_done: Duration,
@@ -428,7 +429,18 @@ pub async fn prune_finished(
                       AND (status = 'Killed' OR (status = 'Failed' AND attempts >= max_attempts)))
                RETURNING job_type,
                          CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
-                         GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs
+                         GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs,
+                         date_trunc('minute', COALESCE(done_at, now())) AS minute
+           ),
+           minutes AS (
+               INSERT INTO queue_job_minutes AS m (queue, outcome, minute, jobs, seconds)
+               SELECT job_type, outcome, minute, count(*), COALESCE(sum(secs), 0)
+               FROM gone WHERE minute >= now() - interval '2 hours' GROUP BY 1, 2, 3
+               ON CONFLICT (queue, outcome, minute)
+               DO UPDATE SET jobs = m.jobs + EXCLUDED.jobs, seconds = m.seconds + EXCLUDED.seconds
+           ),
+           old_minutes AS (
+               DELETE FROM queue_job_minutes WHERE minute < now() - interval '2 hours'
            ),
            totals AS (
                INSERT INTO queue_job_totals AS t (queue, outcome, jobs, seconds)

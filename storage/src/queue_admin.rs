@@ -160,19 +160,76 @@ pub async fn cancel(
     )
     .fetch_optional(&mut *tx)
     .await?;
-    sqlx::query!(
-        r#"INSERT INTO operator_actions (api_key_id, action, job_id, queue, outcome)
-           VALUES ($1, 'cancel', $2,
-                   COALESCE($3, (SELECT job_type FROM apalis.jobs WHERE id = $2)), $4)"#,
-        api_key_id,
-        job_id,
-        queue.as_deref(),
-        if queue.is_some() { "done" } else { "refused" }
-    )
-    .execute(&mut *tx)
-    .await?;
+    audit(&mut tx, api_key_id, "cancel", job_id, queue.as_deref()).await?;
     tx.commit().await?;
     Ok(queue)
+}
+
+/// Runs again a job that ended in failure (failed for good, killed or
+/// cancelled) while its record is kept: the queue row is due at once with
+/// its attempts cleared, and the record waits again (each kind's
+/// [`crate::lifecycle::JobKind::reopen`]), both in one transaction. Recorded
+/// for audit like [`cancel`]. Returns the job's queue when it was retried,
+/// `None` when it had not ended in failure or its record is gone; the caller
+/// wakes the queue's workers ([`crate::queue::notify_enqueued`]).
+pub async fn retry(
+    pool: &PgPool,
+    job_id: &str,
+    api_key_id: &str,
+) -> Result<Option<String>, StorageError> {
+    let mut tx = pool.begin().await?;
+    let mut attempt = sqlx::Connection::begin(&mut *tx).await?;
+    let queue = sqlx::query_scalar!(
+        r#"UPDATE apalis.jobs
+           SET status = 'Pending', attempts = 0, run_at = now(), done_at = NULL,
+               lock_by = NULL, lock_at = NULL, last_result = NULL
+           WHERE id = $1
+             AND (status = 'Killed' OR (status = 'Failed' AND attempts >= max_attempts))
+           RETURNING job_type"#,
+        job_id
+    )
+    .fetch_optional(&mut *attempt)
+    .await?;
+    let mut reopened = false;
+    if queue.is_some() {
+        for kind in crate::lifecycle::JOB_KINDS {
+            reopened |= kind.reopen(&mut attempt, job_id).await?;
+        }
+    }
+    let queue = if reopened {
+        attempt.commit().await?;
+        queue
+    } else {
+        attempt.rollback().await?;
+        None
+    };
+    audit(&mut tx, api_key_id, "retry", job_id, queue.as_deref()).await?;
+    tx.commit().await?;
+    Ok(queue)
+}
+
+/// Records an operator's `action` on `job_id` for audit: done when it acted
+/// on a job of `queue`, refused when `queue` is `None`.
+async fn audit(
+    conn: &mut sqlx::PgConnection,
+    api_key_id: &str,
+    action: &str,
+    job_id: &str,
+    queue: Option<&str>,
+) -> Result<(), StorageError> {
+    sqlx::query!(
+        r#"INSERT INTO operator_actions (api_key_id, action, job_id, queue, outcome)
+           VALUES ($1, $2, $3,
+                   COALESCE($4, (SELECT job_type FROM apalis.jobs WHERE id = $3)), $5)"#,
+        api_key_id,
+        action,
+        job_id,
+        queue,
+        if queue.is_some() { "done" } else { "refused" }
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// An operator's action, as the audit lists it.
@@ -182,7 +239,7 @@ pub struct Action {
     pub at: DateTime<Utc>,
     /// The admin key that asked.
     pub api_key_id: String,
-    /// What (`cancel`).
+    /// What (`cancel`, `retry`).
     pub action: String,
     /// To which job, of which queue.
     pub job_id: String,

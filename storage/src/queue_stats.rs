@@ -119,6 +119,79 @@ pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
         .collect())
 }
 
+/// Width of the slices of [`last_hour`], in minutes.
+pub const SLICE_MINUTES: i32 = 5;
+
+/// Slices of the last hour.
+pub const SLICES: usize = 12;
+
+/// One queue's finished jobs over the last hour, by slice of
+/// [`SLICE_MINUTES`] (oldest first, the current slice last).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LastHour {
+    /// Jobs done, per slice.
+    pub done: [i64; SLICES],
+    /// Jobs failed for good (or killed), per slice.
+    pub failed: [i64; SLICES],
+    /// Their run times added up (seconds), per slice.
+    pub seconds: [f64; SLICES],
+}
+
+impl LastHour {
+    /// Jobs finished in the hour.
+    pub fn jobs(&self) -> i64 {
+        self.done.iter().chain(&self.failed).sum()
+    }
+
+    /// Mean run time over the hour (seconds), if any job finished.
+    pub fn mean_seconds(&self) -> Option<f64> {
+        let jobs = self.jobs();
+        (jobs > 0).then(|| self.seconds.iter().sum::<f64>() / jobs as f64)
+    }
+}
+
+/// Every queue's finished jobs over the last hour (queues with none are left
+/// out): the minutes kept by the prune plus the finished rows not pruned yet.
+pub async fn last_hour(
+    pool: &PgPool,
+) -> Result<std::collections::BTreeMap<String, LastHour>, StorageError> {
+    let rows = sqlx::query!(
+        r#"WITH finished AS (
+               SELECT queue, outcome, minute, jobs, seconds FROM queue_job_minutes
+               WHERE minute > now() - interval '1 hour'
+               UNION ALL
+               SELECT job_type, CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END,
+                      date_trunc('minute', done_at), 1,
+                      GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8
+               FROM apalis.jobs
+               WHERE done_at > now() - interval '1 hour'
+                 AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
+           )
+           SELECT queue AS "queue!", outcome AS "outcome!",
+                  LEAST($1::int4 - 1, GREATEST(0, $1::int4 - 1 - floor(EXTRACT(EPOCH FROM
+                      date_trunc('minute', now()) - minute)::float8 / 60.0 / $2::int4)::int4)) AS "slice!",
+                  sum(jobs)::int8 AS "jobs!", sum(seconds)::float8 AS "seconds!"
+           FROM finished GROUP BY 1, 2, 3"#,
+        SLICES as i32,
+        SLICE_MINUTES
+    )
+    .fetch_all(pool)
+    .await?;
+    let mut hours = std::collections::BTreeMap::<String, LastHour>::new();
+    for r in rows {
+        let Some(slice) = usize::try_from(r.slice).ok().filter(|s| *s < SLICES) else {
+            continue;
+        };
+        let hour = hours.entry(r.queue).or_default();
+        match r.outcome.as_str() {
+            "done" => hour.done[slice] += r.jobs,
+            _ => hour.failed[slice] += r.jobs,
+        }
+        hour.seconds[slice] += r.seconds;
+    }
+    Ok(hours)
+}
+
 /// Seconds the oldest due job of each queue has waited (pending, or failed
 /// with an attempt left and its retry due); queues with none are left out.
 pub async fn oldest_waiting(pool: &PgPool) -> Result<Vec<(String, f64)>, StorageError> {

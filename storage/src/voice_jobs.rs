@@ -308,6 +308,22 @@ impl crate::lifecycle::JobKind for VoiceJobs {
         Ok(res.rows_affected())
     }
 
+    async fn reopen(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        queue_job_id: &str,
+    ) -> Result<bool, StorageError> {
+        let res = sqlx::query!(
+            r#"UPDATE voice_jobs
+               SET status = 'uploaded', error_message = NULL, attempts = 0, updated_at = now()
+               WHERE queue_job_id = $1 AND status = 'failed'"#,
+            queue_job_id
+        )
+        .execute(conn)
+        .await?;
+        Ok(res.rows_affected() > 0)
+    }
+
     async fn expire(
         &self,
         db: &PgPool,

@@ -5,6 +5,56 @@
 use super::*;
 use crate::auth_browser::{Driver, save_screenshot};
 
+/// The public id of an API key (`id.secret`).
+fn key_id(key: &str) -> &str {
+    key.split('.').next().unwrap_or_default()
+}
+
+/// The action token of a dashboard page.
+fn action_token(page: &str) -> Result<String> {
+    Ok(page
+        .split("name=\"token\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .context("no action token on the page")?
+        .to_owned())
+}
+
+/// Clicks the first `action` button of the page shown and returns the text
+/// of the first job row, and of the whole page, the form's answer leads to
+/// (the job searched by its id) once that row shows `expect`: the click
+/// returns before that page is there.
+async fn click_and_read(
+    b: &fantoccini::Client,
+    action: &str,
+    expect: &str,
+) -> Result<(String, String)> {
+    b.find(fantoccini::Locator::Css(&format!(
+        "form[action$='/{action}'] button"
+    )))
+    .await?
+    .click()
+    .await?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let url = b.current_url().await?;
+        let text = |css: &'static str| async move {
+            match b.find(fantoccini::Locator::Css(css)).await {
+                Ok(found) => found.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            }
+        };
+        let row = text("main table tbody tr").await;
+        if url.query().is_some_and(|q| q.starts_with("q=")) && row.contains(expect) {
+            return Ok((row, text("main").await));
+        }
+        if Instant::now() > deadline {
+            bail!("after {action}, the browser is at {url} showing: {row}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A dashboard page with Basic credentials: (status, content type, body).
 async fn ui(api: &Api, key: Option<&str>, path: &str) -> Result<(u16, String, String)> {
     let mut req = api.http.get(format!("{}{path}", api.direct));
@@ -109,6 +159,19 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
         "jobs at once: {served}"
     );
 
+    // The last hour: the document among the jobs finished, drawn as bars.
+    let hour = rows
+        .lines()
+        .filter(|r| r.starts_with("translate-document|"))
+        .nth(2)
+        .with_context(|| format!("no last-hour row: {rows}"))?;
+    let fields: Vec<&str> = hour.split('|').collect();
+    assert_eq!((fields[1], fields[2]), ("1", "0"), "done, failed: {hour}");
+    assert!(
+        fields[5].starts_with("translate-document: 1 done and 0 failed in the last hour"),
+        "{hour}"
+    );
+
     // The workers: the documents loop with its host and process.
     let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/workers").await?;
     let rows = cells(&page).await?;
@@ -130,6 +193,39 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
     let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs?status=Failed").await?;
     assert!(page.contains("No job matches."), "{page}");
 
+    // Usage: the document's characters on today's row and its key's.
+    let (billed,): (i64,) = sqlx::query_as("SELECT billed_characters FROM documents WHERE id = $1")
+        .bind(&id)
+        .fetch_one(&db)
+        .await?;
+    assert!(billed > 0);
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/usage?days=7").await?;
+    let rows = cells(&page).await?;
+    let today = chrono::Utc::now().date_naive().to_string();
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with(&format!("{today}|0|{billed}|0|0|0.0|0.0"))),
+        "{rows}"
+    );
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with(&format!("dev {}|{billed}|0.0|", key_id(&key)))),
+        "{rows}"
+    );
+
+    // Engines: Apertium answers its check; its pairs are listed.
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/engines").await?;
+    let rows = cells(&page).await?;
+    assert!(
+        rows.lines()
+            .any(|r| r.starts_with("apertium|") && r.contains("|answers: ")),
+        "{rows}"
+    );
+    assert!(
+        rows.lines().any(|r| r.starts_with("EN|ES|apertium|")),
+        "{rows}"
+    );
+
     // In a browser: each page renders, and the search form finds the job.
     let driver = Driver::start(&world).await?;
     let b = driver.b();
@@ -143,6 +239,8 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
             "dashboard-jobs.png",
             "translate-document",
         ),
+        ("/usage", "dashboard-usage.png", "Characters per day"),
+        ("/engines", "dashboard-engines.png", "Language pairs"),
     ] {
         b.goto(&format!("{base}{path}")).await?;
         let text = b
@@ -175,12 +273,7 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
             .fetch_one(&db)
             .await?;
     let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs?status=Pending").await?;
-    let token = page
-        .split("name=\"token\" value=\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .context("no action token on the page")?
-        .to_owned();
+    let token = action_token(&page)?;
 
     // Forged: no token, a wrong one, or another site's page.
     let cancel_url = format!("{}/admin/ui/jobs/{job_id}/cancel", api.direct);
@@ -215,19 +308,8 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
     let base =
         format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
     b.goto(&format!("{base}/jobs?status=Pending")).await?;
-    b.find(fantoccini::Locator::Css("form[action$='/cancel'] button"))
-        .await?
-        .click()
-        .await?;
-    let text = b
-        .find(fantoccini::Locator::Css("main"))
-        .await?
-        .text()
-        .await?;
-    assert!(
-        text.contains("Killed") && text.contains("cancelled by an operator"),
-        "{text}"
-    );
+    let (row, text) = click_and_read(b, "cancel", "Killed").await?;
+    assert!(row.contains("cancelled by an operator"), "{row}");
     assert!(text.contains("Operator actions"), "{text}");
     save_screenshot(&world, "dashboard-cancelled.png", &b.screenshot().await?)?;
     driver.close().await?;
@@ -239,7 +321,7 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
         body.to_string().contains("cancelled by an operator"),
         "{code} {body}"
     );
-    let admin_id = admin.split('.').next().unwrap_or_default();
+    let admin_id = key_id(&admin);
     let audit: Vec<(String, String, String, String)> = sqlx::query_as(
         "SELECT api_key_id, action, job_id, outcome FROM operator_actions ORDER BY id",
     )
@@ -253,6 +335,82 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
             job_id.clone(),
             "done".to_owned()
         )]
+    );
+    Ok(())
+}
+
+/// An admin runs again a job that ended in failure (here cancelled): the
+/// Retry button puts the queue row back to `Pending` and the evaluation to
+/// waiting, a worker then finishes it; retrying a job that did not fail is
+/// refused, and both are in the audit. A forged retry changes nothing.
+#[tokio::test]
+async fn an_admin_retries_a_failed_job_and_it_runs_again() -> Result<()> {
+    let mut world = World::new("dashboard_retry").await?;
+    let key = world.create_key("dev", false).await?;
+    let admin = world.create_key("ops", true).await?;
+    let api = world.start_api().await?;
+    let poll = crate::quality::start_one(&api, &key).await?;
+    let db = world.db().await?;
+    let (job_id,): (String,) =
+        sqlx::query_as("SELECT id FROM apalis.jobs WHERE job_type = 'evaluate-quality'")
+            .fetch_one(&db)
+            .await?;
+    let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs").await?;
+    let token = action_token(&page)?;
+    let post = |action: &str, token: &str| {
+        api.http
+            .post(format!("{}/admin/ui/jobs/{job_id}/{action}", api.direct))
+            .basic_auth("ops", Some(&admin))
+            .form(&[("token", token)])
+            .send()
+    };
+    assert!(post("cancel", &token).await?.status().is_success());
+    let (_, ended) = api.get(&key, &poll).await?;
+    assert!(
+        ended.to_string().contains("cancelled by an operator"),
+        "{ended}"
+    );
+    assert_eq!(post("retry", "0000").await?.status().as_u16(), 403);
+    assert_eq!(post("rerun", &token).await?.status().as_u16(), 404);
+
+    let driver = Driver::start(&world).await?;
+    let b = driver.b();
+    let base =
+        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    b.goto(&format!("{base}/jobs?status=Killed")).await?;
+    let (row, _) = click_and_read(b, "retry", "Pending").await?;
+    assert!(!row.contains("cancelled by an operator"), "{row}");
+    save_screenshot(&world, "dashboard-retried.png", &b.screenshot().await?)?;
+    driver.close().await?;
+    let (status, attempts): (String, i32) =
+        sqlx::query_as("SELECT status, attempts FROM apalis.jobs WHERE id = $1")
+            .bind(&job_id)
+            .fetch_one(&db)
+            .await?;
+    assert_eq!((status.as_str(), attempts), ("Pending", 0));
+    let (code, waiting) = api.get(&key, &poll).await?;
+    assert_eq!(
+        (code, &waiting["status"]),
+        (202, &json!("processing")),
+        "{waiting}"
+    );
+
+    world.start_worker("retry")?;
+    let done = crate::quality::wait_done(&api, &key, &poll).await?;
+    assert_eq!(done["status"], "done", "{done}");
+    // A job that did not fail is not run again.
+    assert!(post("retry", &token).await?.status().is_success());
+    let audit: Vec<(String, String)> =
+        sqlx::query_as("SELECT action, outcome FROM operator_actions ORDER BY id")
+            .fetch_all(&db)
+            .await?;
+    let audit: Vec<(&str, &str)> = audit
+        .iter()
+        .map(|(a, o)| (a.as_str(), o.as_str()))
+        .collect();
+    assert_eq!(
+        audit,
+        [("cancel", "done"), ("retry", "done"), ("retry", "refused")]
     );
     Ok(())
 }

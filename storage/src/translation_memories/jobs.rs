@@ -283,6 +283,22 @@ impl crate::lifecycle::JobKind for TmJobs {
         Ok(res.rows_affected())
     }
 
+    async fn reopen(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        queue_job_id: &str,
+    ) -> Result<bool, StorageError> {
+        let res = sqlx::query!(
+            r#"UPDATE translation_memory_jobs
+               SET status = 'processing', error_message = NULL, attempts = 0, updated_at = now()
+               WHERE queue_job_id = $1 AND status = 'failed'"#,
+            queue_job_id
+        )
+        .execute(conn)
+        .await?;
+        Ok(res.rows_affected() > 0)
+    }
+
     async fn expire(
         &self,
         db: &PgPool,

@@ -8,7 +8,7 @@ use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, Redirect};
-use maud::html;
+use maud::{Markup, html};
 use tolk_storage::{lifecycle, queue, queue_admin};
 
 use super::{Operator, Refused, STATES, Tab, page, time};
@@ -97,11 +97,11 @@ pub(super) async fn show(
                             td { @if let Some(w) = &j.lock_by { code { (w) } } }
                             td { @if let Some(r) = &j.last_result { pre { (r) } } }
                             td {
-                                @if j.status == "Pending" || (j.status == "Failed" && j.attempts < j.max_attempts) {
-                                    form method="post" action={ "/admin/ui/jobs/" (j.id) "/cancel" } {
-                                        input type="hidden" name="token" value=(operator.token);
-                                        button type="submit" aria-label={ "Cancel job " (j.id) } { "Cancel" }
-                                    }
+                                @let failed_for_good = j.status == "Killed" || (j.status == "Failed" && j.attempts >= j.max_attempts);
+                                @if j.status == "Pending" || (j.status == "Failed" && !failed_for_good) {
+                                    (action_button(&j.id, "cancel", "Cancel", &operator.token))
+                                } @else if failed_for_good {
+                                    (action_button(&j.id, "retry", "Retry", &operator.token))
                                 }
                             }
                         }
@@ -140,29 +140,56 @@ pub(super) async fn show(
     Ok(page(Tab::Jobs, "Jobs", content))
 }
 
-/// `POST /admin/ui/jobs/{id}/cancel` (form: the page's `token`): cancels a
-/// job that waits, ends its record at once (each kind's lost-job sweep), and
-/// shows the job again. A job not waiting is left as it is (the refusal is
-/// recorded too).
-pub(super) async fn cancel(
+/// `POST /admin/ui/jobs/{id}/cancel` and `…/retry` (form: the page's
+/// `token`), then the job is shown again:
+///
+/// - cancel: a job that waits ends, its record at once (each kind's lost-job
+///   sweep);
+/// - retry: a job that ended in failure runs again, its record waiting again
+///   ([`queue_admin::retry`]); the queue's idle workers are woken.
+///
+/// A job in another state is left as it is; the refusal is recorded too.
+pub(super) async fn act(
     State(state): State<AppState>,
     operator: Operator,
     headers: HeaderMap,
-    Path(id): Path<String>,
+    Path((id, action)): Path<(String, String)>,
     Form(form): Form<HashMap<String, String>>,
 ) -> Result<Redirect, Refused> {
     if form.get("token") != Some(&operator.token) || !same_origin(&headers) {
         return Err(Refused::Forged);
     }
-    let cancelled = queue_admin::cancel(&state.db, &id, &operator.key_id).await?;
-    tracing::info!(job = %id, admin = %operator.key_id, cancelled = cancelled.is_some(), "operator cancel");
-    if cancelled.is_some() {
-        for kind in lifecycle::JOB_KINDS {
-            kind.fail_lost(&state.db).await?;
+    match action.as_str() {
+        "cancel" => {
+            let cancelled = queue_admin::cancel(&state.db, &id, &operator.key_id).await?;
+            tracing::info!(job = %id, admin = %operator.key_id, cancelled = cancelled.is_some(), "operator cancel");
+            if cancelled.is_some() {
+                for kind in lifecycle::JOB_KINDS {
+                    kind.fail_lost(&state.db).await?;
+                }
+            }
         }
+        "retry" => {
+            let retried = queue_admin::retry(&state.db, &id, &operator.key_id).await?;
+            tracing::info!(job = %id, admin = %operator.key_id, retried = retried.is_some(), "operator retry");
+            if let Some(queue_name) = retried {
+                queue::notify_enqueued(&state.db, &queue_name).await?;
+            }
+        }
+        _ => return Err(Refused::NotFound),
     }
     let id: String = url_escape(&id);
     Ok(Redirect::to(&format!("/admin/ui/jobs?q={id}")))
+}
+
+/// A form posting `action` on job `id` with the page's token.
+fn action_button(id: &str, action: &str, label: &str, token: &str) -> Markup {
+    html! {
+        form method="post" action={ "/admin/ui/jobs/" (id) "/" (action) } {
+            input type="hidden" name="token" value=(token);
+            button type="submit" aria-label={ (label) " job " (id) } { (label) }
+        }
+    }
 }
 
 /// Whether a request's `Origin`, when it has one, is this host.

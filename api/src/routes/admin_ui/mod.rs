@@ -7,20 +7,28 @@
 //! - `/admin/ui/workers`: the worker loops — queue, host, process,
 //!   concurrency, last heartbeat, jobs in flight;
 //! - `/admin/ui/jobs?status=Failed&q=…`: jobs by state, or one job found by its
-//!   id or its document's id, with the last error.
+//!   id or its document's id, with the last error;
+//! - `/admin/ui/usage?days=30`: the organization's usage per key and per day,
+//!   with a bar per day;
+//! - `/admin/ui/engines`: the translation engines, each checked on the spot,
+//!   and their language pairs.
 //!
 //! A browser signs in with HTTP Basic authentication, the admin key as the
 //! password (any user name); `Authorization: DeepL-Auth-Key …` works too. No
 //! key → 401 with a `Basic` challenge, a developer key → 403.
 //!
-//! One action: cancelling a job that waits (`POST /admin/ui/jobs/{id}/cancel`),
-//! recorded in `operator_actions`. A browser sends Basic credentials by
+//! Two actions, each recorded in `operator_actions`: cancelling a job that
+//! waits (`POST /admin/ui/jobs/{id}/cancel`) and running again one that
+//! ended in failure (`…/retry`). A browser sends Basic credentials by
 //! itself, so an action needs the page's token too (derived from the
 //! credentials: another site cannot read it) and, when the browser names an
 //! `Origin`, this host's.
 
+mod chart;
+mod engines;
 mod jobs;
 mod queues;
+mod usage;
 mod workers;
 
 use axum::Router;
@@ -42,9 +50,11 @@ pub fn router() -> Router<AppState> {
         .route("/admin/ui", get(queues::show))
         .route("/admin/ui/workers", get(workers::show))
         .route("/admin/ui/jobs", get(jobs::show))
+        .route("/admin/ui/usage", get(usage::show))
+        .route("/admin/ui/engines", get(engines::show))
         .route(
-            "/admin/ui/jobs/{id}/cancel",
-            axum::routing::post(jobs::cancel),
+            "/admin/ui/jobs/{id}/{action}",
+            axum::routing::post(jobs::act),
         )
 }
 
@@ -52,6 +62,8 @@ pub fn router() -> Router<AppState> {
 pub(super) struct Operator {
     /// The admin key's id.
     pub key_id: String,
+    /// Its organization (whose usage the dashboard shows).
+    pub organization_id: uuid::Uuid,
     /// The token its actions carry: another site can make a browser send
     /// its credentials, not read this.
     pub token: String,
@@ -65,6 +77,8 @@ pub(super) enum Refused {
     NotAdmin,
     /// An action without the page's token, or from another site: 403.
     Forged,
+    /// No such page or action: 404.
+    NotFound,
     /// The database failed: 503.
     Unavailable(tolk_storage::StorageError),
 }
@@ -92,6 +106,11 @@ impl IntoResponse for Refused {
                 StatusCode::FORBIDDEN,
                 "Refused",
                 "Actions are taken from the dashboard's own pages.".to_owned(),
+            ),
+            Refused::NotFound => (
+                StatusCode::NOT_FOUND,
+                "Not found",
+                "No such page or action.".to_owned(),
             ),
             Refused::Unavailable(e) => {
                 tracing::warn!(error = %e, "dashboard page failed");
@@ -139,6 +158,7 @@ impl FromRequestParts<AppState> for Operator {
         match keys::authenticate(&state.db, &presented).await? {
             Some(key) if key.is_admin => Ok(Operator {
                 key_id: key.key_id,
+                organization_id: key.organization_id,
                 token: token(&presented),
             }),
             Some(_) => Err(Refused::NotAdmin),
@@ -174,6 +194,8 @@ pub(super) enum Tab {
     Queues,
     Workers,
     Jobs,
+    Usage,
+    Engines,
 }
 
 /// A dashboard page: the navigation, `title` and `content`, with the styles
@@ -204,6 +226,8 @@ pub(super) fn page(tab: Tab, title: &str, content: Markup) -> Html<String> {
                         (link(Tab::Queues, "/admin/ui", "Queues"))
                         (link(Tab::Workers, "/admin/ui/workers", "Workers"))
                         (link(Tab::Jobs, "/admin/ui/jobs", "Jobs"))
+                        (link(Tab::Usage, "/admin/ui/usage", "Usage"))
+                        (link(Tab::Engines, "/admin/ui/engines", "Engines"))
                     }
                 }
                 main {
