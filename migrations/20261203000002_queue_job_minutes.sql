@@ -1,7 +1,7 @@
 -- Finished queue jobs by minute of their end, for the dashboard's last hour
--- per queue (throughput and run time): storage::queue::prune_finished adds each
--- pruned row here in the statement that deletes it, and drops minutes older
--- than two hours; rows not pruned yet are added when read.
+-- per queue (throughput and run time): storage::queue::prune_finished adds
+-- each finished row to its minute once (see queue_stats_watermark), and drops
+-- minutes older than two hours; rows finished since are added when read.
 CREATE TABLE queue_job_minutes (
     queue    text NOT NULL,
     outcome  text NOT NULL CHECK (outcome IN ('done', 'failed')),

@@ -295,3 +295,89 @@ async fn stopping_one_pool_leaves_the_other_kinds_flowing() -> Result<()> {
     assert_eq!(st.status, "done", "{}", st.body);
     Ok(())
 }
+
+/// A finished queue row is counted once: by the prune's watermark while it
+/// is kept (a job failed for good stays for days), and not again when it is
+/// deleted later; its minute is kept for the dashboard's last hour.
+#[tokio::test]
+async fn a_finished_row_is_counted_once_whether_kept_or_pruned() -> Result<()> {
+    let mut world = World::new("counted_once").await?;
+    let api = world.start_api().await?;
+    let db = world.db().await?;
+    // A job of ten minutes ago that failed for good, and a watermark an hour back.
+    sqlx::query("UPDATE queue_stats_watermark SET counted_until = now() - interval '1 hour'")
+        .execute(&db)
+        .await?;
+    sqlx::query(
+        "INSERT INTO apalis.jobs (job, id, job_type, status, attempts, max_attempts, run_at,
+                                  lock_at, done_at, last_result)
+         VALUES ('\\x7b7d', '01JCOUNTEDONCE000000000000', 'import-tmx', 'Killed', 1, 5,
+                 now() - interval '11 minutes', now() - interval '11 minutes',
+                 now() - interval '10 minutes', '{\"Err\": \"gone\"}')",
+    )
+    .execute(&db)
+    .await?;
+    let failed = "tolk_queue_jobs_finished_total{queue=\"import-tmx\",outcome=\"failed\"} ";
+    assert_eq!(
+        metric(&api, failed).await?,
+        1.0,
+        "read live before it is counted"
+    );
+
+    let scheduler = world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler-keeps")?;
+    let counted = || async {
+        let (jobs,): (i64,) = sqlx::query_as(
+            "SELECT COALESCE(sum(jobs), 0)::int8 FROM queue_job_totals WHERE queue = 'import-tmx'",
+        )
+        .fetch_one(&db)
+        .await?;
+        anyhow::Ok(jobs)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while counted().await? == 0 {
+        anyhow::ensure!(std::time::Instant::now() < deadline, "never counted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Kept, counted by the watermark: once, however many prunes pass.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(counted().await?, 1);
+    assert_eq!(metric(&api, failed).await?, 1.0);
+    let (minute,): (i64,) = sqlx::query_as(
+        "SELECT COALESCE(sum(jobs), 0)::int8 FROM queue_job_minutes WHERE queue = 'import-tmx'",
+    )
+    .fetch_one(&db)
+    .await?;
+    assert_eq!(minute, 1);
+
+    // Deleted later: not counted again.
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &scheduler.to_string()])
+        .status()?;
+    assert!(status.success());
+    world.wait_exit(scheduler, Duration::from_secs(30)).await?;
+    world.spawn(
+        &[
+            "scheduler",
+            "--tick-secs",
+            "1",
+            "--keep-failed-jobs-hours",
+            "0",
+        ],
+        "scheduler-prunes",
+    )?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (left,): (i64,) =
+            sqlx::query_as("SELECT count(*) FROM apalis.jobs WHERE job_type = 'import-tmx'")
+                .fetch_one(&db)
+                .await?;
+        if left == 0 {
+            break;
+        }
+        anyhow::ensure!(std::time::Instant::now() < deadline, "never pruned");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(counted().await?, 1);
+    assert_eq!(metric(&api, failed).await?, 1.0);
+    Ok(())
+}

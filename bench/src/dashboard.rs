@@ -265,6 +265,12 @@ async fn generate(db: &sqlx::PgPool, jobs: i64) -> Result<()> {
     )
     .execute(db)
     .await?;
+    // The scheduler has counted the finished rows (its prune, keeping them).
+    sqlx::query!("UPDATE queue_stats_watermark SET counted_until = now() - interval '8 days'")
+        .execute(db)
+        .await?;
+    let week = Duration::from_secs(8 * 86_400);
+    tolk_storage::queue::prune_finished(db, week, week).await?;
     for table in [
         "apalis.jobs",
         "apalis.workers",

@@ -406,14 +406,26 @@ pub async fn forget_dead_workers(pool: &PgPool, older_than: Duration) -> Result<
     Ok(res.rows_affected())
 }
 
-/// Deletes finished queue rows: those of jobs that succeeded (`Done`) once older
-/// than `keep_done`, those of jobs that failed for good (`Killed`, or `Failed` with no
-/// attempt left) once older than `keep_failed`. The platform's own state tables
-/// remain the durable record; `documents::fail_lost_jobs` reads the failed rows.
-/// Each pruned row's outcome and run time are added to the totals of its queue
-/// in the same statement ([`crate::queue_stats`]), so the metrics' counters
-/// never go back, and to its minute of the last two hours (the dashboard's
-/// last hour); older minutes are dropped.
+/// How long after a job finished its row is counted in the totals: the
+/// finishing transaction (apalis' acknowledgement, an operator's cancel) has
+/// committed by then, so the counting statement sees it.
+pub const COUNT_AFTER: Duration = Duration::from_secs(30);
+
+/// Counts and deletes finished queue rows, in one transaction.
+///
+/// Counting: the rows finished after the watermark (`queue_stats_watermark`)
+/// and at least [`COUNT_AFTER`] ago are added to the totals, the run-time
+/// buckets and the minutes of their queue ([`crate::queue_stats`]), and the
+/// watermark moves past them, so each finished row is counted once and
+/// readers add only the rows after the watermark; minutes older than two
+/// hours are dropped.
+///
+/// Deleting: rows of jobs that succeeded (`Done`) once older than
+/// `keep_done`, those of jobs that failed for good (`Killed`, or `Failed` with
+/// no attempt left) once older than `keep_failed`; a row deleted before the
+/// watermark reached it is counted as it goes. The platform's own state
+/// tables remain the durable record; `documents::fail_lost_jobs` reads the
+/// failed rows. Returns the rows deleted.
 pub async fn prune_finished(
     pool: &PgPool,
     keep_done: Duration,
@@ -421,21 +433,40 @@ pub async fn prune_finished(
 ) -> Result<u64, StorageError> {
     let keep_done = interval(keep_done);
     let keep_failed = interval(keep_failed);
+    let mut tx = pool.begin().await?;
+    // Locked first, so a second prune waits and then reads the moved mark.
+    let counted_until =
+        sqlx::query_scalar!("SELECT counted_until FROM queue_stats_watermark WHERE one FOR UPDATE")
+            .fetch_one(&mut *tx)
+            .await?;
     let pruned = sqlx::query_scalar!(
-        r#"WITH gone AS (
+        r#"WITH mark AS (SELECT GREATEST($3::timestamptz, now() - $4::interval) AS t),
+           gone AS (
                DELETE FROM apalis.jobs
                WHERE (status = 'Done' AND done_at < now() - $1::interval)
                   OR (done_at < now() - $2::interval
                       AND (status = 'Killed' OR (status = 'Failed' AND attempts >= max_attempts)))
-               RETURNING job_type,
-                         CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
-                         GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs,
-                         date_trunc('minute', COALESCE(done_at, now())) AS minute
+               RETURNING job_type, status, done_at, lock_at, run_at
+           ),
+           finished AS (
+               SELECT job_type, status, done_at, lock_at, run_at FROM apalis.jobs, mark
+               WHERE done_at > $3 AND done_at <= mark.t
+                 AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
+               UNION ALL
+               SELECT job_type, status, done_at, lock_at, run_at FROM gone, mark
+               WHERE gone.done_at > mark.t
+           ),
+           counted AS (
+               SELECT job_type,
+                      CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
+                      GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs,
+                      date_trunc('minute', done_at) AS minute
+               FROM finished
            ),
            minutes AS (
                INSERT INTO queue_job_minutes AS m (queue, outcome, minute, jobs, seconds)
                SELECT job_type, outcome, minute, count(*), COALESCE(sum(secs), 0)
-               FROM gone WHERE minute >= now() - interval '2 hours' GROUP BY 1, 2, 3
+               FROM counted WHERE minute >= now() - interval '2 hours' GROUP BY 1, 2, 3
                ON CONFLICT (queue, outcome, minute)
                DO UPDATE SET jobs = m.jobs + EXCLUDED.jobs, seconds = m.seconds + EXCLUDED.seconds
            ),
@@ -444,25 +475,31 @@ pub async fn prune_finished(
            ),
            totals AS (
                INSERT INTO queue_job_totals AS t (queue, outcome, jobs, seconds)
-               SELECT job_type, outcome, count(*), COALESCE(sum(secs), 0) FROM gone GROUP BY 1, 2
+               SELECT job_type, outcome, count(*), COALESCE(sum(secs), 0) FROM counted GROUP BY 1, 2
                ON CONFLICT (queue, outcome)
                DO UPDATE SET jobs = t.jobs + EXCLUDED.jobs, seconds = t.seconds + EXCLUDED.seconds
            ),
            run_times AS (
                INSERT INTO queue_job_run_times AS r (queue, outcome, bucket, jobs)
                SELECT job_type, outcome,
-                      (SELECT count(*) FROM unnest($3::float8[]) b WHERE b < COALESCE(secs, 0))::int2,
+                      (SELECT count(*) FROM unnest($5::float8[]) b WHERE b < COALESCE(secs, 0))::int2,
                       count(*)
-               FROM gone GROUP BY 1, 2, 3
+               FROM counted GROUP BY 1, 2, 3
                ON CONFLICT (queue, outcome, bucket) DO UPDATE SET jobs = r.jobs + EXCLUDED.jobs
+           ),
+           moved AS (
+               UPDATE queue_stats_watermark SET counted_until = (SELECT t FROM mark) WHERE one
            )
            SELECT count(*) AS "n!" FROM gone"#,
         keep_done,
         keep_failed,
+        counted_until,
+        interval(COUNT_AFTER),
         &crate::queue_stats::RUN_TIME_BOUNDS[..]
     )
-    .fetch_one(pool)
+    .fetch_one(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(u64::try_from(pruned).unwrap_or(0))
 }
 

@@ -1,11 +1,15 @@
 //! What `/metrics` reports of each queue beyond its rows: the jobs finished
 //! since the database was made (monotonic counters, whatever the pruning),
-//! their run times by bucket, and how long the oldest due job has waited.
+//! their run times by bucket, the last hour by minute, and how long the
+//! oldest due job has waited.
 //!
-//! The scheduler's prune ([`crate::queue::prune_finished`]) moves each pruned
-//! row's outcome and run time into `queue_job_totals` and
-//! `queue_job_run_times` in the statement that deletes it; the readers here
-//! add the finished rows not pruned yet, so a total never goes back.
+//! The scheduler's prune ([`crate::queue::prune_finished`]) counts each
+//! finished row once into `queue_job_totals`, `queue_job_run_times` and
+//! `queue_job_minutes`, up to the watermark of `queue_stats_watermark`
+//! (about [`crate::queue::COUNT_AFTER`] behind); the readers here add the
+//! finished rows after the watermark (a few seconds' worth, found through the
+//! `done_at` index), so a total never goes back and a read never scans the
+//! rows kept for days.
 
 use crate::{PgPool, StorageError};
 
@@ -70,7 +74,8 @@ pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
                       CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
                       GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs
                FROM apalis.jobs
-               WHERE status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts)
+               WHERE done_at > (SELECT counted_until FROM queue_stats_watermark)
+                 AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
            ),
            buckets AS (
                SELECT queue, outcome, bucket, sum(jobs)::int8 AS jobs FROM (
@@ -151,7 +156,7 @@ impl LastHour {
 }
 
 /// Every queue's finished jobs over the last hour (queues with none are left
-/// out): the minutes kept by the prune plus the finished rows not pruned yet.
+/// out): the minutes counted by the prune plus the rows finished since.
 pub async fn last_hour(
     pool: &PgPool,
 ) -> Result<std::collections::BTreeMap<String, LastHour>, StorageError> {
@@ -164,7 +169,8 @@ pub async fn last_hour(
                       date_trunc('minute', done_at), 1,
                       GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8
                FROM apalis.jobs
-               WHERE done_at > now() - interval '1 hour'
+               WHERE done_at > GREATEST(now() - interval '1 hour',
+                                        (SELECT counted_until FROM queue_stats_watermark))
                  AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
            )
            SELECT queue AS "queue!", outcome AS "outcome!",

@@ -28,11 +28,15 @@ pub(super) async fn show(
     State(state): State<AppState>,
     _: Operator,
 ) -> Result<Html<String>, Refused> {
-    let counts = queue::counts(&state.db).await?;
-    let oldest = queue_stats::oldest_waiting(&state.db).await?;
-    let finished = queue_stats::finished(&state.db).await?;
-    let loops = queue::loop_liveness(&state.db, state.worker_heartbeat.saturating_mul(3)).await?;
-    let hours = queue_stats::last_hour(&state.db).await?;
+    // Each on a connection of its own: the page waits for the slowest (the
+    // count of rows by state), not for their sum.
+    let (counts, oldest, finished, loops, hours) = tokio::try_join!(
+        queue::counts(&state.db),
+        queue_stats::oldest_waiting(&state.db),
+        queue_stats::finished(&state.db),
+        queue::loop_liveness(&state.db, state.worker_heartbeat.saturating_mul(3)),
+        queue_stats::last_hour(&state.db),
+    )?;
     let mut rows: BTreeMap<String, Row> = queue::QUEUES
         .iter()
         .map(|q| ((*q).to_owned(), Row::default()))
