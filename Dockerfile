@@ -28,7 +28,7 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 FROM debian:bookworm-slim
 # Apertium and the language pairs the engine discovers in /usr/share/apertium/modes;
 # espeak-ng (text to speech), lame (MP3 streams) and pocketsphinx with its en-us
-# model (voice jobs).
+# model (voice jobs); LibreOffice (documents delivered as PDF or Word).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         ca-certificates \
@@ -45,6 +45,10 @@ RUN apt-get update \
         lame \
         pocketsphinx \
         pocketsphinx-en-us \
+        libreoffice-writer-nogui \
+        libreoffice-calc-nogui \
+        libreoffice-impress-nogui \
+        fonts-dejavu-core \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 tolk \
  && useradd --system --uid 10001 --gid tolk --home-dir /var/lib/tolk --create-home --shell /usr/sbin/nologin tolk

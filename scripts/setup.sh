@@ -100,6 +100,8 @@ RUN_PACKAGES=(
     espeak-ng                                 # text to speech
     pocketsphinx pocketsphinx-en-us           # recognition in voice jobs
     lame                                      # MP3 output of TTS streams
+    libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+    fonts-dejavu-core                         # output_format pdf/docx: LibreOffice converts
 )
 # What only the tests need, on top of RUN_PACKAGES (setup.sh test,
 # scripts/test.sh). The Python modules' packages come from
@@ -110,8 +112,7 @@ TEST_PACKAGES=(
     chromium chromium-driver fonts-dejavu-core # the auth browser tests
     xmlsec1                                   # pysaml2's identity provider signs with it (SAML tests)
     python3 python3-venv                      # the tests' virtual environment
-    libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
-                                              # the office filters' outputs must open in LibreOffice
+    poppler-utils                             # pdftotext reads the PDFs LibreOffice makes
 )
 # Every Python module the tests import beyond the standard library (tests/*.rs
 # snippets run with TOLK_TEST_PYTHON, formats/testdata/make_docx.py):

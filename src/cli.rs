@@ -300,6 +300,15 @@ pub struct WorkerArgs {
     /// process beat more processes.
     #[arg(long, env = "TOLK_WORKER_LANES", default_value_t = 1)]
     pub lanes: usize,
+    /// The LibreOffice program that converts translated documents delivered
+    /// in another format (`output_format=pdf`, or `docx` from odt, rtf, html,
+    /// txt).
+    #[arg(long, env = "TOLK_SOFFICE", default_value = "soffice")]
+    pub soffice: PathBuf,
+    /// Longest one such conversion may take, in seconds (then it is killed
+    /// and the document ends in error).
+    #[arg(long, env = "TOLK_CONVERT_TIMEOUT_SECS", default_value_t = 120)]
+    pub convert_timeout_secs: u64,
 }
 
 /// Scheduler settings.

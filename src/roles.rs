@@ -275,6 +275,10 @@ async fn run_worker(
         translator: s.translator,
         espeak: s.espeak,
         recognizer: s.recognizer,
+        office: tolk_worker::Office {
+            program: args.soffice.clone(),
+            timeout: Duration::from_secs(args.convert_timeout_secs.max(1)),
+        },
     };
     tolk_worker::run(config, state, stopped(stop)).await;
     Ok(())

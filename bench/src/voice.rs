@@ -106,6 +106,7 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
         translator,
         espeak: Default::default(),
         recognizer: Default::default(),
+        office: Default::default(),
     };
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {

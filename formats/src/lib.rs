@@ -81,6 +81,7 @@ mod json;
 mod markdown;
 mod mif;
 mod odf;
+mod output;
 mod package;
 pub mod placeholders;
 mod pptx;
@@ -105,6 +106,7 @@ mod xpath;
 mod yaml;
 
 pub use error::FormatError;
+pub use output::{Conversion, Output, can_convert, conversion, convert, office_input};
 pub use stream::{TranslateError, Translator, sample, translate};
 
 /// A document format handled by [`extract`].
@@ -315,41 +317,6 @@ impl Extracted {
     /// bytes of that unit.
     pub fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError> {
         self.document.merge(translated, self.language.as_deref())
-    }
-}
-
-/// Whether a translated document of `from` can be delivered as `to` (an
-/// upload's `output_format`): the same format, or SubRip and WebVTT into
-/// each other.
-pub fn can_convert(from: DocumentFormat, to: DocumentFormat) -> bool {
-    from == to
-        || matches!(
-            (from, to),
-            (DocumentFormat::Srt, DocumentFormat::Vtt) | (DocumentFormat::Vtt, DocumentFormat::Srt)
-        )
-}
-
-/// A document of `from` as `to` (see [`can_convert`]).
-pub fn convert(
-    bytes: Vec<u8>,
-    from: DocumentFormat,
-    to: DocumentFormat,
-) -> Result<Vec<u8>, FormatError> {
-    let kind = |f: DocumentFormat| match f {
-        DocumentFormat::Srt => Some(subtitles::Kind::Srt),
-        DocumentFormat::Vtt => Some(subtitles::Kind::Vtt),
-        _ => None,
-    };
-    if from == to {
-        return Ok(bytes);
-    }
-    match (kind(from), kind(to)) {
-        (Some(a), Some(b)) => subtitles::convert(a, b, &bytes),
-        _ => Err(FormatError::unsupported(format!(
-            "Conversion from {} to {} is not supported.",
-            from.extension(),
-            to.extension()
-        ))),
     }
 }
 

@@ -378,3 +378,130 @@ d.save(sys.argv[1])
     assert!(paragraphs[1].contains("Vale"), "{paragraphs:?}");
     Ok(())
 }
+
+/// The text pdftotext (poppler, an independent reader) reads from a PDF.
+async fn pdf_text(world: &World, name: &str, pdf: &[u8]) -> Result<String> {
+    let path = world.path(name);
+    std::fs::write(&path, pdf)?;
+    let out = tokio::process::Command::new("pdftotext")
+        .arg(&path)
+        .arg("-")
+        .output()
+        .await
+        .context("pdftotext (apt-get install poppler-utils)")?;
+    anyhow::ensure!(out.status.success(), "pdftotext failed on {name}");
+    Ok(String::from_utf8(out.stdout)?
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
+/// Translates `bytes` as `name` into Spanish delivered as `output_format`;
+/// (media type, delivered file name, bytes).
+async fn delivered_as(
+    api: &crate::support::Api,
+    key: &str,
+    name: &str,
+    bytes: Vec<u8>,
+    output_format: &str,
+) -> Result<(String, String, Vec<u8>)> {
+    let fields = [
+        ("target_lang", "ES"),
+        ("source_lang", "EN"),
+        ("output_format", output_format),
+    ];
+    let (id, doc_key) = api.upload_ok(key, name, bytes, &fields).await?;
+    let st = api
+        .wait(key, &id, &doc_key, Duration::from_secs(180))
+        .await?;
+    assert_eq!(st.status, "done", "{name}: {}", st.body);
+    let (code, headers, bytes) = api.download(key, &id, &doc_key).await?;
+    assert_eq!(code, 200, "{name}");
+    let header = |h: &str| {
+        headers
+            .get(h)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    Ok((header("content-type"), header("content-disposition"), bytes))
+}
+
+/// `output_format` as DeepL offers it, made by LibreOffice from the
+/// translated document: a Word file (python-docx) and a text file in
+/// windows-1252 delivered as PDF (read back by pdftotext), an HTML page as
+/// Word (read back by python-docx); conversions LibreOffice cannot make are
+/// refused at upload with DeepL's message.
+#[tokio::test]
+async fn documents_are_delivered_as_pdf_or_word_on_request() -> Result<()> {
+    let (world, api, key) = platform("delivered_as").await?;
+
+    let docx = make_docx(&world, "report.docx").await?;
+    let (kind, disposition, pdf) = delivered_as(&api, &key, "report.docx", docx, "pdf").await?;
+    assert_eq!(kind, "application/pdf");
+    assert!(
+        disposition.contains("filename=\"report.pdf\""),
+        "{disposition}"
+    );
+    assert!(pdf.starts_with(b"%PDF-"));
+    let text = pdf_text(&world, "report.pdf", &pdf).await?;
+    assert!(text.contains("La casa es grande"), "{text}");
+    assert!(text.contains("La ciudad tiene muchas personas"), "{text}");
+    assert!(!text.contains("The house is big"), "{text}");
+
+    let latin = b"Jos\xe9 says that the house is big.\n".to_vec();
+    let (_, _, pdf) = delivered_as(&api, &key, "notes.txt", latin, "pdf").await?;
+    let text = pdf_text(&world, "notes.pdf", &pdf).await?;
+    assert!(text.contains("la casa es grande"), "{text}");
+    assert!(
+        text.contains("Jos\u{e9}"),
+        "the windows-1252 text reads right: {text}"
+    );
+
+    let html = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>T</title></head>\
+                <body><h1>The city</h1><p>The house is <b>big</b>.</p></body></html>";
+    let (kind, disposition, docx) =
+        delivered_as(&api, &key, "page.html", html.as_bytes().to_vec(), "docx").await?;
+    assert_eq!(
+        kind,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    );
+    assert!(
+        disposition.contains("filename=\"page.docx\""),
+        "{disposition}"
+    );
+    let read = read_docx(&world, &docx).await?;
+    let paragraphs = joined(&read["paragraphs"]);
+    assert!(paragraphs.contains("La casa es grande"), "{paragraphs}");
+    assert!(paragraphs.contains("La ciudad"), "{paragraphs}");
+
+    for (name, format, message) in [
+        (
+            "film.srt",
+            "pdf",
+            "Conversion from srt to pdf is not supported.",
+        ),
+        (
+            "deck.pptx",
+            "docx",
+            "Conversion from pptx to docx is not supported.",
+        ),
+        (
+            "report.docx",
+            "exe",
+            "Value for 'output_format' not supported: 'exe'.",
+        ),
+    ] {
+        let (code, body) = api
+            .upload(
+                &key,
+                name,
+                b"x".to_vec(),
+                &[("target_lang", "ES"), ("output_format", format)],
+            )
+            .await?;
+        assert_eq!(code, 400, "{name} → {format}: {body}");
+        assert_eq!(body["message"], message, "{name} → {format}");
+    }
+    Ok(())
+}

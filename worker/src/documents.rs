@@ -5,7 +5,7 @@
 
 use apalis::prelude::*;
 use tolk_engine::{MarkupOptions, TranslateOptions};
-use tolk_formats::{DocumentFormat, TranslateError, inline};
+use tolk_formats::{Conversion, DocumentFormat, Output, TranslateError, inline};
 use tolk_pipeline::{Customizations, MemoryUse, Progress, Request};
 use tolk_storage::StorageError;
 use tolk_storage::documents::{self, Document};
@@ -113,8 +113,17 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     // is read, translated and written a batch at a time.
     let (batches, mut incoming) = tokio::sync::mpsc::channel::<Batch>(1);
     let target_lang = doc.target_lang.clone();
-    // The requested output format, when it differs (SubRip ↔ WebVTT).
-    let output_format = DocumentFormat::from_extension(&doc.output_format).unwrap_or(format);
+    // The requested output format, when it differs: SubRip ↔ WebVTT here,
+    // PDF or Word by LibreOffice once translated.
+    let output_format =
+        Output::from_extension(&doc.output_format).unwrap_or(Output::Document(format));
+    let conversion = tolk_formats::conversion(format, output_format).ok_or_else(|| {
+        JobError::Permanent(format!(
+            "Conversion from {} to {} is not supported.",
+            format.extension(),
+            output_format.extension()
+        ))
+    })?;
     let filter = tokio::task::spawn_blocking(move || {
         let mut hand_over = |segments: &[String], read: f32| {
             let (reply, answer) = tokio::sync::oneshot::channel();
@@ -126,9 +135,12 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             batches.blocking_send(batch).map_err(|_| Abandoned)?;
             answer.blocking_recv().map_err(|_| Abandoned)
         };
-        tolk_formats::translate(format, &source, options, &target_lang, &mut hand_over).and_then(
-            |bytes| tolk_formats::convert(bytes, format, output_format).map_err(Into::into),
-        )
+        let translated =
+            tolk_formats::translate(format, &source, options, &target_lang, &mut hand_over)?;
+        match conversion {
+            Conversion::Office { .. } => Ok(translated),
+            _ => Ok(tolk_formats::convert(translated, format, output_format)?),
+        }
     });
     let mut billed: i64 = 0;
     let mut pairs = Vec::new();
@@ -178,6 +190,25 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             ));
         }
         Err(e) => return Err(JobError::Transient(format!("filter task failed: {e}"))),
+    };
+    let output = match conversion {
+        Conversion::Office { import, export } => state
+            .office
+            .convert(
+                &tolk_formats::office_input(format, output),
+                format.extension(),
+                import,
+                export,
+                output_format,
+            )
+            .await
+            .map_err(|e| {
+                JobError::Permanent(format!(
+                    "The translated document could not be converted to {}: {e}",
+                    output_format.extension()
+                ))
+            })?,
+        _ => output,
     };
     let evaluation = match evaluation {
         Some(eid) => Some(write_evaluation_input(state, eid, pairs).await?),

@@ -9,6 +9,7 @@
 
 pub mod documents;
 mod job;
+pub mod office;
 pub mod pools;
 pub mod quality;
 pub mod run;
@@ -18,5 +19,6 @@ pub mod tmx_import;
 pub mod voice;
 pub mod wake;
 
+pub use office::Office;
 pub use pools::{Kind, Pools};
 pub use run::{WorkerConfig, WorkerState, run};

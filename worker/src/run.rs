@@ -152,6 +152,8 @@ pub struct WorkerState {
     pub espeak: tolk_voice::tts::Espeak,
     /// Speech recognition (voice jobs).
     pub recognizer: tolk_voice::asr::Recognizer,
+    /// LibreOffice, for documents delivered in another format.
+    pub office: crate::Office,
 }
 
 impl WorkerState {

@@ -283,6 +283,7 @@ pub(crate) async fn start_platform_with(
         translator,
         espeak: Default::default(),
         recognizer: Default::default(),
+        office: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
         concurrency: concurrency.max(1),

@@ -152,26 +152,27 @@ fn split_tags(cue: &str) -> (String, Vec<String>) {
 
 #[test]
 fn srt_becomes_webvtt_and_back() {
-    use crate::{DocumentFormat::*, can_convert, convert};
-    assert!(can_convert(Srt, Vtt) && can_convert(Vtt, Srt) && can_convert(Srt, Srt));
-    assert!(!can_convert(Srt, Docx) && !can_convert(Json, Vtt));
-    let vtt = String::from_utf8(convert(SRT.as_bytes().to_vec(), Srt, Vtt).unwrap()).unwrap();
+    use crate::{DocumentFormat::*, Output, can_convert, convert};
+    let to = Output::Document;
+    assert!(can_convert(Srt, to(Vtt)) && can_convert(Vtt, to(Srt)) && can_convert(Srt, to(Srt)));
+    assert!(!can_convert(Srt, to(Docx)) && !can_convert(Json, to(Vtt)));
+    let vtt = String::from_utf8(convert(SRT.as_bytes().to_vec(), Srt, to(Vtt)).unwrap()).unwrap();
     assert_eq!(
         vtt,
         "WEBVTT\r\n\r\n1\r\n00:00:01.000 --> 00:00:03.500\r\nThe house is <i>very</i> big\r\nand the garden is small.\r\n\r\n2\r\n00:00:04.000 --> 00:00:05.000\r\nHello &amp; goodbye.\r\n\r\n3\r\n00:00:06.000 --> 00:00:07.000\r\nRed\r\n"
     );
-    let srt = String::from_utf8(convert(VTT.as_bytes().to_vec(), Vtt, Srt).unwrap()).unwrap();
+    let srt = String::from_utf8(convert(VTT.as_bytes().to_vec(), Vtt, to(Srt)).unwrap()).unwrap();
     assert_eq!(
         srt,
         "\n1\n00:00:01,000 --> 00:00:03,000\nThe dog & the cat\nsleep now.\n\n2\n00:00:04,000 --> 00:00:05,000\nGood morning!\n"
             .trim_start()
     );
     assert!(matches!(
-        convert(b"no cues here".to_vec(), Srt, Vtt),
+        convert(b"no cues here".to_vec(), Srt, to(Vtt)),
         Err(FormatError::Corrupt(_))
     ));
     assert!(matches!(
-        convert(b"x".to_vec(), Srt, Docx),
+        convert(b"x".to_vec(), Srt, to(Docx)),
         Err(FormatError::Unsupported(_))
     ));
 }
@@ -210,7 +211,11 @@ fn converted_files_are_read_by_the_other_formats_library() {
         ),
     ] {
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        std::fs::write(dir.join(out), crate::convert(bytes, from, to).unwrap()).unwrap();
+        std::fs::write(
+            dir.join(out),
+            crate::convert(bytes, from, crate::Output::Document(to)).unwrap(),
+        )
+        .unwrap();
         let (before, after) = (read(&dir.join(file)), read(&dir.join(out)));
         assert_eq!(before.len(), after.len(), "{file}");
         for (b, a) in before.iter().zip(&after) {

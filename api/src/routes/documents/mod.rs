@@ -13,7 +13,7 @@ use axum::{Extension, Json, Router};
 use bytes::Bytes;
 use futures::StreamExt;
 use serde::Serialize;
-use tolk_formats::DocumentFormat;
+use tolk_formats::{DocumentFormat, Output};
 use tolk_storage::documents::{self, NewDocument, random_upper_hex, status};
 use tolk_storage::{quality, queue};
 
@@ -166,7 +166,7 @@ struct Checked {
     data: Bytes,
     filename: String,
     format: DocumentFormat,
-    output: DocumentFormat,
+    output: Output,
     target_lang: String,
     formality: tolk_engine::Formality,
 }
@@ -376,11 +376,11 @@ impl Checked {
 }
 
 /// The format a document of `format` is delivered in (`output_format`).
-fn output_format(format: DocumentFormat, wanted: Option<&str>) -> Result<DocumentFormat, ApiError> {
+fn output_format(format: DocumentFormat, wanted: Option<&str>) -> Result<Output, ApiError> {
     let Some(out) = wanted else {
-        return Ok(format);
+        return Ok(Output::Document(format));
     };
-    let wanted = DocumentFormat::from_extension(out.trim_start_matches('.')).ok_or_else(|| {
+    let wanted = Output::from_extension(out).ok_or_else(|| {
         ApiError::bad(format!("Value for 'output_format' not supported: '{out}'."))
     })?;
     if !tolk_formats::can_convert(format, wanted) {
@@ -593,7 +593,7 @@ async fn result(
         .await?
         .ok_or_else(|| ApiError::NotFound(NOT_FOUND.to_owned()))?;
     let stream = state.objects.stream(&object).await?;
-    let format = DocumentFormat::from_extension(&doc.output_format).ok_or_else(|| {
+    let format = Output::from_extension(&doc.output_format).ok_or_else(|| {
         ApiError::Internal(format!("unknown stored format {}", doc.output_format))
     })?;
     let body = Body::from_stream(stream.map(|r| r.map_err(std::io::Error::other)));
@@ -612,9 +612,9 @@ async fn result(
 
 /// The name a result is delivered under: the uploaded name, with the
 /// extension of the format delivered when it was converted (`talk.srt`
-/// delivered as WebVTT is `talk.vtt`).
-fn delivered_name(uploaded: &str, delivered: DocumentFormat) -> String {
-    if DocumentFormat::from_filename(uploaded) == Some(delivered) {
+/// delivered as WebVTT is `talk.vtt`, `report.docx` as PDF `report.pdf`).
+fn delivered_name(uploaded: &str, delivered: Output) -> String {
+    if DocumentFormat::from_filename(uploaded).map(Output::Document) == Some(delivered) {
         return uploaded.to_owned();
     }
     let stem = uploaded.rsplit_once('.').map_or(uploaded, |(stem, _)| stem);
@@ -650,16 +650,24 @@ mod tests {
 
     #[test]
     fn converted_results_are_named_with_their_own_extension() {
-        assert_eq!(delivered_name("talk.srt", DocumentFormat::Vtt), "talk.vtt");
-        assert_eq!(delivered_name("talk.SRT", DocumentFormat::Srt), "talk.SRT");
+        let doc = Output::Document;
         assert_eq!(
-            delivered_name("notes.v2.htm", DocumentFormat::Html),
+            delivered_name("talk.srt", doc(DocumentFormat::Vtt)),
+            "talk.vtt"
+        );
+        assert_eq!(
+            delivered_name("talk.SRT", doc(DocumentFormat::Srt)),
+            "talk.SRT"
+        );
+        assert_eq!(
+            delivered_name("notes.v2.htm", doc(DocumentFormat::Html)),
             "notes.v2.htm"
         );
         assert_eq!(
-            delivered_name("no-extension", DocumentFormat::Vtt),
+            delivered_name("no-extension", doc(DocumentFormat::Vtt)),
             "no-extension.vtt"
         );
+        assert_eq!(delivered_name("report.docx", Output::Pdf), "report.pdf");
     }
 
     #[test]
