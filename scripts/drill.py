@@ -205,6 +205,30 @@ def recovery(pg, platform, back):
     return first_done, live_again
 
 
+def tolk_binary(given):
+    """The tolk binary: `given`, else the release build (built when missing)."""
+    if given:
+        return given
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/tolk-target"))
+    tolk = os.path.join(target, "release", "tolk")
+    if not os.path.exists(tolk):
+        subprocess.run(["cargo", "build", "--release", "--bin", "tolk"], cwd=repo, check=True,
+                       env=dict(os.environ, CARGO_TARGET_DIR=target, SQLX_OFFLINE="true"))
+    return tolk
+
+
+def servers(root):
+    """A private PostgreSQL cluster with an empty database `tolk`, and a
+    private Redis: (postgres, redis process, redis port)."""
+    pg = Postgres(root)
+    redis_port = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"],
+                             stdout=subprocess.DEVNULL)
+    subprocess.run(["psql", "-X", "-q", pg.url("postgres"), "-c", "CREATE DATABASE tolk"], check=True)
+    return pg, redis, redis_port
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--documents", type=int, default=120, help="at most this many, one every 0.5 s")
@@ -213,19 +237,9 @@ def main():
     ap.add_argument("--tolk", help="the tolk binary")
     args = ap.parse_args()
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    target = os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/tolk-target"))
-    tolk = args.tolk or os.path.join(target, "release", "tolk")
-    if not args.tolk and not os.path.exists(tolk):
-        subprocess.run(["cargo", "build", "--release", "--bin", "tolk"], cwd=repo, check=True,
-                       env=dict(os.environ, CARGO_TARGET_DIR=target, SQLX_OFFLINE="true"))
-
+    tolk = tolk_binary(args.tolk)
     root = tempfile.mkdtemp(prefix="tolk-drill-")
-    pg = Postgres(root)
-    redis_port = free_port()
-    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no"],
-                             stdout=subprocess.DEVNULL)
-    subprocess.run(["psql", "-X", "-q", pg.url("postgres"), "-c", "CREATE DATABASE tolk"], check=True)
+    pg, redis, redis_port = servers(root)
     platform = Platform(tolk, root, pg, redis_port, args.heartbeat)
     platform.spawn("api", "api", "--listen", f"127.0.0.1:{platform.port}", "--no-migrate")
     platform.spawn("worker-1", "worker")

@@ -230,23 +230,12 @@ async fn start_api(
     ledger_writes: LedgerWrites,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
     let state = tolk_api::AppState {
         record_usage,
         ledger_writes,
         ..crate::app::api_state(db, objects, translator, 1024 * 1024)
     };
-    tokio::spawn(async move {
-        let mut stop = stop;
-        let stopped = async move {
-            let _ = stop.wait_for(|v| *v).await;
-        };
-        if let Err(e) = tolk_api::serve(listener, state, stopped).await {
-            eprintln!("api: {e}");
-        }
-    });
-    Ok(base)
+    crate::app::serve(state, stop).await
 }
 
 /// p50 of translate requests on two APIs, alternated request by request.

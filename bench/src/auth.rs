@@ -278,21 +278,12 @@ async fn start_services(
         modes_dir: args.modes.clone(),
         ..ApertiumConfig::default()
     })?);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let api_base = format!("http://{}", listener.local_addr()?);
     let api_state = tolk_api::AppState {
         bearer: Some(verifier.clone()),
         ..crate::app::api_state(db.clone(), objects, translator, 1024 * 1024)
     };
-    let (_stop_tx, mut stop) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        let stopped = async move {
-            let _ = stop.wait_for(|v| *v).await;
-        };
-        if let Err(e) = tolk_api::serve(listener, api_state, stopped).await {
-            eprintln!("api: {e}");
-        }
-    });
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let api_base = crate::app::serve(api_state, stop).await?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(60))
         .pool_max_idle_per_host(args.clients.max(1))

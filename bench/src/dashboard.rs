@@ -65,18 +65,9 @@ async fn measure(db: &sqlx::PgPool, args: &DashboardArgs, dir: &std::path::Path)
         ..ApertiumConfig::default()
     })?);
     let objects = Objects::open(&dir.join("objects").display().to_string())?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
     let state = crate::app::api_state(db.clone(), objects, translator, 1024 * 1024);
-    let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        let stopped = async move {
-            let _ = stop.wait_for(|v| *v).await;
-        };
-        if let Err(e) = tolk_api::serve(listener, state, stopped).await {
-            eprintln!("api: {e}");
-        }
-    });
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let base = crate::app::serve(state, stop).await?;
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(120))
         .build()?;

@@ -46,24 +46,6 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-async fn serve(
-    state: tolk_api::AppState,
-    stop: tokio::sync::watch::Receiver<bool>,
-) -> Result<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(async move {
-        let mut stop = stop;
-        let stopped = async move {
-            let _ = stop.wait_for(|v| *v).await;
-        };
-        if let Err(e) = tolk_api::serve(listener, state, stopped).await {
-            eprintln!("api: {e}");
-        }
-    });
-    Ok(base)
-}
-
 /// One translate request; its latency.
 async fn one(http: &reqwest::Client, base: &str, auth: &str, body: &Value) -> Result<Duration> {
     let start = Instant::now();
@@ -103,12 +85,12 @@ pub async fn run(args: GlossaryArgs) -> Result<()> {
             ..ApertiumConfig::default()
         })?);
         let (stop, rx) = tokio::sync::watch::channel(false);
-        let cached = serve(
+        let cached = crate::app::serve(
             crate::app::api_state(db.clone(), objects.clone(), translator.clone(), 1 << 20),
             rx.clone(),
         )
         .await?;
-        let uncached = serve(
+        let uncached = crate::app::serve(
             tolk_api::AppState {
                 glossary_cache: Arc::new(GlossaryCache::new(0)),
                 ..crate::app::api_state(db.clone(), objects, translator, 1 << 20)

@@ -95,7 +95,9 @@ pub struct JobFilter<'a> {
     pub search: Option<&'a str>,
 }
 
-/// The jobs `filter` keeps, the latest first; at most `limit`.
+/// The jobs `filter` keeps, the latest enqueued first (job ids are ULIDs, so
+/// the primary key is in enqueue order: over a million rows the page reads
+/// it backwards instead of sorting the table); at most `limit`.
 pub async fn jobs(
     pool: &PgPool,
     filter: JobFilter<'_>,
@@ -111,7 +113,7 @@ pub async fn jobs(
              AND ($4::text IS NULL
                   OR j.id = $4
                   OR j.id = (SELECT d.job_id FROM documents d WHERE d.id = $4))
-           ORDER BY j.run_at DESC
+           ORDER BY j.id DESC
            LIMIT $5"#,
         filter.status,
         filter.queue,

@@ -10,6 +10,12 @@ fn key_id(key: &str) -> &str {
     key.split('.').next().unwrap_or_default()
 }
 
+/// The dashboard's address with an admin's Basic credentials in it, for the
+/// browser.
+fn signed_in(api: &Api, admin: &str) -> String {
+    format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1)
+}
+
 /// The action token of a dashboard page.
 fn action_token(page: &str) -> Result<String> {
     Ok(page
@@ -229,8 +235,7 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
     // In a browser: each page renders, and the search form finds the job.
     let driver = Driver::start(&world).await?;
     let b = driver.b();
-    let base =
-        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    let base = signed_in(&api, &admin);
     for (path, name, expect) in [
         ("", "dashboard-queues.png", "Jobs by queue and state"),
         ("/workers", "dashboard-workers.png", "Worker loops"),
@@ -255,23 +260,57 @@ async fn the_dashboard_shows_queues_workers_and_jobs_to_admins_only() -> Result<
     Ok(())
 }
 
-/// An admin cancels a waiting job from the dashboard in a browser: the queue
-/// row ends `Killed`, the evaluation's poll ends with the reason, and the
-/// action is in the audit; the same action without the page's token, or
-/// from another site, is refused and changes nothing.
-#[tokio::test]
-async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()> {
-    let mut world = World::new("dashboard_cancel").await?;
+/// A platform with an API and no worker, a developer and an admin key, and
+/// one quality evaluation waiting.
+struct Waiting {
+    world: World,
+    key: String,
+    admin: String,
+    api: Api,
+    /// The evaluation's poll path.
+    poll: String,
+    /// Its queue row.
+    job_id: String,
+    db: sqlx::PgPool,
+}
+
+async fn one_evaluation_waiting(tag: &str) -> Result<Waiting> {
+    let mut world = World::new(tag).await?;
     let key = world.create_key("dev", false).await?;
     let admin = world.create_key("ops", true).await?;
     let api = world.start_api().await?;
-    // No worker: the evaluation waits.
     let poll = crate::quality::start_one(&api, &key).await?;
     let db = world.db().await?;
     let (job_id,): (String,) =
         sqlx::query_as("SELECT id FROM apalis.jobs WHERE job_type = 'evaluate-quality'")
             .fetch_one(&db)
             .await?;
+    Ok(Waiting {
+        world,
+        key,
+        admin,
+        api,
+        poll,
+        job_id,
+        db,
+    })
+}
+
+/// An admin cancels a waiting job from the dashboard in a browser: the queue
+/// row ends `Killed`, the evaluation's poll ends with the reason, and the
+/// action is in the audit; the same action without the page's token, or
+/// from another site, is refused and changes nothing.
+#[tokio::test]
+async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()> {
+    let Waiting {
+        world,
+        key,
+        admin,
+        api,
+        poll,
+        job_id,
+        db,
+    } = one_evaluation_waiting("dashboard_cancel").await?;
     let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs?status=Pending").await?;
     let token = action_token(&page)?;
 
@@ -305,8 +344,7 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
     // In a browser: the button on the jobs page.
     let driver = Driver::start(&world).await?;
     let b = driver.b();
-    let base =
-        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    let base = signed_in(&api, &admin);
     b.goto(&format!("{base}/jobs?status=Pending")).await?;
     let (row, text) = click_and_read(b, "cancel", "Killed").await?;
     assert!(row.contains("cancelled by an operator"), "{row}");
@@ -345,16 +383,15 @@ async fn an_admin_cancels_a_waiting_job_and_the_action_is_audited() -> Result<()
 /// refused, and both are in the audit. A forged retry changes nothing.
 #[tokio::test]
 async fn an_admin_retries_a_failed_job_and_it_runs_again() -> Result<()> {
-    let mut world = World::new("dashboard_retry").await?;
-    let key = world.create_key("dev", false).await?;
-    let admin = world.create_key("ops", true).await?;
-    let api = world.start_api().await?;
-    let poll = crate::quality::start_one(&api, &key).await?;
-    let db = world.db().await?;
-    let (job_id,): (String,) =
-        sqlx::query_as("SELECT id FROM apalis.jobs WHERE job_type = 'evaluate-quality'")
-            .fetch_one(&db)
-            .await?;
+    let Waiting {
+        mut world,
+        key,
+        admin,
+        api,
+        poll,
+        job_id,
+        db,
+    } = one_evaluation_waiting("dashboard_retry").await?;
     let (_, _, page) = ui(&api, Some(&admin), "/admin/ui/jobs").await?;
     let token = action_token(&page)?;
     let post = |action: &str, token: &str| {
@@ -375,8 +412,7 @@ async fn an_admin_retries_a_failed_job_and_it_runs_again() -> Result<()> {
 
     let driver = Driver::start(&world).await?;
     let b = driver.b();
-    let base =
-        format!("{}/admin/ui", api.direct).replacen("http://", &format!("http://ops:{admin}@"), 1);
+    let base = signed_in(&api, &admin);
     b.goto(&format!("{base}/jobs?status=Killed")).await?;
     let (row, _) = click_and_read(b, "retry", "Pending").await?;
     assert!(!row.contains("cancelled by an operator"), "{row}");

@@ -39,6 +39,10 @@ DROP INDEX IF EXISTS apalis.idx_jobs_idempotency_key;
 CREATE UNIQUE INDEX idx_jobs_idempotency_key ON apalis.jobs (job_type, idempotency_key);"#;
 /// The platform's: migration 20261125100001 itself (bytewise text columns, the
 /// idempotency index over unfinished rows), run again on the emptied table.
+/// The view every job kind's lost-job sweep reads (as the migration makes it).
+const ENDED_QUEUE_JOBS: &str =
+    include_str!("../../../migrations/20261130000001_ended_queue_jobs.sql");
+
 const PLATFORM_ROWS: &str = include_str!(
     "../../../migrations/20261125100001_apalis_jobs_c_collation_idempotency_unfinished.sql"
 );
@@ -96,9 +100,19 @@ impl Bench {
                 "setting apalis.jobs' collation and idempotency index",
             ),
         ];
+        // The view of ended jobs reads the columns whose collation the rows
+        // step sets: it is made again around that step.
+        sqlx::raw_sql("DROP VIEW IF EXISTS ended_queue_jobs")
+            .execute(&self.obs)
+            .await
+            .context("dropping the view of ended queue jobs")?;
         for (sql, what) in steps {
             sqlx::raw_sql(sql).execute(&self.obs).await.context(what)?;
         }
+        sqlx::raw_sql(ENDED_QUEUE_JOBS)
+            .execute(&self.obs)
+            .await
+            .context("making the view of ended queue jobs again")?;
         self.checkpoint().await
     }
 }

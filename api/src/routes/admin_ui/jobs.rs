@@ -66,7 +66,7 @@ pub(super) async fn show(
             table {
                 caption {
                     (jobs.len()) @if jobs.len() == 1 { " job" } @else { " jobs" }
-                    ", the latest first (at most " (LIMIT) ")"
+                    ", the latest enqueued first (at most " (LIMIT) ")"
                 }
                 thead {
                     tr {
