@@ -160,7 +160,8 @@ pub(crate) trait Filter: Sync {
 }
 
 /// [`Filter::walk`] of a document read whole, or piece by piece when the
-/// filter cuts it.
+/// filter cuts it (every piece read first, so that damage anywhere fails the
+/// document before any of it is translated).
 fn in_pieces<F: Filter + ?Sized>(
     filter: &F,
     input: &[u8],
@@ -176,6 +177,14 @@ fn in_pieces<F: Filter + ?Sized>(
         });
     };
     let count = cut.pieces.len();
+    // Every piece is read once before the first is translated, one at a
+    // time: a file damaged anywhere fails before the engine sees any of it
+    // (as a file read whole does), still holding one piece at a time.
+    if walk.write {
+        for index in 0..count {
+            filter.extract(&cut.document(input, index), walk.options)?;
+        }
+    }
     let mut out = Vec::with_capacity(if walk.write { input.len() * 5 / 4 } else { 0 });
     for (index, piece) in cut.pieces.iter().enumerate() {
         let document = cut.document(input, index);

@@ -461,6 +461,56 @@ mod tests {
         }
     }
 
+    /// A large file damaged near its end, so that it cannot be read whole,
+    /// fails before any of it is translated: no batch reaches the engine.
+    #[test]
+    fn damage_in_a_late_piece_fails_before_the_first_is_translated() {
+        for format in [
+            DocumentFormat::Xliff,
+            DocumentFormat::Resx,
+            DocumentFormat::Xml,
+            DocumentFormat::Json,
+            DocumentFormat::Rtf,
+            DocumentFormat::Mif,
+        ] {
+            let input = large(format).into_bytes();
+            let input = &input;
+            // The first damage in the last tenth that the whole-file reader refuses.
+            let bad = (0..400)
+                .map(|k| input.len() * 9 / 10 + k * 97)
+                .filter(|at| *at < input.len())
+                .flat_map(|at| {
+                    [&b"<"[..], b"]", b"{", b"\"", b"}"]
+                        .into_iter()
+                        .map(move |damage| {
+                            let mut bad = input[..at].to_vec();
+                            bad.extend_from_slice(damage);
+                            bad.extend_from_slice(&input[at..]);
+                            bad
+                        })
+                })
+                .find(|bad| crate::extract(format, bad).is_err())
+                .unwrap_or_else(|| panic!("{format:?}: no damage found"));
+            let mut batches = 0;
+            let result = translate::<()>(
+                format,
+                &bad,
+                ExtractOptions::default(),
+                "ES",
+                &mut |segments, _| {
+                    batches += 1;
+                    Ok(segments.to_vec())
+                },
+            );
+            assert!(
+                matches!(result, Err(TranslateError::Format(_))),
+                "{format:?}: {:?}",
+                result.map(|o| o.len())
+            );
+            assert_eq!(batches, 0, "{format:?}");
+        }
+    }
+
     #[test]
     fn a_translator_failure_stops_the_translation() {
         let failed = translate(
