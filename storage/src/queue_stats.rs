@@ -68,13 +68,14 @@ pub struct Finished {
 /// Every queue's finished jobs by outcome, with their run times.
 pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
     let bounds = &RUN_TIME_BOUNDS[..];
+    let counted_until = counted_until(pool).await?;
     let rows = sqlx::query!(
         r#"WITH live AS (
                SELECT job_type AS queue,
                       CASE WHEN status = 'Done' THEN 'done' ELSE 'failed' END AS outcome,
                       GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8 AS secs
                FROM apalis.jobs
-               WHERE done_at > (SELECT counted_until FROM queue_stats_watermark)
+               WHERE done_at > $2
                  AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
            ),
            buckets AS (
@@ -98,7 +99,8 @@ pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
                  SELECT queue, outcome, count(*), COALESCE(sum(secs), 0) FROM live GROUP BY 1, 2) t
            GROUP BY 1, 2
            ORDER BY 1, 2"#,
-        bounds
+        bounds,
+        counted_until
     )
     .fetch_all(pool)
     .await?;
@@ -122,6 +124,18 @@ pub async fn finished(pool: &PgPool) -> Result<Vec<Finished>, StorageError> {
             }
         })
         .collect())
+}
+
+/// Up to when the prune has counted finished rows (the watermark). Read on
+/// its own and passed on as a value, so that the planner sees how recent it
+/// is and reads the rows after it through the `done_at` index (as a subquery
+/// it planned a scan of every row).
+async fn counted_until(pool: &PgPool) -> Result<chrono::DateTime<chrono::Utc>, StorageError> {
+    Ok(
+        sqlx::query_scalar!("SELECT counted_until FROM queue_stats_watermark WHERE one")
+            .fetch_one(pool)
+            .await?,
+    )
 }
 
 /// Width of the slices of [`last_hour`], in minutes.
@@ -160,6 +174,7 @@ impl LastHour {
 pub async fn last_hour(
     pool: &PgPool,
 ) -> Result<std::collections::BTreeMap<String, LastHour>, StorageError> {
+    let counted_until = counted_until(pool).await?;
     let rows = sqlx::query!(
         r#"WITH finished AS (
                SELECT queue, outcome, minute, jobs, seconds FROM queue_job_minutes
@@ -169,8 +184,7 @@ pub async fn last_hour(
                       date_trunc('minute', done_at), 1,
                       GREATEST(0, EXTRACT(EPOCH FROM done_at - COALESCE(lock_at, run_at)))::float8
                FROM apalis.jobs
-               WHERE done_at > GREATEST(now() - interval '1 hour',
-                                        (SELECT counted_until FROM queue_stats_watermark))
+               WHERE done_at > GREATEST(now() - interval '1 hour', $3::timestamptz)
                  AND (status IN ('Done', 'Killed') OR (status = 'Failed' AND attempts >= max_attempts))
            )
            SELECT queue AS "queue!", outcome AS "outcome!",
@@ -179,7 +193,8 @@ pub async fn last_hour(
                   sum(jobs)::int8 AS "jobs!", sum(seconds)::float8 AS "seconds!"
            FROM finished GROUP BY 1, 2, 3"#,
         SLICES as i32,
-        SLICE_MINUTES
+        SLICE_MINUTES,
+        counted_until
     )
     .fetch_all(pool)
     .await?;
@@ -200,15 +215,28 @@ pub async fn last_hour(
 
 /// Seconds the oldest due job of each queue has waited (pending, or failed
 /// with an attempt left and its retry due); queues with none are left out.
+/// "Oldest" in the order workers take jobs (priority, then due time), read
+/// from the head of the queue's fetch index instead of its whole backlog:
+/// Tolk gives every job the same priority, so it is the oldest due job.
 pub async fn oldest_waiting(pool: &PgPool) -> Result<Vec<(String, f64)>, StorageError> {
+    let queues: Vec<String> = crate::queue::QUEUES
+        .iter()
+        .map(|q| (*q).to_owned())
+        .collect();
     let rows = sqlx::query!(
-        r#"SELECT job_type AS "queue!",
-                  GREATEST(0, EXTRACT(EPOCH FROM now() - min(run_at)))::float8 AS "seconds!"
-           FROM apalis.jobs
-           WHERE (status = 'Pending' OR (status = 'Failed' AND attempts < max_attempts))
-             AND run_at <= now()
-           GROUP BY job_type
-           ORDER BY 1"#
+        r#"SELECT q AS "queue!",
+                  GREATEST(0, EXTRACT(EPOCH FROM now() - j.run_at))::float8 AS "seconds!"
+           FROM unnest($1::text[]) AS q
+           CROSS JOIN LATERAL (
+               SELECT run_at FROM apalis.jobs
+               WHERE job_type = q
+                 AND (status = 'Pending' OR (status = 'Failed' AND attempts < max_attempts))
+                 AND run_at <= now()
+               ORDER BY priority DESC, run_at
+               LIMIT 1
+           ) j
+           ORDER BY 1"#,
+        &queues
     )
     .fetch_all(pool)
     .await?;
