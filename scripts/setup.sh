@@ -14,7 +14,9 @@
 #     hstore), Redis, Apertium and the language pairs eng-spa, es-pt, fr-es,
 #     eng-cat, the hunspell dictionaries of /v2/write, the speech engines
 #     espeak-ng (text to speech) and pocketsphinx with its en-us model
-#     (recognition of voice jobs), lame (MP3 streams), and a C toolchain for
+#     (recognition of voice jobs), lame (MP3 streams), LibreOffice's writer,
+#     calc and impress without GUI (documents delivered as PDF or Word), and a
+#     C toolchain for
 #     the few -sys crates (gcc, libc6-dev; pkg-config, libssl-dev, libxml2-dev,
 #     libxmlsec1-dev and libclang-dev for the SAML service provider).
 #   - PostgreSQL running on 127.0.0.1:5432, user postgres, no password
@@ -25,6 +27,7 @@
 #   - Debian packages (TEST_PACKAGES below): apertium-apy (the engine tests
 #     start it), flac and vorbis-tools (the voice tests encode FLAC/OGG inputs),
 #     chromium, chromium-driver and fonts-dejavu-core (the auth browser tests),
+#     poppler-utils (pdftotext reads the PDFs the platform makes),
 #     python3, python3-venv and the Python modules of TEST_PYTHON_MODULES.
 #   - Node.js and npm (Debian's nodejs and npm when node is missing), and
 #     the npm packages of TEST_NODE_PACKAGES in $TOLK_TEST_NODE (the OAuth
