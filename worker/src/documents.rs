@@ -192,22 +192,18 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         Err(e) => return Err(JobError::Transient(format!("filter task failed: {e}"))),
     };
     let output = match conversion {
-        Conversion::Office { import, export } => state
-            .office
-            .convert(
-                &tolk_formats::office_input(format, output),
-                format.extension(),
-                import,
-                export,
-                output_format,
-            )
-            .await
-            .map_err(|e| {
-                JobError::Permanent(format!(
-                    "The translated document could not be converted to {}: {e}",
-                    output_format.extension()
-                ))
-            })?,
+        Conversion::Office { import, export } => {
+            state
+                .office
+                .convert(
+                    &tolk_formats::office_input(format, output),
+                    format.extension(),
+                    import,
+                    export,
+                    output_format,
+                )
+                .await?
+        }
         _ => output,
     };
     let evaluation = match evaluation {

@@ -56,6 +56,9 @@ pub(crate) enum JobError {
     /// [`PipelineError::is_transient`].
     #[error(transparent)]
     Pipeline(PipelineError),
+    /// LibreOffice could not make the delivered format: permanent.
+    #[error("The translated document could not be converted: {0}")]
+    Office(#[from] crate::office::OfficeError),
 }
 
 /// A pipeline failure in a job's words: what the upload referred to and is
@@ -86,7 +89,7 @@ impl JobError {
     /// Whether no retry can succeed.
     pub(crate) fn is_permanent(&self) -> bool {
         match self {
-            Self::Permanent(_) | Self::Format(_) => true,
+            Self::Permanent(_) | Self::Format(_) | Self::Office(_) => true,
             Self::Transient(_) | Self::Storage(_) => false,
             Self::Engine(e) => !e.is_transient(),
             Self::Voice(e) => e.is_client_error(),
