@@ -177,18 +177,22 @@ fn in_pieces<F: Filter + ?Sized>(
         });
     };
     let count = cut.pieces.len();
+    let options = ExtractOptions {
+        encoding: cut.encoding.or(walk.options.encoding),
+        ..walk.options.clone()
+    };
     // Every piece is read once before the first is translated, one at a
     // time: a file damaged anywhere fails before the engine sees any of it
     // (as a file read whole does), still holding one piece at a time.
     if walk.write {
         for index in 0..count {
-            filter.extract(&cut.document(input, index), walk.options)?;
+            filter.extract(&cut.document(input, index), &options)?;
         }
     }
     let mut out = Vec::with_capacity(if walk.write { input.len() * 5 / 4 } else { 0 });
     for (index, piece) in cut.pieces.iter().enumerate() {
         let document = cut.document(input, index);
-        let doc = filter.extract(&document, walk.options)?;
+        let doc = filter.extract(&document, &options)?;
         drop(document);
         let read = piece.end as f32 / input.len().max(1) as f32;
         let translated = translate(&doc, read, batches)?;
@@ -395,7 +399,9 @@ pub(crate) static FORMATS: &[Row] = &[
         extensions: &["properties"],
         media_type: "text/x-java-properties",
         filter: &Functions {
-            extract: |input, _| properties::extract(input).map(Document::from),
+            extract: |input, options| {
+                properties::extract(input, options.encoding).map(Document::from)
+            },
             cut: Some(cut::properties),
         },
     },

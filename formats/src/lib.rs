@@ -250,6 +250,11 @@ pub struct ExtractOptions {
     /// too (`xliff-targets:overwrite`); by default approved, confirmed,
     /// final, signed-off, translated and locked targets are kept.
     pub overwrite_targets: bool,
+    /// The encoding of a text document whose bytes do not say theirs (no
+    /// byte-order mark, no declaration), when the caller knows it: a piece
+    /// of a cut Latin-1 file is read as the whole file was. `None`: found
+    /// from the bytes.
+    pub encoding: Option<&'static encoding_rs::Encoding>,
 }
 
 /// [`extract`] with options.

@@ -107,12 +107,20 @@ impl Accelerator {
     pub(crate) fn place(&self, translation: &str) -> String {
         let chars: Vec<(usize, char)> = translation.char_indices().collect();
         let starts_word = |i: usize| i == 0 || !chars[i - 1].1.is_alphanumeric();
+        let lower = |c: char| c.to_lowercase().collect::<String>();
+        let word: Vec<char> = self.word.chars().collect();
+        // The same word, in any case ("As" kept as "AS").
         let kept = (0..chars.len()).find(|&i| {
             starts_word(i)
-                && translation[chars[i].0..].starts_with(&self.word)
-                && !translation[chars[i].0 + self.word.len()..].starts_with(char::is_alphanumeric)
+                && chars.len() >= i + word.len()
+                && chars[i..i + word.len()]
+                    .iter()
+                    .zip(&word)
+                    .all(|((_, a), b)| lower(*a) == lower(*b))
+                && chars
+                    .get(i + word.len())
+                    .is_none_or(|(_, c)| !c.is_alphanumeric())
         });
-        let lower = |c: char| c.to_lowercase().collect::<String>();
         let index = kept
             .map(|i| i + self.at)
             .or_else(|| {
@@ -143,9 +151,44 @@ pub(crate) fn reads_as_text(text: &str) -> bool {
 pub(crate) struct Values {
     pub segments: Vec<String>,
     pub values: Vec<Value>,
-    /// Whether `&` before a letter marks an access key in this format
-    /// (Windows resources) rather than being text.
-    pub accelerators: bool,
+    /// How `&` before a letter reads in this format's values.
+    pub access_keys: AccessKeys,
+}
+
+/// How a format reads `&` before a letter in its values.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AccessKeys {
+    /// As text (`R&D`).
+    #[default]
+    Text,
+    /// As an access key wherever it stands (Windows resources: `E&xit`,
+    /// `&OK`).
+    Marked,
+    /// As an access key inside a word with a lower-case letter and outside
+    /// anything URL-like (Eclipse message bundles: `E&xit`, `&File`), so
+    /// that `R&D`, `AT&T`, `Q&A` and `?a=1&b=2` stay text.
+    InWords,
+}
+
+impl AccessKeys {
+    /// The access key of `text` and `text` without it, as this format
+    /// reads `&`.
+    fn find(self, text: &str) -> Option<(String, Accelerator)> {
+        match self {
+            Self::Text => None,
+            Self::Marked => Accelerator::find(text),
+            Self::InWords => {
+                let token = text
+                    .split_whitespace()
+                    .find(|t| t.contains('&'))
+                    .unwrap_or_default();
+                if token.contains(['=', '/', '?', '@']) {
+                    return None;
+                }
+                Accelerator::find(text).filter(|(_, a)| a.word.chars().any(char::is_lowercase))
+            }
+        }
+    }
 }
 
 impl Values {
@@ -165,7 +208,7 @@ impl Values {
         if !reads_as_text(text) {
             return;
         }
-        let key = self.accelerators.then(|| Accelerator::find(text)).flatten();
+        let key = self.access_keys.find(text);
         let (segment, tags) = match &key {
             Some((stripped, _)) => segment(stripped, at),
             None => segment(text, at),

@@ -5,7 +5,9 @@
 //! tells them apart); a logical line continues over a line ending in an odd
 //! number of backslashes; a key ends at the first unescaped `=`, `:` or
 //! white space. A value's escapes (`\t`, `\n`, `\uXXXX`, `\=`, …) are read;
-//! MessageFormat and printf placeholders (`{0}`, `%s`) are tags. A
+//! MessageFormat and printf placeholders (`{0}`, `%s`) are tags; an access
+//! key marked with `&` inside a word (Eclipse's `E&xit`) is taken out of the
+//! text and marked again in the translation. A
 //! translated value replaces the original on one line, escaped again: `\\`,
 //! `\n`, `\t`, a leading space, and every character beyond ASCII as `\uXXXX`
 //! unless the file is UTF-8 holding such characters as they are.
@@ -14,7 +16,7 @@ use std::ops::Range;
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::placeholders::{Value, Values, splice};
+use crate::placeholders::{AccessKeys, Value, Values, splice};
 
 /// The file around its values.
 #[derive(Debug)]
@@ -26,10 +28,20 @@ pub(crate) struct Skeleton {
     values: Vec<Value>,
 }
 
-pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {
-    let Decoded { text: source, form } = encoding::decode(input, None);
+/// Reads a properties file; `known` is its encoding when the bytes cannot
+/// say it (a piece of a cut ISO-8859-1 file).
+pub(crate) fn extract(
+    input: &[u8],
+    known: Option<&'static encoding_rs::Encoding>,
+) -> Result<(Vec<String>, Skeleton), FormatError> {
+    let Decoded { text: source, form } = encoding::decode(input, known);
     let ascii = form.encoding != encoding_rs::UTF_8 || source.is_ascii();
-    let mut found = Values::default();
+    // Eclipse message bundles mark menu and button labels' access keys with
+    // `&` (`E&xit`, `&File`); `&&` is a literal ampersand.
+    let mut found = Values {
+        access_keys: AccessKeys::InWords,
+        ..Values::default()
+    };
     let mut at = 0;
     while at < source.len() {
         let (range, next) = logical_line(&source, at);

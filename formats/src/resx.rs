@@ -14,7 +14,7 @@
 
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
-use crate::placeholders::{Value, Values, splice};
+use crate::placeholders::{AccessKeys, Value, Values, splice};
 use crate::xml::{self, Elem};
 
 /// The file around its values.
@@ -39,7 +39,7 @@ pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatErr
     }
     // Windows Forms labels mark their access key with `&` (`E&xit`).
     let mut found = Values {
-        accelerators: true,
+        access_keys: AccessKeys::Marked,
         ..Values::default()
     };
     for data in root.elems().filter(|e| e.name == "data") {

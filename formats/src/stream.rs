@@ -364,19 +364,23 @@ mod tests {
         }
     }
 
-    /// Large XLIFF and HTML files in windows-1252 are cut too, and written
-    /// back in their encoding as a whole extract and merge writes them.
+    /// Large XLIFF and HTML files in windows-1252 and Java properties in
+    /// ISO-8859-1 are cut too, and written back in their encoding as a whole
+    /// extract and merge writes them (properties with `\uXXXX` escapes).
     #[test]
     fn large_legacy_files_are_translated_piece_by_piece_in_their_encoding() {
-        for (format, declaration) in [
+        for (format, declaration, written) in [
             (
                 DocumentFormat::Xliff,
                 ("encoding=\"UTF-8\"", "encoding=\"windows-1252\""),
+                "CAFÉ",
             ),
             (
                 DocumentFormat::Html,
                 ("charset=\"utf-8\"", "charset=\"windows-1252\""),
+                "CAFÉ",
             ),
+            (DocumentFormat::Properties, ("", ""), "CAF\\u00C9"),
         ] {
             let text = large(format)
                 .replace(declaration.0, declaration.1)
@@ -415,7 +419,7 @@ mod tests {
                 "{format:?}: the pieces differ from the whole file"
             );
             let (read, _, errors) = encoding_rs::WINDOWS_1252.decode(&out);
-            assert!(!errors && read.contains("CAFÉ"), "{format:?}");
+            assert!(!errors && read.contains(written), "{format:?}");
             assert!(
                 read.matches("charset=").count() <= 1,
                 "{format:?}: a piece's meta stayed"

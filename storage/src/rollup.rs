@@ -40,6 +40,29 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
             watermark: old,
         });
     }
+    let entries = roll_days(&mut tx, old, new).await?;
+    roll_months(&mut tx, old, new).await?;
+    roll_tags(&mut tx, old, new).await?;
+    sqlx::query!(
+        "UPDATE usage_rollup_state SET watermark = $1, rolled_up_at = now()",
+        new
+    )
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(RollupRound {
+        entries,
+        watermark: new,
+    })
+}
+
+/// Adds the ledger entries of transactions `old..new` to the rollup by key
+/// and day; how many there were.
+async fn roll_days(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    old: i64,
+    new: i64,
+) -> Result<i64, StorageError> {
     let entries = sqlx::query_scalar!(
         r#"WITH batch AS (
              SELECT organization_id, api_key_id, (created_at AT TIME ZONE 'UTC')::date AS day,
@@ -72,9 +95,18 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
         old,
         new
     )
-    .fetch_one(&mut *tx)
+    .fetch_one(&mut **tx)
     .await?;
-    // The months those entries touched, rebuilt from the day rollup just updated.
+    Ok(entries)
+}
+
+/// Rebuilds the month rollup of the months the entries of `old..new`
+/// touched, from the day rollup just updated.
+async fn roll_months(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    old: i64,
+    new: i64,
+) -> Result<(), StorageError> {
     sqlx::query!(
         r#"WITH touched AS (
              SELECT DISTINCT organization_id, api_key_id,
@@ -101,8 +133,17 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
         old,
         new
     )
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
+    Ok(())
+}
+
+/// Adds the tagged ledger entries of `old..new` to the rollup by tag and day.
+async fn roll_tags(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    old: i64,
+    new: i64,
+) -> Result<(), StorageError> {
     sqlx::query!(
         r#"WITH batch AS (
              SELECT organization_id, custom_tag, (created_at AT TIME ZONE 'UTC')::date AS day,
@@ -132,17 +173,7 @@ pub async fn roll_up(pool: &PgPool) -> Result<RollupRound, StorageError> {
         old,
         new
     )
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    sqlx::query!(
-        "UPDATE usage_rollup_state SET watermark = $1, rolled_up_at = now()",
-        new
-    )
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(RollupRound {
-        entries,
-        watermark: new,
-    })
+    Ok(())
 }

@@ -103,6 +103,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         source_language: doc.source_lang.clone(),
         target_language: Some(doc.target_lang.clone()),
         overwrite_targets: doc.xliff_targets.as_deref() == Some("overwrite"),
+        encoding: None,
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let custom = customizations(state, &doc, &source_lang).await?;
@@ -142,45 +143,16 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             _ => Ok(tolk_formats::convert(translated, format, output_format)?),
         }
     });
-    let mut billed: i64 = 0;
-    let mut pairs = Vec::new();
-    let mut read_before = 0.0;
-    while let Some(batch) = incoming.recv().await {
-        billed += batch
-            .segments
-            .iter()
-            .map(|s| inline::plain_text(s).chars().count() as i64)
-            .sum::<i64>();
-        let sources = evaluation.is_some().then(|| batch.segments.clone());
-        let translated = state
-            .pipeline()
-            .translate(
-                Request {
-                    source_lang: Some(source_lang.clone()),
-                    target_lang: doc.target_lang.clone(),
-                    texts: batch.segments,
-                    markup: Some(MarkupOptions::default()),
-                    split_lines: false,
-                    options: TranslateOptions::default(),
-                    custom: &custom,
-                    protect_placeholders: !translate_json_placeholders,
-                },
-                &DocumentProgress {
-                    state,
-                    document_id: &doc.id,
-                    from: read_before,
-                    to: batch.read,
-                },
-            )
-            .await?
-            .texts;
-        read_before = batch.read;
-        if let Some(sources) = sources {
-            pairs.extend(sources.into_iter().zip(translated.iter().cloned()));
-        }
-        // The filter stops on its own if it is gone.
-        let _ = batch.reply.send(translated);
-    }
+    let translated = Translated::of(
+        state,
+        &doc,
+        &source_lang,
+        &custom,
+        evaluation.is_some(),
+        translate_json_placeholders,
+        &mut incoming,
+    )
+    .await?;
     let output = match filter.await {
         Ok(Ok(bytes)) => bytes,
         Ok(Err(TranslateError::Format(e))) => return Err(e.into()),
@@ -207,10 +179,81 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         _ => output,
     };
     let evaluation = match evaluation {
-        Some(eid) => Some(write_evaluation_input(state, eid, pairs).await?),
+        Some(eid) => Some(write_evaluation_input(state, eid, translated.pairs).await?),
         None => None,
     };
-    finish(state, &doc, output, billed, evaluation, &source_lang).await
+    finish(
+        state,
+        &doc,
+        output,
+        translated.billed,
+        evaluation,
+        &source_lang,
+    )
+    .await
+}
+
+/// What the engine made of a document's batches.
+struct Translated {
+    /// Characters billed: the plain text of every segment.
+    billed: i64,
+    /// Each segment and its translation, when the document is evaluated.
+    pairs: Vec<(String, String)>,
+}
+
+impl Translated {
+    /// Translates every batch the filter hands over on `incoming` and hands
+    /// its translations back, reporting progress as the filter reads on.
+    async fn of(
+        state: &WorkerState,
+        doc: &Document,
+        source_lang: &str,
+        custom: &Customizations,
+        evaluated: bool,
+        translate_json_placeholders: bool,
+        incoming: &mut tokio::sync::mpsc::Receiver<Batch>,
+    ) -> Result<Self, JobError> {
+        let mut billed: i64 = 0;
+        let mut pairs = Vec::new();
+        let mut read_before = 0.0;
+        while let Some(batch) = incoming.recv().await {
+            billed += batch
+                .segments
+                .iter()
+                .map(|s| inline::plain_text(s).chars().count() as i64)
+                .sum::<i64>();
+            let sources = evaluated.then(|| batch.segments.clone());
+            let translated = state
+                .pipeline()
+                .translate(
+                    Request {
+                        source_lang: Some(source_lang.to_owned()),
+                        target_lang: doc.target_lang.clone(),
+                        texts: batch.segments,
+                        markup: Some(MarkupOptions::default()),
+                        split_lines: false,
+                        options: TranslateOptions::default(),
+                        custom,
+                        protect_placeholders: !translate_json_placeholders,
+                    },
+                    &DocumentProgress {
+                        state,
+                        document_id: &doc.id,
+                        from: read_before,
+                        to: batch.read,
+                    },
+                )
+                .await?
+                .texts;
+            read_before = batch.read;
+            if let Some(sources) = sources {
+                pairs.extend(sources.into_iter().zip(translated.iter().cloned()));
+            }
+            // The filter stops on its own if it is gone.
+            let _ = batch.reply.send(translated);
+        }
+        Ok(Self { billed, pairs })
+    }
 }
 
 /// Stores the translated document and, in one transaction, completes it,

@@ -12,7 +12,8 @@
 //! ([`yaml`](mod@yaml)); RTF between the paragraphs of its document group
 //! ([`rtf`](mod@rtf)); MIF between the paragraphs of its body text flows
 //! ([`mif`](mod@mif)). Only UTF-8 files are cut (their bytes can be cut at
-//! any line end), and XML and HTML files declaring a single-byte encoding; a file
+//! any line end), XML and HTML files declaring a single-byte encoding, and
+//! Java properties in ISO-8859-1 (each piece read in it); a file
 //! smaller than two pieces is one, and so is a file a cut cannot read safely.
 
 mod json;
@@ -127,6 +128,9 @@ pub(crate) struct Container {
 pub(crate) struct Cut {
     pub pieces: Vec<Range<usize>>,
     pub envelope: Envelope,
+    /// The encoding every piece is read in, when the file's bytes do not
+    /// say it and a piece's could say another ([`cut_latin1_at`]).
+    pub encoding: Option<&'static encoding_rs::Encoding>,
 }
 
 impl Cut {
@@ -276,7 +280,11 @@ fn cut_text(
 ) -> Option<Cut> {
     let (points, envelope) = points(text)?;
     let pieces = group(points, text.len(), size);
-    (pieces.len() > 1).then_some(Cut { pieces, envelope })
+    (pieces.len() > 1).then_some(Cut {
+        pieces,
+        envelope,
+        encoding: None,
+    })
 }
 
 /// [`cut_at`] for markup whose file may declare a single-byte encoding
@@ -301,11 +309,41 @@ fn cut_ascii_at(
     if !declared?.is_single_byte() {
         return None;
     }
-    let view: String = input
+    cut_text(&ascii_view(input), size, points)
+}
+
+/// [`cut_at`] for a format read as windows-1252 when its bytes are not
+/// UTF-8 (Java properties in ISO-8859-1): such a file is cut too, its points
+/// found in a copy whose other bytes stand as `?`, and every piece read as
+/// windows-1252 (a piece of ASCII alone would otherwise read as UTF-8 and be
+/// written back so). A file with a byte-order mark other than UTF-8's stays
+/// whole.
+fn cut_latin1_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
+    if input.len() < 2 * size {
+        return None;
+    }
+    if let Ok(text) = std::str::from_utf8(input) {
+        return cut_text(text, size, points);
+    }
+    if encoding_rs::Encoding::for_bom(input).is_some() {
+        return None;
+    }
+    let mut cut = cut_text(&ascii_view(input), size, points)?;
+    cut.encoding = Some(encoding_rs::WINDOWS_1252);
+    Some(cut)
+}
+
+/// `input` with every byte beyond ASCII as `?`: the same offsets, for cuts
+/// whose syntax is ASCII.
+fn ascii_view(input: &[u8]) -> String {
+    input
         .iter()
         .map(|&b| if b.is_ascii() { char::from(b) } else { '?' })
-        .collect();
-    cut_text(&view, size, points)
+        .collect()
 }
 
 /// The positions after each line end of `text` that `ok` accepts.

@@ -2,7 +2,7 @@
 //! WebVTT before a cue, Markdown between blocks, Java properties and Apple
 //! strings between entries, HTML before a block element of the body.
 
-use super::{Cut, Envelope, XML, cut_ascii_at, cut_at, line_ends};
+use super::{Cut, Envelope, XML, cut_ascii_at, cut_at, cut_latin1_at, line_ends};
 
 /// Plain text, at any line end.
 pub(crate) fn lines(input: &[u8], size: usize) -> Option<Cut> {
@@ -74,9 +74,10 @@ pub(crate) fn html(input: &[u8], size: usize) -> Option<Cut> {
 }
 
 /// Java properties, before a line that does not continue the one before it
-/// (a line ending in an odd number of backslashes goes on on the next).
+/// (a line ending in an odd number of backslashes goes on on the next); an
+/// ISO-8859-1 file too, each piece read in it.
 pub(crate) fn properties(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_latin1_at(input, size, |text| {
         let points = line_ends(text, |p| {
             let before = text[..p - 1].trim_end_matches('\r');
             let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];

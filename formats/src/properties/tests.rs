@@ -74,3 +74,65 @@ fn jproperties_reads_the_translated_values() {
         })
     );
 }
+
+/// An Eclipse message bundle, written by jproperties: the access key marked
+/// inside a word leaves the engine's text and is marked again in the
+/// translation, read back by jproperties; `&` between capitals, between
+/// words, doubled or in a URL stays text.
+#[test]
+fn eclipse_access_keys_are_kept_out_of_the_text() {
+    use crate::testdoc::{python_snippet, test_folder};
+    let dir = test_folder("properties-access-keys");
+    let path = dir.join("messages.properties");
+    let values = serde_json::json!({
+        "exit": "E&xit",
+        "file": "&File",
+        "save_as": "Save &As...",
+        "budget": "The R&D budget",
+        "carrier": "Calls over AT&T",
+        "show": "Tom & Jerry",
+        "dish": "Fish && chips",
+        "link": "See http://example.org/?a=1&b=2 now",
+    });
+    python_snippet(
+        "import json, sys\nfrom jproperties import Properties\np = Properties()\nfor k, v in json.loads(sys.argv[2]).items():\n    p[k] = v\nwith open(sys.argv[1], 'wb') as f:\n    p.store(f, encoding='iso-8859-1')",
+        &[&path, std::path::Path::new(&values.to_string())],
+    );
+    let d = extract(DocumentFormat::Properties, &std::fs::read(&path).unwrap()).unwrap();
+    let segments = d.segments();
+    for plain in ["Exit", "File", "Save As..."] {
+        assert!(
+            segments.iter().any(|s| s == plain),
+            "{plain} in {segments:?}"
+        );
+    }
+    assert!(
+        segments
+            .iter()
+            .all(|s| !s.contains("&amp;x") && !s.contains("&amp;F")),
+        "{segments:?}"
+    );
+    let out = dir.join("upper.properties");
+    std::fs::write(&out, upper(&d)).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&python_snippet(
+        "import json, sys\nfrom jproperties import Properties\np = Properties()\np.load(open(sys.argv[1], 'rb'), 'iso-8859-1')\nprint(json.dumps({k: v.data for k, v in p.items()}))",
+        &[&out],
+    ))
+    .unwrap();
+    assert_eq!(read["exit"], "E&XIT");
+    assert_eq!(read["file"], "&FILE");
+    assert_eq!(read["save_as"], "SAVE &AS...");
+    assert_eq!(read["budget"], "THE R&D BUDGET");
+    assert_eq!(read["carrier"], "CALLS OVER AT&T");
+    assert_eq!(read["show"], "TOM & JERRY");
+    assert_eq!(read["dish"], "FISH && CHIPS");
+    assert!(
+        read["link"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("?a=1&b=2"),
+        "{}",
+        read["link"]
+    );
+}

@@ -28,6 +28,17 @@ pub(super) async fn show(
     State(state): State<AppState>,
     _: Operator,
 ) -> Result<Html<String>, Refused> {
+    let rows = gather(&state).await?;
+    let content = html! {
+        (by_state(&rows))
+        (served(&rows))
+        (last_hour(&rows))
+    };
+    Ok(page(Tab::Queues, "Queues", content))
+}
+
+/// Every queue's figures, read at once.
+async fn gather(state: &AppState) -> Result<BTreeMap<String, Row>, Refused> {
     // Each on a connection of its own: the page waits for the slowest (the
     // count of rows by state), not for their sum.
     let (counts, oldest, finished, loops, hours) = tokio::try_join!(
@@ -62,12 +73,17 @@ pub(super) async fn show(
     for (q, hour) in hours {
         rows.entry(q).or_default().hour = hour;
     }
-    let content = html! {
+    Ok(rows)
+}
+
+/// The table of jobs by queue and state.
+fn by_state(rows: &BTreeMap<String, Row>) -> Markup {
+    html! {
         table {
             caption { "Jobs by queue and state (queue rows not pruned yet)" }
             thead { tr { th scope="col" { "Queue" } @for s in STATES { th scope="col" { (s) } } } }
             tbody {
-                @for (q, row) in &rows {
+                @for (q, row) in rows {
                     tr {
                         th scope="row" { a href={ "/admin/ui/jobs?queue=" (q) } { (q) } }
                         @for s in STATES {
@@ -77,6 +93,12 @@ pub(super) async fn show(
                 }
             }
         }
+    }
+}
+
+/// The table of waiting, finished and served jobs by queue.
+fn served(rows: &BTreeMap<String, Row>) -> Markup {
+    html! {
         table {
             caption { "Waiting, finished and served" }
             thead {
@@ -92,7 +114,7 @@ pub(super) async fn show(
                 }
             }
             tbody {
-                @for (q, row) in &rows {
+                @for (q, row) in rows {
                     @let live = row.loops.as_ref().map_or(0, |l| l.live);
                     @let finished = row.done + row.failed;
                     tr {
@@ -114,6 +136,12 @@ pub(super) async fn show(
                 }
             }
         }
+    }
+}
+
+/// The table of each queue's last hour.
+fn last_hour(rows: &BTreeMap<String, Row>) -> Markup {
+    html! {
         table {
             caption { "The last hour (finished jobs by five minutes, the latest on the right)" }
             thead {
@@ -128,7 +156,7 @@ pub(super) async fn show(
                 }
             }
             tbody {
-                @for (q, row) in &rows {
+                @for (q, row) in rows {
                     @let h = &row.hour;
                     @let done: i64 = h.done.iter().sum();
                     @let failed: i64 = h.failed.iter().sum();
@@ -144,8 +172,7 @@ pub(super) async fn show(
                 }
             }
         }
-    };
-    Ok(page(Tab::Queues, "Queues", content))
+    }
 }
 
 /// Bars of the jobs finished per slice, failed ones stacked in red on the
