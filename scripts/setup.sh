@@ -143,6 +143,11 @@ TEST_PYTHON_MODULES=(
     "deepl                                -                    deepl==1.32.0" # DeepL's official Python client, run against the API
     "pyicumessageformat                   -                    pyicumessageformat" # parses ICU messages the XLIFF filter writes
     "kubernetes_validate                  -                    kubernetes-validate" # checks deploy/kubernetes against the schemas
+    "websocket                            python3-websocket    websocket-client"    # the charactr SDK's WebSocket client
+    # The voice interface's official Python SDK (TTS streams read at its pace).
+    # Without its pins (requests==2.28.2 would break the DeepL client's >=2.32.5).
+    "requests_toolbelt                    python3-requests-toolbelt requests-toolbelt"
+    "charactr_api                         -                    charactr-api-sdk==2.1.0!no-deps"
 )
 
 # The packages this mode installs.
@@ -541,9 +546,20 @@ ensure_test_python() {
     if [[ -n $bad && $py == "$venv_py" && $NO_INSTALL != 1 ]]; then
         local dists=()
         mapfile -t dists < <(cut -f1 <<<"$bad" | while read -r m; do py_module_field "$m" 3; done | sort -u)
+        # A name ending in `!no-deps` is installed without its dependencies.
+        local with=() without=() d
+        for d in "${dists[@]}"; do
+            if [[ $d == *'!no-deps' ]]; then without+=("${d%'!no-deps'}"); else with+=("$d"); fi
+        done
         log "pip-installing into $TEST_VENV what Debian's packages do not provide: ${dists[*]}"
-        "$venv_py" -m pip install --quiet --disable-pip-version-check "${dists[@]}" ||
-            die "pip install ${dists[*]} into $TEST_VENV failed"
+        if ((${#with[@]})); then
+            "$venv_py" -m pip install --quiet --disable-pip-version-check "${with[@]}" ||
+                die "pip install ${with[*]} into $TEST_VENV failed"
+        fi
+        if ((${#without[@]})); then
+            "$venv_py" -m pip install --quiet --disable-pip-version-check --no-deps "${without[@]}" ||
+                die "pip install --no-deps ${without[*]} into $TEST_VENV failed"
+        fi
         bad=$(py_missing_modules "$py" "${modules[@]}") || die "$py does not run"
     fi
     if [[ -n $bad ]]; then

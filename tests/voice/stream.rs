@@ -655,3 +655,59 @@ async fn streams_are_billed_and_closed_with_4456_at_the_character_limit() -> Res
     assert!(after <= 40, "nothing billed past the limit: {after}");
     Ok(())
 }
+
+/// The charactr SDK's simplex stream (websocket-client, pinging every 5 s
+/// and dropping the stream when a pong takes over 2 s) with an `on_data`
+/// that takes 25 ms a frame: about four times real time, read over a minute.
+const SLOW_READER: &str = r#"
+import json, sys, time
+import charactr_api.sdk.tts_stream_simplex as simplex
+simplex.WS_API_URL = sys.argv[1]
+key = sys.argv[2]
+text = open(sys.argv[3]).read()
+got = {"frames": 0, "bytes": 0}
+closed = {}
+def on_data(b):
+    got["frames"] += 1
+    got["bytes"] += len(b)
+    time.sleep(0.025)
+def on_close(code, reason):
+    closed["code"] = code
+    closed["reason"] = reason
+start = time.monotonic()
+simplex.TTSStreamSimplex({"client_key": key.split(".")[0], "api_key": key}, 101, text,
+                         blocking=True, on_data=on_data, on_close=on_close)
+print(json.dumps({"frames": got["frames"], "bytes": got["bytes"], "close": closed.get("code"),
+                  "reason": closed.get("reason"), "seconds": time.monotonic() - start}))
+"#;
+
+/// A client reading audio at its own pace (the charactr SDK with a slow
+/// `on_data`) keeps its stream for the whole text: the audio runs at most a
+/// second ahead of what it has read, so its pings are answered in time and
+/// the stream ends with 1000 after every frame.
+#[tokio::test]
+async fn a_client_reading_at_its_own_pace_keeps_its_stream() -> Result<()> {
+    let (world, api, key) = stream_world("tts_slow_reader", &[]).await?;
+    // About four minutes of speech: over a minute at 25 ms a frame.
+    let text = world.path("speech.txt");
+    std::fs::write(&text, speech_text(240))?;
+    let url = api.direct.replacen("http", "ws", 1);
+    let out = crate::support::python(
+        SLOW_READER,
+        &[
+            std::path::Path::new(&url),
+            std::path::Path::new(&key),
+            &text,
+        ],
+    )
+    .await?;
+    let read: Value = serde_json::from_str(&out)?;
+    assert_eq!(read["close"], 1000, "the SDK dropped the stream: {read}");
+    let seconds_of_audio = read["bytes"].as_f64().unwrap_or(0.0) / 2.0 / 22050.0;
+    assert!(seconds_of_audio > 180.0, "{read}");
+    assert!(
+        read["seconds"].as_f64().unwrap_or(0.0) > 55.0,
+        "read for over a minute: {read}"
+    );
+    Ok(())
+}

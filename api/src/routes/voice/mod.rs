@@ -8,6 +8,7 @@
 
 mod auth;
 pub mod jobs;
+mod pace;
 mod stream;
 mod tts;
 mod vc;

@@ -21,7 +21,11 @@
 //! The socket is read for the whole session, also while audio is being
 //! synthesised and sent: pings are answered (clients ping every few seconds
 //! and drop a silent server), and a client's close ends the session at once,
-//! stopping the synthesis.
+//! stopping the synthesis. Audio runs at most a second ahead of what the
+//! client has read ([`super::pace`]: the stream pings, the client's pongs say
+//! how far it has read), so a client reading at its own pace still gets the
+//! answer to its ping at once; one that reads nothing for the idle period is
+//! closed with 4408.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -37,6 +41,7 @@ use tolk_voice::voices::{self, TtsVoice, VoiceLookup};
 use tolk_voice::{resample, text, tts, wav};
 use tracing::Instrument;
 
+use super::pace::{Pace, Stalled};
 use crate::limits::Charge;
 use crate::{ApiError, AppState};
 
@@ -52,6 +57,8 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 const FRAME_MS: u32 = 100;
 /// Texts queued on a duplex stream before the server stops reading more.
 const QUEUE: usize = 64;
+/// Bytes a second of the MP3 streams (64 kbit/s).
+const MP3_BYTES_PER_SECOND: u64 = 64_000 / 8;
 
 /// Policy violation (authentication).
 pub const CLOSE_AUTH: u16 = 1008;
@@ -229,7 +236,7 @@ fn parse_message(msg: Message) -> Result<Option<ClientMessage>, End> {
 async fn next_message(
     rx: &mut SplitStream<WebSocket>,
     timeout: Option<Duration>,
-    activity: &Activity,
+    (activity, pace): (&Activity, &Pace),
 ) -> Result<Option<ClientMessage>, End> {
     loop {
         let next = match timeout {
@@ -244,6 +251,9 @@ async fn next_message(
             None => return Err(End::Gone),
             Some(Err(e)) => return Err(read_error(&e)),
             Some(Ok(msg)) => {
+                if let Message::Pong(payload) = &msg {
+                    pace.pong(payload);
+                }
                 if let Some(m) = parse_message(msg)? {
                     return Ok(Some(m));
                 }
@@ -366,7 +376,11 @@ async fn run(
 ) -> Result<(), End> {
     let params = params(query)?;
     let activity = Activity::new();
-    let first = next_message(rx, Some(MESSAGE_TIMEOUT), &activity)
+    let pace = Pace::new(match params.mp3 {
+        true => MP3_BYTES_PER_SECOND,
+        false => u64::from(params.rate) * 2,
+    });
+    let first = next_message(rx, Some(MESSAGE_TIMEOUT), (&activity, &pace))
         .await?
         .ok_or_else(|| End::bad("Timed out waiting for a message."))?;
     let key;
@@ -387,8 +401,8 @@ async fn run(
     }
     let (texts_tx, texts_rx) = mpsc::channel::<(String, Charge)>(QUEUE);
     let idle = state.voice.stream_idle;
-    let reader = read_texts(rx, texts_tx, (state, &key), kind, &activity, idle);
-    let writer = speak(tx, texts_rx, state, params, &activity);
+    let reader = read_texts(rx, texts_tx, (state, &key), kind, (&activity, &pace), idle);
+    let writer = speak(tx, texts_rx, state, params, (&activity, &pace));
     tokio::pin!(reader, writer);
     // The session ends when the writer has sent everything it was asked for
     // (the reader drops the queue's sender after the last convert or `close`),
@@ -414,7 +428,7 @@ async fn read_texts(
     texts: mpsc::Sender<(String, Charge)>,
     (state, key): (&AppState, &tolk_storage::keys::ApiKey),
     kind: Kind,
-    activity: &Activity,
+    (activity, pace): (&Activity, &Pace),
     idle: Duration,
 ) -> Result<(), End> {
     let mut texts = Some(texts);
@@ -425,7 +439,7 @@ async fn read_texts(
             Kind::Simplex => None,
             Kind::Duplex => Some(idle.min(MESSAGE_TIMEOUT)),
         };
-        let Some(message) = next_message(rx, timeout, activity).await? else {
+        let Some(message) = next_message(rx, timeout, (activity, pace)).await? else {
             if kind == Kind::Simplex {
                 return Err(End::bad("Timed out waiting for a message."));
             }
@@ -489,16 +503,18 @@ async fn speak(
     texts: mpsc::Receiver<(String, Charge)>,
     state: &AppState,
     params: Params,
-    activity: &Activity,
+    (activity, pace): (&Activity, &Pace),
 ) -> Result<(), End> {
     let (pcm_tx, mut pcm_rx) = mpsc::channel::<Vec<i16>>(16);
     let producer = produce_pcm(texts, state, params, pcm_tx);
+    let patience = state.voice.stream_idle;
     if !params.mp3 {
         let sender = async {
             let mut header_sent = false;
             while let Some(pcm) = pcm_rx.recv().await {
-                send_pcm(tx, &mut header_sent, params.rate, &pcm).await?;
+                let bytes = send_pcm(tx, &mut header_sent, params.rate, &pcm).await?;
                 activity.touch();
+                paced(tx, pace, bytes, patience).await?;
             }
             Ok(())
         };
@@ -553,6 +569,7 @@ async fn speak(
                 .await
                 .map_err(|_| End::Gone)?;
             activity.touch();
+            paced(tx, pace, n, patience).await?;
         }
     };
     tokio::try_join!(producer, feeder, forwarder)?;
@@ -612,21 +629,46 @@ async fn produce_pcm(
     Ok(())
 }
 
+/// Sends `pcm` (after the WAV header, the first time); the bytes of audio
+/// sent.
 async fn send_pcm(
     tx: &mut SplitSink<WebSocket, Message>,
     header_sent: &mut bool,
     rate: u32,
     pcm: &[i16],
-) -> Result<(), End> {
+) -> Result<usize, End> {
     if !*header_sent {
         tx.send(Message::Binary(wav::streaming_header(rate).to_vec().into()))
             .await
             .map_err(|_| End::Gone)?;
         *header_sent = true;
     }
-    tx.send(Message::Binary(wav::pcm_bytes(pcm).into()))
+    let bytes = wav::pcm_bytes(pcm);
+    let n = bytes.len();
+    tx.send(Message::Binary(bytes.into()))
         .await
-        .map_err(|_| End::Gone)
+        .map_err(|_| End::Gone)?;
+    Ok(n)
+}
+
+/// After `n` bytes of audio went out: the ping that is due, then a wait
+/// while the client is too far behind ([`Pace`]); 4408 when it reads
+/// nothing for `patience`.
+async fn paced(
+    tx: &mut SplitSink<WebSocket, Message>,
+    pace: &Pace,
+    n: usize,
+    patience: Duration,
+) -> Result<(), End> {
+    if let Some(ping) = pace.sent(n) {
+        tx.send(ping).await.map_err(|_| End::Gone)?;
+    }
+    pace.wait(patience).await.map_err(|Stalled| {
+        End::Close(
+            CLOSE_IDLE,
+            format!("The client read no audio for {} s.", patience.as_secs()),
+        )
+    })
 }
 
 #[cfg(test)]
