@@ -8,7 +8,7 @@ use tolk_storage::auth::saml_strategies::{self, SamlSettings};
 use tolk_storage::auth::{applications, authorities, users};
 use tolk_storage::{PgPool, db, keys};
 
-use crate::cli::{AdminCommand, Common, OauthStrategyArgs, SamlStrategyArgs};
+use crate::cli::{AdminCommand, Common, OauthStrategyArgs, SamlStrategyArgs, SealingArgs};
 use crate::services::connect;
 
 /// `tolk migrate`: applies the migrations.
@@ -37,6 +37,7 @@ pub async fn run(common: &Common, command: AdminCommand) -> anyhow::Result<()> {
         command @ AdminCommand::CreateApp { .. } => create_app(&pool, command).await?,
         AdminCommand::CreateOauthStrategy(args) => create_oauth_strategy(&pool, *args).await?,
         AdminCommand::CreateSamlStrategy(args) => create_saml_strategy(&pool, *args).await?,
+        AdminCommand::ResealProviderTokens(args) => reseal_provider_tokens(&pool, &args).await?,
     }
     Ok(())
 }
@@ -208,4 +209,24 @@ fn random_hex(bytes: usize) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+/// `tolk admin reseal-provider-tokens`: every provider token sealed with the
+/// current key. Refused without a lasting key (neither PROVIDER_TOKEN_KEYS
+/// nor COOKIE_SESSION_SECRET), which would seal them with a key of this run.
+async fn reseal_provider_tokens(pool: &PgPool, args: &SealingArgs) -> anyhow::Result<()> {
+    let given = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
+    anyhow::ensure!(
+        given(&args.provider_token_keys) || given(&args.cookie_session_secret),
+        "set PROVIDER_TOKEN_KEYS (or COOKIE_SESSION_SECRET, which the auth service derives its key from)"
+    );
+    let session =
+        tolk_auth::sessions::SessionKey::from_secret(args.cookie_session_secret.as_deref())?;
+    let keys = tolk_auth::sealing::TokenKeys::from_setting(
+        args.provider_token_keys.as_deref(),
+        session.master(),
+    )?;
+    let done = tolk_auth::sealing::reseal_all(pool, &keys).await?;
+    println!("{}", serde_json::to_string(&done)?);
+    Ok(())
 }

@@ -244,13 +244,27 @@ pub struct ApiArgs {
     pub hunspell_dir: std::path::PathBuf,
 }
 
-/// Auth service settings (`auth`, `up`).
+/// The secrets of the auth service's encryption: sessions and provider
+/// tokens at rest.
 #[derive(Debug, Args, Clone)]
-pub struct AuthArgs {
+pub struct SealingArgs {
     /// Encrypts and signs the session cookie (at least 32 bytes); unset: an
     /// ephemeral key per boot.
     #[arg(long, env = "COOKIE_SESSION_SECRET", hide_env_values = true)]
     pub cookie_session_secret: Option<String>,
+    /// Keys sealing identity providers' tokens at rest, `id:base64 of 32
+    /// bytes`, comma-separated: the first seals, every one opens (rotate by
+    /// putting a new key first, then `tolk admin reseal-provider-tokens`);
+    /// unset: a key derived from COOKIE_SESSION_SECRET.
+    #[arg(long, env = "PROVIDER_TOKEN_KEYS", hide_env_values = true)]
+    pub provider_token_keys: Option<String>,
+}
+
+/// Auth service settings (`auth`, `up`).
+#[derive(Debug, Args, Clone)]
+pub struct AuthArgs {
+    #[command(flatten)]
+    pub sealing: SealingArgs,
     /// Session cookie age in minutes (an authority's internals.session_timeout wins).
     #[arg(long, env = "SESSION_TIMEOUT_MINUTES", default_value_t = tolk_auth::config::DEFAULT_SESSION_TIMEOUT_MINUTES)]
     pub session_timeout_minutes: u64,
@@ -260,9 +274,12 @@ pub struct AuthArgs {
     /// Base URL of the earlier platform, for the legacy API key validation.
     #[arg(long, env = "PLATFORM_URI")]
     pub platform_uri: Option<String>,
-    /// New dynamic client registrations per hour (registration is not served yet).
+    /// New dynamic client registrations per hour from one address.
     #[arg(long, env = "MCP_REGISTRATION_LIMIT", default_value_t = 10)]
     pub mcp_registration_limit: u32,
+    /// New dynamic client registrations per hour from all addresses.
+    #[arg(long, env = "MCP_REGISTRATION_CEILING", default_value_t = 100)]
+    pub mcp_registration_ceiling: u32,
     /// Allowed client metadata document hosts, comma-separated (unset: any
     /// public https host).
     #[arg(long, env = "MCP_CLIENT_ID_HOSTS", value_delimiter = ',')]
@@ -433,6 +450,10 @@ pub enum AdminCommand {
     /// Add a SAML 2.0 identity provider users of a tenant sign in through
     /// (`/auth/saml?id=…`); prints {"id": …, "acs_path": …} on stdout.
     CreateSamlStrategy(Box<SamlStrategyArgs>),
+    /// Seal again with the first key of PROVIDER_TOKEN_KEYS every identity
+    /// provider token kept for users (after a key rotation, or stored before
+    /// tokens were sealed); prints {"resealed": …, "unreadable": …}.
+    ResealProviderTokens(SealingArgs),
 }
 
 /// The columns of an `adfs_strat` row.

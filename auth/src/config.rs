@@ -18,6 +18,9 @@ pub struct AuthConfig {
     pub jwt_issuer: String,
     /// `COOKIE_SESSION_SECRET`: at least 32 bytes; `None`: an ephemeral key per boot.
     pub cookie_session_secret: Option<String>,
+    /// `PROVIDER_TOKEN_KEYS`: the keys sealing identity providers' tokens at
+    /// rest ([`crate::sealing`]); `None`: one derived from the session secret.
+    pub provider_token_keys: Option<String>,
     /// `SG_ENV` is `production`: secure cookies, no development key.
     pub production: bool,
     /// `SESSION_TIMEOUT_MINUTES`.
@@ -28,9 +31,12 @@ pub struct AuthConfig {
     pub login_events_channel: String,
     /// `PLATFORM_URI`: base URL of the legacy API key validation.
     pub platform_uri: Option<String>,
-    /// `MCP_REGISTRATION_LIMIT`: new dynamic registrations per hour, all
-    /// replicas together.
+    /// `MCP_REGISTRATION_LIMIT`: new dynamic registrations per hour from one
+    /// address, all replicas together.
     pub mcp_registration_limit: u32,
+    /// `MCP_REGISTRATION_CEILING`: new dynamic registrations per hour from
+    /// all addresses.
+    pub mcp_registration_ceiling: u32,
     /// `MCP_CLIENT_ID_HOSTS`: the hosts client metadata documents may come
     /// from (empty: any public https host).
     pub mcp_client_id_hosts: Vec<String>,
@@ -50,12 +56,14 @@ impl Default for AuthConfig {
             jwt_secret: None,
             jwt_issuer: DEFAULT_ISSUER.to_owned(),
             cookie_session_secret: None,
+            provider_token_keys: None,
             production: false,
             session_timeout_minutes: DEFAULT_SESSION_TIMEOUT_MINUTES,
             redis_url: None,
             login_events_channel: DEFAULT_LOGIN_EVENTS_CHANNEL.to_owned(),
             platform_uri: None,
             mcp_registration_limit: 10,
+            mcp_registration_ceiling: 100,
             mcp_client_id_hosts: Vec::new(),
             test_client_metadata_ca: None,
             test_client_metadata_loopback: false,

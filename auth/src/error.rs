@@ -18,6 +18,9 @@ pub enum AuthError {
     /// The session secret is unusable.
     #[error("session secret: {0}")]
     SessionSecret(String),
+    /// The keys sealing provider tokens are unusable, or sealing failed.
+    #[error("provider token keys: {0}")]
+    TokenKeys(String),
     /// A token could not be signed.
     #[error("signing a token: {0}")]
     Sign(#[from] jsonwebtoken::errors::Error),

@@ -26,6 +26,7 @@ pub mod passwords;
 pub mod pkce;
 pub mod redirect;
 pub mod routes;
+pub mod sealing;
 pub mod sessions;
 pub mod state;
 pub mod throttle;

@@ -111,6 +111,12 @@ pub fn login(continue_to: Option<&str>, failed: bool, email: &str) -> Response {
 pub struct Consent<'a> {
     /// The application's name.
     pub client_name: &'a str,
+    /// The host of the metadata document the application describes itself
+    /// in, when it does (its name is then its own claim).
+    pub described_at: Option<&'a str>,
+    /// It describes itself and can only send the browser back to this
+    /// computer.
+    pub local_only: bool,
     /// Where the browser goes afterwards, in plain words.
     pub destination: String,
     /// The user's email (who is signed in).
@@ -158,8 +164,24 @@ pub fn consent(c: &Consent<'_>) -> Response {
             )
         })
         .collect();
+    let origin = match c.described_at {
+        Some(host) => format!(
+            "<p id=\"client-origin\">This application describes itself at <strong>{}</strong>; \
+its name is its own claim.</p>",
+            escape(host)
+        ),
+        None => String::new(),
+    };
+    let warning = match c.local_only {
+        true => {
+            "<p class=\"error\" role=\"alert\" id=\"local-only\">This application can only \
+send you back to a program on this computer. Allow it only if you started that program \
+yourself, just now.</p>"
+        }
+        false => "",
+    };
     let body = format!(
-        "<h1>Allow {name}?</h1>\
+        "<h1>Allow {name}?</h1>{origin}{warning}\
 <p>You are signed in as <strong>{email}</strong>.</p>\
 <p><strong>{name}</strong> asks to:</p><ul aria-label=\"Requested permissions\">{scopes}</ul>\
 <p>After you answer, you will be sent to {dest}.</p>\

@@ -6,10 +6,12 @@ use tolk_storage::PgPool;
 
 use crate::AuthError;
 use crate::api_keys::ApiKeyAuth;
+use crate::clients::fetches::Fetches;
 use crate::config::AuthConfig;
 use crate::consent::ConsentSigner;
 use crate::events::LoginEvents;
 use crate::federation::exchange::DocumentCache;
+use crate::sealing::TokenKeys;
 use crate::sessions::SessionKey;
 use crate::throttle::Throttle;
 use crate::tokens::{SigningKeys, Verifier};
@@ -24,10 +26,12 @@ struct Inner {
     config: AuthConfig,
     verifier: Verifier,
     sessions: SessionKey,
+    token_keys: TokenKeys,
     consent: ConsentSigner,
     events: LoginEvents,
     api_keys: ApiKeyAuth,
     throttle: Throttle,
+    metadata_fetches: Fetches,
     outbound: reqwest::Client,
     provider_documents: DocumentCache,
 }
@@ -40,9 +44,12 @@ impl AuthState {
         let verifier = Verifier::new(keys, &config.jwt_issuer);
         let sessions = SessionKey::from_secret(config.cookie_session_secret.as_deref())?;
         let consent = ConsentSigner::new(sessions.master());
+        let token_keys =
+            TokenKeys::from_setting(config.provider_token_keys.as_deref(), sessions.master())?;
         let events = LoginEvents::start(config.redis_url.as_deref(), &config.login_events_channel);
         let api_keys = ApiKeyAuth::new(config.platform_uri.clone());
         let throttle = Throttle::new(config.redis_url.as_deref());
+        let metadata_fetches = Fetches::new(config.redis_url.as_deref());
         let outbound = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(std::time::Duration::from_secs(5))
@@ -54,10 +61,12 @@ impl AuthState {
             config,
             verifier,
             sessions,
+            token_keys,
             consent,
             events,
             api_keys,
             throttle,
+            metadata_fetches,
             outbound,
             provider_documents: DocumentCache::default(),
         })))
@@ -82,6 +91,14 @@ impl AuthState {
     /// Session cookies.
     pub fn sessions(&self) -> &SessionKey {
         &self.0.sessions
+    }
+    /// The limits and remembered refusals of client metadata fetches.
+    pub fn metadata_fetches(&self) -> &Fetches {
+        &self.0.metadata_fetches
+    }
+    /// The keys sealing identity providers' tokens at rest.
+    pub fn token_keys(&self) -> &TokenKeys {
+        &self.0.token_keys
     }
     /// Consent tokens.
     pub fn consent(&self) -> &ConsentSigner {

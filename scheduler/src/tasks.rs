@@ -142,20 +142,22 @@ impl Service for QueueRetention {
 }
 
 /// Deletes the auth service's expired authorization codes, tokens and
-/// answered consent forms.
+/// answered consent forms, then the clients of metadata documents that
+/// expired with nothing alive of theirs.
 struct OauthPruning;
 
 #[async_trait]
 impl Service for OauthPruning {
     fn name(&self) -> &'static str {
-        "expired OAuth codes, tokens and consents pruned"
+        "expired OAuth codes, tokens, consents and metadata clients pruned"
     }
 
     async fn run(&self, round: &Round<'_>) -> Result<u64, StorageError> {
-        use tolk_storage::auth::{codes, consents, tokens};
+        use tolk_storage::auth::{applications, codes, consents, tokens};
         Ok(codes::prune(round.db).await?
             + tokens::prune(round.db).await?
-            + consents::prune(round.db).await?)
+            + consents::prune(round.db).await?
+            + applications::prune_metadata_clients(round.db).await?)
     }
 }
 

@@ -22,7 +22,9 @@ use crate::support::World;
 /// Makes a test CA and a certificate for localhost/127.0.0.1 (writes
 /// `ca.pem`), then serves the metadata documents over https and prints its
 /// port: `/client.json` (good, `Cache-Control: max-age=600`), `/other.json`
-/// (names another client_id), `/redirect.json` (302), `/large.json` (20 KB).
+/// (names another client_id), `/redirect.json` (302), `/large.json` (20 KB),
+/// `/c/…` (a good document for every path); `/counts` answers how often each
+/// path was asked for.
 const SERVER: &str = r#"
 import datetime, ipaddress, json, ssl, sys
 from http.server import HTTPServer, BaseHTTPRequestHandler
@@ -61,6 +63,8 @@ cert = (x509.CertificateBuilder().subject_name(name("localhost")).issuer_name(ca
 (folder / "server.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
     serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
 
+counts = {}
+
 class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
@@ -76,7 +80,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         base = f"https://localhost:{port}"
         doc = {"client_name": "Metadata <client>", "redirect_uris": ["http://127.0.0.1:53682/callback"]}
-        if self.path == "/client.json":
+        counts[self.path] = counts.get(self.path, 0) + 1
+        if self.path == "/counts":
+            self.send_json(counts, cache=False)
+        elif self.path.startswith("/c/"):
+            self.send_json({"client_id": base + self.path, **doc})
+        elif self.path == "/client.json":
             self.send_json({"client_id": base + "/client.json", **doc})
         elif self.path == "/other.json":
             self.send_json({"client_id": base + "/client.json", **doc})
@@ -162,6 +171,13 @@ async fn a_client_serving_its_metadata_document_signs_in_without_registering() -
     assert_eq!(res.status(), StatusCode::OK, "the consent page");
     let page = res.text().await?;
     assert!(page.contains("Metadata &lt;client&gt;"), "{page}");
+    // Where the client describes itself, and that it can only come back to
+    // this computer.
+    assert!(
+        page.contains("describes itself at <strong>localhost</strong>"),
+        "{page}"
+    );
+    assert!(page.contains("id=\"local-only\""), "{page}");
     let client = Client {
         uid: client_id.clone(),
         secret: None,

@@ -24,6 +24,7 @@ mod code_flow;
 mod mcp_clients;
 mod metadata_documents;
 mod oauth_sign_in;
+mod provider_tokens;
 mod register;
 mod saml_sign_in;
 mod security;

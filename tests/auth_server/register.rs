@@ -15,8 +15,16 @@ use crate::support::World;
 const CALLBACK: &str = "http://127.0.0.1:53682/callback";
 
 async fn register(auth: &Auth, body: &Value) -> Result<(StatusCode, Value, Option<String>)> {
-    let res = auth
-        .http
+    register_with(auth, &auth.http, body).await
+}
+
+/// [`register`] through `http` (a client bound to another loopback address).
+async fn register_with(
+    auth: &Auth,
+    http: &reqwest::Client,
+    body: &Value,
+) -> Result<(StatusCode, Value, Option<String>)> {
+    let res = http
         .post(auth.url("/auth/register"))
         .json(body)
         .send()
@@ -145,8 +153,28 @@ async fn registrations_are_limited_per_hour_and_bad_metadata_refused() -> Result
     world
         .extra_env
         .push(("MCP_REGISTRATION_LIMIT".into(), "2".into()));
+    world
+        .extra_env
+        .push(("MCP_REGISTRATION_CEILING".into(), "3".into()));
     let auth = start_auth(&mut world).await?;
     let named = |name: &str| json!({"client_name": name, "redirect_uris": [CALLBACK]});
+    // Clients on other loopback addresses (Linux answers all of 127/8).
+    let port: u16 = auth.base.rsplit(':').next().context("port")?.parse()?;
+    let from = |last: u8| {
+        reqwest::Client::builder()
+            .local_address(std::net::IpAddr::from([127, 0, 0, last]))
+            .resolve(
+                "localhost",
+                std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            )
+            .build()
+    };
+    // The wait is until the oldest registration that counts is an hour old.
+    let waits_about_an_hour = |retry: Option<String>| {
+        retry
+            .and_then(|r| r.parse::<u64>().ok())
+            .is_some_and(|s| (3500..=3600).contains(&s))
+    };
 
     let (status, first, _) = register(&auth, &named("one")).await?;
     assert_eq!(status, StatusCode::CREATED, "{first}");
@@ -155,11 +183,17 @@ async fn registrations_are_limited_per_hour_and_bad_metadata_refused() -> Result
     let (status, body, retry) = register(&auth, &named("three")).await?;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
     assert_eq!(body["error"], "too_many_requests");
-    assert!(retry.is_some_and(|r| r.parse::<u64>().is_ok()));
+    assert!(waits_about_an_hour(retry.clone()), "{retry:?}");
     // Re-registering an existing client is free, even past the limit.
     let (status, again, _) = register(&auth, &named("one")).await?;
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(again["client_id"], first["client_id"]);
+    // Another address has its own two, under the ceiling of three for all.
+    let (status, body, _) = register_with(&auth, &from(2)?, &named("four")).await?;
+    assert_eq!(status, StatusCode::CREATED, "another address: {body}");
+    let (status, body, retry) = register_with(&auth, &from(3)?, &named("five")).await?;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "the ceiling: {body}");
+    assert!(waits_about_an_hour(retry.clone()), "{retry:?}");
 
     for (body, error) in [
         (
@@ -184,8 +218,9 @@ async fn registrations_are_limited_per_hour_and_bad_metadata_refused() -> Result
     Ok(())
 }
 
-/// Browser clients on other origins may call discovery, the keys, the token
-/// and registration endpoints (CORS, no credentials); sign-in stays closed.
+/// Browser clients on other origins may call discovery, the keys, the token,
+/// registration and userinfo endpoints (CORS, no credentials); sign-in stays
+/// closed.
 #[tokio::test]
 async fn browser_clients_reach_discovery_keys_token_and_registration_cross_origin() -> Result<()> {
     let (_world, auth, _, _) = setup().await?;
@@ -227,5 +262,52 @@ async fn browser_clients_reach_discovery_keys_token_and_registration_cross_origi
         .send()
         .await?;
     assert!(res.headers().get("access-control-allow-origin").is_none());
+    Ok(())
+}
+
+/// A browser client on another origin reads userinfo with its access token
+/// (OpenID Connect Core §5.3): the preflight allows GET and POST with an
+/// Authorization header, and the answer, a refusal too, carries the CORS
+/// header so the client can read it.
+#[tokio::test]
+async fn userinfo_answers_browser_clients_cross_origin() -> Result<()> {
+    let (_world, auth, _, _) = setup().await?;
+    let origin = "https://app.example";
+    for (path, method) in [
+        ("/auth/userinfo", "GET"),
+        ("/auth/userinfo", "POST"),
+        ("/auth/oauth/userinfo", "GET"),
+    ] {
+        let res = auth
+            .http
+            .request(reqwest::Method::OPTIONS, auth.url(path))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", method)
+            .header("Access-Control-Request-Headers", "authorization")
+            .send()
+            .await?;
+        assert!(res.status().is_success(), "{path}: {}", res.status());
+        assert_eq!(res.headers()["access-control-allow-origin"], "*", "{path}");
+        let methods = res.headers()["access-control-allow-methods"].to_str()?;
+        assert!(methods.contains(method), "{path}: {methods}");
+        let headers = res.headers()["access-control-allow-headers"]
+            .to_str()?
+            .to_ascii_lowercase();
+        assert!(headers.contains("authorization"), "{path}: {headers}");
+    }
+    let res = auth
+        .http
+        .get(auth.url("/auth/userinfo"))
+        .header("Origin", origin)
+        .bearer_auth("not-a-token")
+        .send()
+        .await?;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
+    assert!(
+        res.headers()
+            .get("access-control-allow-credentials")
+            .is_none()
+    );
     Ok(())
 }

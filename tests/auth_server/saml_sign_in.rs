@@ -399,3 +399,120 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
     assert_eq!(users("grace@example.org").await?, 1);
     Ok(())
 }
+
+/// pysaml2 reading a service provider's metadata as an identity provider
+/// imports it: the entities, and the consumer URLs, signing wish and NameID
+/// formats of the SP descriptor (a document it cannot parse fails it).
+const READ_SP_METADATA: &str = r#"
+import json, sys
+from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
+from saml2.config import IdPConfig
+c = IdPConfig()
+c.load({
+    "entityid": "http://idp.example/idp",
+    "service": {"idp": {"endpoints": {"single_sign_on_service": [("http://idp.example/sso", BINDING_HTTP_REDIRECT)]}}},
+    "metadata": {"local": [sys.argv[1]]},
+    "xmlsec_binary": "/usr/bin/xmlsec1",
+})
+md = c.metadata
+sps = sorted(md.with_descriptor("spsso").keys())
+out = {"entities": sps}
+for e in sps:
+    desc = md[e]["spsso_descriptor"][0]
+    out["acs"] = [s["location"] for s in md.assertion_consumer_service(e, BINDING_HTTP_POST)]
+    out["want_assertions_signed"] = desc.get("want_assertions_signed")
+    out["name_id_formats"] = [n["text"] for n in desc.get("name_id_format", [])]
+print(json.dumps(out))
+"#;
+
+/// Each SAML strategy publishes its service provider metadata
+/// (`/auth/saml/metadata?id=…`) for the identity provider to import: pysaml2
+/// loads it and finds our entity, the strategy's consumer URL (its own, or
+/// the configured one), signed assertions wanted and the NameID format.
+#[tokio::test]
+async fn each_saml_strategy_publishes_metadata_identity_providers_import() -> Result<()> {
+    let mut world = world_with_ann("saml-metadata").await?;
+    let auth = start_auth(&mut world).await?;
+    let (_, cert) = certificate(&world, "idp")?;
+    let persistent = "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent";
+    let cert_arg = cert.display().to_string();
+    let create = |extra: &[&str]| {
+        let args: Vec<String> = [
+            "admin",
+            "create-saml-strategy",
+            "--name",
+            "Corporate SSO",
+            "--issuer",
+            SP_ENTITY,
+            "--idp-sso-target-url",
+            "https://idp.example/sso",
+            "--idp-cert-file",
+            cert_arg.as_str(),
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| (*s).to_owned())
+        .collect();
+        let world = &world;
+        async move {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            admin_json(world, &refs).await
+        }
+    };
+    let own = create(&["--name-identifier-format", persistent]).await?;
+    let configured = create(&[
+        "--assertion-consumer-service-url",
+        "https://sso.tolk.test/auth/saml/callback?a=1&b=2",
+    ])
+    .await?;
+    for (strategy, acs, formats) in [
+        (
+            &own,
+            auth.url(own["acs_path"].as_str().context("acs_path")?),
+            vec![persistent],
+        ),
+        (
+            &configured,
+            "https://sso.tolk.test/auth/saml/callback?a=1&b=2".to_owned(),
+            vec![],
+        ),
+    ] {
+        let id = strategy["id"].as_str().context("id")?;
+        let res = auth
+            .http
+            .get(auth.url(&format!("/auth/saml/metadata?id={id}")))
+            .send()
+            .await?;
+        assert_eq!(res.status(), StatusCode::OK, "{id}");
+        assert_eq!(
+            res.headers()[reqwest::header::CONTENT_TYPE],
+            "application/samlmetadata+xml"
+        );
+        let path = world.path(&format!("{id}.xml"));
+        std::fs::write(&path, res.bytes().await?)?;
+        let read: Value =
+            serde_json::from_str(&crate::support::python(READ_SP_METADATA, &[&path]).await?)?;
+        assert_eq!(read["entities"], serde_json::json!([SP_ENTITY]), "{read}");
+        assert_eq!(read["acs"], serde_json::json!([acs]), "{read}");
+        assert_eq!(read["want_assertions_signed"], "true", "{read}");
+        assert_eq!(
+            read["name_id_formats"],
+            serde_json::json!(formats),
+            "{read}"
+        );
+    }
+    for (query, status) in [
+        ("?id=adfs_strat-nope", StatusCode::NOT_FOUND),
+        ("", StatusCode::BAD_REQUEST),
+    ] {
+        let res = auth
+            .http
+            .get(auth.url(&format!("/auth/saml/metadata{query}")))
+            .send()
+            .await?;
+        assert_eq!(res.status(), status, "{query}");
+        let body: Value = res.json().await?;
+        assert!(body["message"].is_string(), "{body}");
+    }
+    Ok(())
+}

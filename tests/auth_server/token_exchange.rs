@@ -242,7 +242,12 @@ async fn token_exchange_checks_all_five_rules() -> Result<()> {
             .fetch_one(&db)
             .await?;
     assert_eq!(access["sub"], json!(user_id));
-    assert_eq!(graph.as_deref(), Some("graph-token-of-oid-dana"));
+    // Kept sealed: no trace of the Graph token at rest.
+    let graph = graph.context("the Graph token is kept")?;
+    assert!(
+        graph.starts_with("sealed:v1:session:") && !graph.contains("graph-token"),
+        "{graph}"
+    );
     {
         let obo = issuer.obo.lock().expect("lock");
         assert_eq!(obo.len(), 1);

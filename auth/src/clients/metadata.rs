@@ -12,7 +12,10 @@
 //! The client is then kept as a row of `oauth_applications` (so codes and
 //! tokens refer to it like to any client) until the document's cache time
 //! ends — `Cache-Control: max-age` held between 5 minutes and 1 hour — when it
-//! is fetched again.
+//! is fetched again; the scheduler deletes such rows once expired unless a
+//! code or token of the client is alive (a client nobody consented to leaves
+//! nothing lasting). Fetches are limited and refusals remembered
+//! ([`super::fetches`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -22,6 +25,7 @@ use serde_json::Value;
 use tolk_storage::auth::applications::{self, Application, NewApplication};
 use tolk_storage::auth::authorities::Authority;
 
+use super::fetches::NotNow;
 use crate::AuthState;
 
 /// Largest metadata document read.
@@ -48,11 +52,13 @@ fn refuse(why: impl Into<String>) -> MetadataError {
     MetadataError(why.into())
 }
 
-/// The client whose metadata document is at `url`, from the cache or fetched.
+/// The client whose metadata document is at `url`, from the cache or fetched
+/// (for a request from `address`).
 pub async fn client(
     state: &AuthState,
     authority: &Authority,
     url: &str,
+    address: Option<IpAddr>,
 ) -> Result<Application, MetadataError> {
     let parsed = check_url(url, &state.config().mcp_client_id_hosts)?;
     let db_error = |e: tolk_storage::StorageError| {
@@ -65,14 +71,29 @@ pub async fn client(
     {
         return Ok(app);
     }
-    let (document, cache) = fetch(state, &parsed).await.inspect_err(|e| {
-        tracing::warn!(client_id = %url, reason = %e, "client metadata document refused");
-    })?;
-    if document.get("client_id").and_then(Value::as_str) != Some(url) {
-        return Err(refuse("its client_id is not the URL it is served at"));
+    let key = format!("{}:{url}", authority.id);
+    match state
+        .metadata_fetches()
+        .admit(&key, parsed.host_str().unwrap_or(""), address)
+        .await
+    {
+        Ok(()) => {}
+        Err(NotNow::Refused(why)) => return Err(refuse(why)),
+        Err(NotNow::Limited(wait)) => {
+            tracing::warn!(client_id = %url, address = ?address, "client metadata fetches limited");
+            return Err(refuse(format!(
+                "too many client metadata documents were fetched; try again in {} s",
+                wait.as_secs().max(1)
+            )));
+        }
     }
-    let metadata = crate::routes::register::validate(&document)
-        .map_err(|e| refuse(format!("its metadata is not acceptable: {}", e.description)))?;
+    let metadata = fetch_and_check(state, &parsed, url)
+        .await
+        .inspect_err(|e| {
+            tracing::warn!(client_id = %url, reason = %e, "client metadata document refused");
+            state.metadata_fetches().refuse(&key, &e.0);
+        })?;
+    let (metadata, cache) = metadata;
     let expires = Utc::now() + chrono::Duration::from_std(cache).unwrap_or_default();
     let stored = applications::store_metadata_client(
         state.db(),
@@ -91,6 +112,22 @@ pub async fn client(
     .map_err(db_error)?;
     tracing::info!(client_id = %url, "client metadata document fetched");
     stored.ok_or_else(|| refuse("this client ID is in use by another tenant"))
+}
+
+/// The document at `parsed` (`url`), fetched and checked: its metadata and
+/// cache time.
+async fn fetch_and_check(
+    state: &AuthState,
+    parsed: &url::Url,
+    url: &str,
+) -> Result<(crate::routes::register::Metadata, Duration), MetadataError> {
+    let (document, cache) = fetch(state, parsed).await?;
+    if document.get("client_id").and_then(Value::as_str) != Some(url) {
+        return Err(refuse("its client_id is not the URL it is served at"));
+    }
+    let metadata = crate::routes::register::validate(&document)
+        .map_err(|e| refuse(format!("its metadata is not acceptable: {}", e.description)))?;
+    Ok((metadata, cache))
 }
 
 /// The URL, if it may name a metadata document here.

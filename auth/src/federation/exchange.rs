@@ -428,20 +428,7 @@ async fn on_behalf_of(state: &AuthState, strategy: &OauthStrategy, user: &User, 
             return;
         }
     };
-    let access = answer
-        .get("access_token")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let refresh = answer.get("refresh_token").and_then(Value::as_str);
-    if let Err(e) = users::store_provider_tokens(
-        state.db(),
-        &user.id,
-        access,
-        refresh,
-        oauth2::expires_at(&answer),
-    )
-    .await
-    {
+    if let Err(e) = oauth2::keep_tokens(state, &user.id, &answer).await {
         tracing::warn!(user_id = %user.id, error = %e, "storing the on-behalf-of token");
     }
 }

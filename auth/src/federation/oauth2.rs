@@ -9,11 +9,13 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tolk_storage::auth::oauth_strategies::OauthStrategy;
+use tolk_storage::auth::users;
 use url::Url;
 
 use super::FederationError;
 use super::flow::Flow;
 use crate::outbound::{ReadError, read_json};
+use crate::{AuthState, sealing};
 
 /// Largest answer read from a provider.
 pub const MAX_ANSWER_BYTES: usize = 256 * 1024;
@@ -238,6 +240,40 @@ pub fn expires_at(credentials: &Value) -> Option<chrono::DateTime<chrono::Utc>> 
             .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
     })?;
     Some(chrono::Utc::now() + chrono::Duration::seconds(secs.clamp(0, 10 * 365 * 86_400)))
+}
+
+/// Keeps the provider's tokens of a token `answer` for the user, sealed at
+/// rest ([`crate::sealing`]): the access token, the refresh token when one
+/// came (an earlier one is kept otherwise), and when the access token
+/// expires.
+pub async fn keep_tokens(
+    state: &AuthState,
+    user_id: &str,
+    answer: &Value,
+) -> Result<(), FederationError> {
+    let seal = |column: &str| {
+        answer
+            .get(column)
+            .and_then(Value::as_str)
+            .map(|token| {
+                state
+                    .token_keys()
+                    .seal(token, &sealing::place(user_id, column))
+                    .map_err(|e| FederationError::Config(e.to_string()))
+            })
+            .transpose()
+    };
+    let access = seal(sealing::ACCESS_TOKEN)?.unwrap_or_default();
+    let refresh = seal(sealing::REFRESH_TOKEN)?;
+    users::store_provider_tokens(
+        state.db(),
+        user_id,
+        &access,
+        refresh.as_deref(),
+        expires_at(answer),
+    )
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -143,6 +143,32 @@ pub fn authn_request_url(
     Ok(url)
 }
 
+/// The strategy's service provider metadata, for the identity provider to
+/// import (ADFS, Entra ID, Okta): our entity id, the consumer URL of the POST
+/// binding, the NameID format asked for, and that assertions must be signed.
+/// Tolk signs no request and decrypts no assertion, so the document names no
+/// key and is not signed itself.
+pub fn sp_metadata(strategy: &SamlStrategy, acs_url: &str) -> String {
+    let name_id = match strategy.name_identifier_format.trim() {
+        "" => String::new(),
+        format => format!(
+            "\n    <md:NameIDFormat>{}</md:NameIDFormat>",
+            escape(format)
+        ),
+    };
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="{}">
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true">{name_id}
+    <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="{}" index="0" isDefault="true"/>
+  </md:SPSSODescriptor>
+</md:EntityDescriptor>
+"#,
+        escape(&strategy.issuer),
+        escape(acs_url),
+    )
+}
+
 /// What a verified response says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verified {

@@ -20,7 +20,7 @@ use tolk_storage::auth::users::User;
 use url::Url;
 
 use super::{Params, foreign_resource, resources, split_scopes};
-use crate::clients::{self, Client};
+use crate::clients::{self, Client, metadata};
 use crate::consent::ConsentSigner;
 use crate::sessions::Session;
 use crate::tokens::CODE_SECONDS;
@@ -110,6 +110,7 @@ pub async fn authorize(
     State(state): State<AuthState>,
     method: Method,
     headers: HeaderMap,
+    extensions: axum::http::Extensions,
     RawQuery(query): RawQuery,
     body: Bytes,
 ) -> Response {
@@ -127,7 +128,8 @@ pub async fn authorize(
         Ok(a) => a,
         Err(res) => return res,
     };
-    let app = match clients::find(&state, &authority, client_id).await {
+    let address = super::peer_address(&extensions);
+    let app = match clients::find(&state, &authority, client_id, address).await {
         Ok(Client::Found(a)) => a,
         Ok(Client::Unknown) => return error_page("This application is not known here."),
         Ok(Client::Refused(why)) => {
@@ -339,8 +341,18 @@ async fn consent(
         .map(|(k, v)| (*k, (*v).to_owned()))
         .collect();
     fields.push(("consent_token", token));
+    // A client that describes itself (a metadata document) names itself: show
+    // where its document lives, and warn when it can only come back to this
+    // computer (anyone can publish such a document for a local program).
+    let described_at = metadata::is_metadata_url(&req.app.uid)
+        .then(|| Url::parse(&req.app.uid).ok())
+        .flatten()
+        .and_then(|u| u.host_str().map(str::to_owned));
+    let local_only = described_at.is_some() && req.app.redirect_uris.iter().all(|u| is_loopback(u));
     pages::consent(&pages::Consent {
         client_name: &req.app.name,
+        described_at: described_at.as_deref(),
+        local_only,
         destination: destination(&req.redirect_uri),
         user_email: &user.email,
         scopes: &scopes,
@@ -348,17 +360,20 @@ async fn consent(
     })
 }
 
+/// Whether a redirect URI goes back to this computer.
+fn is_loopback(redirect_uri: &str) -> bool {
+    Url::parse(redirect_uri)
+        .is_ok_and(|u| matches!(u.host_str(), Some("127.0.0.1" | "[::1]" | "localhost")))
+}
+
 /// The redirect target in plain words.
 fn destination(redirect_uri: &str) -> String {
     match Url::parse(redirect_uri) {
         Ok(u) => match u.host_str() {
-            Some(h @ ("127.0.0.1" | "[::1]" | "localhost")) => {
-                let _ = h;
-                match u.port() {
-                    Some(p) => format!("an application on this computer (port {p})"),
-                    None => "an application on this computer".to_owned(),
-                }
-            }
+            Some("127.0.0.1" | "[::1]" | "localhost") => match u.port() {
+                Some(p) => format!("an application on this computer (port {p})"),
+                None => "an application on this computer".to_owned(),
+            },
             Some(h) => h.to_owned(),
             None => format!("the application ({})", u.scheme()),
         },

@@ -34,8 +34,9 @@ pub fn router(state: AuthState) -> Router {
     let userinfo = get(userinfo::userinfo).post(userinfo::userinfo);
     let discovery_doc = get(discovery::configuration);
     // What browser clients (single-page apps, MCP clients in a browser) call
-    // from other origins: discovery, the keys, the token, revocation and
-    // registration endpoints. No cookies are involved there.
+    // from other origins: discovery, the keys, the token, revocation,
+    // registration and userinfo (OpenID Connect Core §5.3) endpoints. No
+    // cookies are involved there.
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
@@ -46,6 +47,8 @@ pub fn router(state: AuthState) -> Router {
         .route("/auth/oauth/token", post(token::token))
         .route("/auth/register", post(register::register))
         .route("/auth/revoke", post(revoke::revoke))
+        .route("/auth/userinfo", userinfo.clone())
+        .route("/auth/oauth/userinfo", userinfo)
         .route("/auth/oauth/revoke", post(revoke::revoke))
         .route("/auth/oauth/discovery/keys", get(discovery::jwks))
         .route("/auth/jwks", get(discovery::jwks))
@@ -80,6 +83,7 @@ pub fn router(state: AuthState) -> Router {
             get(oauth2::callback).post(oauth2::callback),
         )
         .route("/auth/saml", get(saml::start))
+        .route("/auth/saml/metadata", get(saml::metadata))
         .route(
             "/auth/saml/callback",
             get(saml::callback).post(saml::callback),
@@ -90,8 +94,6 @@ pub fn router(state: AuthState) -> Router {
         )
         .route("/auth/authorize", authorize.clone())
         .route("/auth/oauth/authorize", authorize)
-        .route("/auth/userinfo", userinfo.clone())
-        .route("/auth/oauth/userinfo", userinfo)
         .merge(for_browsers)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)

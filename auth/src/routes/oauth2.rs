@@ -10,7 +10,6 @@ use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
-use serde_json::Value;
 use tolk_storage::auth::oauth_strategies::OauthStrategy;
 use tolk_storage::auth::users;
 
@@ -94,18 +93,6 @@ async fn sign_in(
     let who = identity::identity(&strategy.info_mappings, &raw, &credentials)?;
     let user =
         identity::resolve_user(state.db(), strategy.authority_id, &strategy.id, &who).await?;
-    let access = credentials
-        .get("access_token")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let refresh = credentials.get("refresh_token").and_then(Value::as_str);
-    users::store_provider_tokens(
-        state.db(),
-        &user.id,
-        access,
-        refresh,
-        oauth2::expires_at(&credentials),
-    )
-    .await?;
+    oauth2::keep_tokens(state, &user.id, &credentials).await?;
     Ok(user)
 }

@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 use rand::RngCore;
 use serde_json::{Value, json};
 use tolk_storage::auth::applications::{
-    self, Application, DYNAMIC_PREFIX, NewApplication, Registration,
+    self, Application, DYNAMIC_PREFIX, NewApplication, Registration, RegistrationLimits,
 };
 
 use crate::{AuthState, OAuthError, context};
@@ -38,8 +38,14 @@ const MAX_NAME_CHARS: usize = 200;
 const MAX_REDIRECT_URIS: usize = 10;
 
 /// The handler.
-pub async fn register(State(state): State<AuthState>, headers: HeaderMap, body: Bytes) -> Response {
-    match handle(&state, &headers, &body).await {
+pub async fn register(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    extensions: axum::http::Extensions,
+    body: Bytes,
+) -> Response {
+    let address = super::peer_address(&extensions);
+    match handle(&state, &headers, address, &body).await {
         Ok((status, body)) => {
             let mut res = (status, Json(body)).into_response();
             res.headers_mut()
@@ -64,6 +70,7 @@ pub(crate) struct Metadata {
 async fn handle(
     state: &AuthState,
     headers: &HeaderMap,
+    address: Option<std::net::IpAddr>,
     body: &[u8],
 ) -> Result<(StatusCode, Value), OAuthError> {
     let request: Value = serde_json::from_slice(body).map_err(|_| {
@@ -90,7 +97,11 @@ async fn handle(
             scopes: &metadata.scopes,
             skip_authorization: false,
         },
-        state.config().mcp_registration_limit,
+        address.map(|a| a.to_string()).as_deref(),
+        RegistrationLimits {
+            per_address: state.config().mcp_registration_limit,
+            ceiling: state.config().mcp_registration_ceiling,
+        },
     )
     .await?;
     match registration {
@@ -99,13 +110,15 @@ async fn handle(
             Ok((StatusCode::CREATED, response(&app)))
         }
         Registration::Existing(app) => Ok((StatusCode::CREATED, response(&app))),
-        Registration::Limited => Err(OAuthError::too_many(
+        Registration::Limited(wait) => Err(OAuthError::too_many(
             format!(
-                "At most {} new clients may register per hour; try again later.",
-                state.config().mcp_registration_limit
+                "At most {} new clients may register per hour from one address, and {} from \
+                 all; try again in {} s.",
+                state.config().mcp_registration_limit,
+                state.config().mcp_registration_ceiling,
+                wait.as_secs()
             ),
-            // The window is an hour: an upper bound of the wait.
-            std::time::Duration::from_secs(3600),
+            wait,
         )),
     }
 }

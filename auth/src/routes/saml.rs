@@ -4,12 +4,15 @@
 //! `GET|POST /auth/saml/callback` and `/auth/saml/callback/{strategy}` take the
 //! response (POST binding), verify it ([`crate::federation::saml`]), refuse a
 //! replayed assertion, resolve the user like an OAuth sign-in and open the
-//! session. Failures land on `/auth/failure`.
+//! session. Failures land on `/auth/failure`. `GET /auth/saml/metadata?id=…`
+//! answers the strategy's service provider metadata, for the identity
+//! provider to import.
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, Method};
-use axum::response::Response;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
 use tolk_storage::auth::saml_strategies::{self, SamlStrategy};
 use tolk_storage::auth::users::User;
 
@@ -34,18 +37,54 @@ pub async fn start(
             Ok(k) => k,
             Err(res) => return res,
         };
-    let acs = match strategy.assertion_consumer_service_url.trim() {
-        "" => format!(
-            "{}/auth/saml/callback/{}",
-            context::base_url(&headers, state.config().production),
-            strategy.id
-        ),
-        configured => configured.to_owned(),
-    };
+    let acs = acs_url(&state, &headers, &strategy);
     let mut flow = Flow::new(SamlStrategy::KIND, &strategy.id, acs, continue_to);
     flow.request_id = saml::request_id();
     let url = saml::authn_request_url(&strategy, &flow.redirect_uri, &flow.request_id, &flow.state);
     federated::to_provider(&state, &flow, url)
+}
+
+/// Where the strategy's identity provider posts its answers: the configured
+/// URL, or this host's callback of the strategy.
+fn acs_url(state: &AuthState, headers: &HeaderMap, strategy: &SamlStrategy) -> String {
+    match strategy.assertion_consumer_service_url.trim() {
+        "" => format!(
+            "{}/auth/saml/callback/{}",
+            context::base_url(headers, state.config().production),
+            strategy.id
+        ),
+        configured => configured.to_owned(),
+    }
+}
+
+/// `GET /auth/saml/metadata?id=…`: the strategy's service provider metadata
+/// (`application/samlmetadata+xml`); 400 without an id, 404 for a strategy
+/// this host's authority does not have.
+pub async fn metadata(
+    State(state): State<AuthState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let params = Params::parse(query.as_deref().unwrap_or("")).unwrap_or_default();
+    let Some(id) = params.get("id") else {
+        return crate::error::message(StatusCode::BAD_REQUEST, "Name the strategy with ?id=…");
+    };
+    let authority = match context::authority(&state, &headers).await {
+        Ok(a) => a,
+        Err(res) => return res,
+    };
+    match <SamlStrategy as Strategy>::load(state.db(), authority.id, id).await {
+        Ok(Some(strategy)) => {
+            let acs = acs_url(&state, &headers, &strategy);
+            (
+                [(CONTENT_TYPE, "application/samlmetadata+xml")],
+                saml::sp_metadata(&strategy, &acs),
+            )
+                .into_response()
+        }
+        Ok(None) => crate::error::message(StatusCode::NOT_FOUND, "No such SAML strategy."),
+        Err(e) => crate::AuthError::from(e).into_response(),
+    }
 }
 
 /// `GET|POST /auth/saml/callback` and `/auth/saml/callback/{strategy}`: the

@@ -145,7 +145,7 @@ pub async fn authenticate_client(
             wait,
         ));
     }
-    let app = match clients::find(state, authority, &client_id).await? {
+    let app = match clients::find(state, authority, &client_id, address).await? {
         Client::Found(app) => app,
         Client::Unknown => {
             state.throttle().failed(attempt).await;

@@ -128,19 +128,30 @@ pub enum Registration {
     Existing(Application),
     /// A new public client.
     Created(Application),
-    /// `limit` new clients were registered in the last hour.
-    Limited,
+    /// As many new clients as the limits allow were registered in the last
+    /// hour; a registration is allowed again after this long.
+    Limited(std::time::Duration),
+}
+
+/// How many dynamic registrations an hour may bring.
+#[derive(Debug, Clone, Copy)]
+pub struct RegistrationLimits {
+    /// From one address.
+    pub per_address: u32,
+    /// From all addresses, on every authority.
+    pub ceiling: u32,
 }
 
 /// Registers a public client (`dcr-…`, no secret, consent always asked)
 /// unless one with the same name and redirect URIs exists on the authority,
-/// and unless `limit` dynamic clients were created in the last hour across
-/// all authorities. `redirect_uris` are compared as given (callers sort
-/// them).
+/// and unless the `limits` are reached: as many clients registered in the
+/// last hour from the address `from` (when known) or from anywhere.
+/// `redirect_uris` are compared as given (callers sort them).
 pub async fn register_dynamic(
     pool: &PgPool,
     app: NewApplication<'_>,
-    limit: u32,
+    from: Option<&str>,
+    limits: RegistrationLimits,
 ) -> Result<Registration, StorageError> {
     let mut tx = pool.begin().await?;
     sqlx::query!("SELECT pg_advisory_xact_lock($1)", REGISTRATION_LOCK)
@@ -163,27 +174,27 @@ pub async fn register_dynamic(
     if let Some(r) = existing {
         return Ok(Registration::Existing(application_from_row!(r)));
     }
-    let recent = sqlx::query_scalar!(
-        r#"SELECT count(*) AS "count!" FROM oauth_applications
-           WHERE starts_with(uid, $1) AND created_at > now() - interval '1 hour'"#,
-        DYNAMIC_PREFIX
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    if recent >= i64::from(limit) {
-        return Ok(Registration::Limited);
+    if let Some(from) = from
+        && let Some(wait) = window_wait(&mut tx, Some(from), limits.per_address).await?
+    {
+        return Ok(Registration::Limited(wait));
+    }
+    if let Some(wait) = window_wait(&mut tx, None, limits.ceiling).await? {
+        return Ok(Registration::Limited(wait));
     }
     let id = Uuid::new_v4();
     sqlx::query!(
         r#"INSERT INTO oauth_applications
-             (id, authority_id, name, uid, secret_digest, redirect_uris, scopes, skip_authorization)
-           VALUES ($1, $2, $3, $4, NULL, $5, $6, false)"#,
+             (id, authority_id, name, uid, secret_digest, redirect_uris, scopes, skip_authorization,
+              registered_from)
+           VALUES ($1, $2, $3, $4, NULL, $5, $6, false, $7)"#,
         id,
         app.authority_id,
         app.name,
         app.uid,
         app.redirect_uris,
-        app.scopes
+        app.scopes,
+        from
     )
     .execute(&mut *tx)
     .await?;
@@ -218,6 +229,49 @@ pub async fn cached_metadata_client(
     .fetch_optional(pool)
     .await?;
     Ok(row.map(|r| application_from_row!(r)))
+}
+
+/// When `limit` dynamic registrations (from the address `from`, or from
+/// anywhere) fall in the last hour: how long until the oldest that counts
+/// leaves it.
+async fn window_wait(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    from: Option<&str>,
+    limit: u32,
+) -> Result<Option<std::time::Duration>, StorageError> {
+    if limit == 0 {
+        return Ok(Some(std::time::Duration::from_secs(3600)));
+    }
+    // The limit-th newest registration of the hour, if there is one.
+    let seconds = sqlx::query_scalar!(
+        r#"SELECT GREATEST(EXTRACT(EPOCH FROM created_at + interval '1 hour' - now()), 1)::float8
+                  AS "wait!"
+           FROM oauth_applications
+           WHERE starts_with(uid, $1) AND created_at > now() - interval '1 hour'
+             AND ($2::text IS NULL OR registered_from = $2)
+           ORDER BY created_at DESC OFFSET $3 LIMIT 1"#,
+        DYNAMIC_PREFIX,
+        from,
+        i64::from(limit) - 1
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(seconds.map(|s| std::time::Duration::from_secs_f64(s.ceil())))
+}
+
+/// Deletes the clients of metadata documents whose cache time has ended and
+/// that hold no live code or token (nobody consented to them, or every grant
+/// has ended): they are fetched again if they come back. How many went.
+pub async fn prune_metadata_clients(pool: &PgPool) -> Result<u64, StorageError> {
+    let done = sqlx::query!(
+        r#"DELETE FROM oauth_applications a
+           WHERE a.metadata_expires_at < now()
+             AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.application_id = a.id)
+             AND NOT EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.application_id = a.id)"#
+    )
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Stores a freshly fetched metadata document as the public client `app.uid`

@@ -194,6 +194,63 @@ pub async fn store_provider_tokens(
     Ok(())
 }
 
+/// A user's provider tokens as stored (sealed, or from before sealing).
+#[derive(Debug, Clone)]
+pub struct StoredProviderTokens {
+    /// The user.
+    pub id: String,
+    /// The access token.
+    pub access_token: Option<String>,
+    /// The refresh token.
+    pub refresh_token: Option<String>,
+}
+
+/// Up to `limit` users after `after` (by id) holding a provider token that
+/// does not start with `prefix` (not sealed with the current key).
+pub async fn provider_tokens_without_prefix(
+    pool: &PgPool,
+    prefix: &str,
+    after: &str,
+    limit: i64,
+) -> Result<Vec<StoredProviderTokens>, StorageError> {
+    let rows = sqlx::query_as!(
+        StoredProviderTokens,
+        r#"SELECT id AS "id!", access_token, refresh_token FROM users
+           WHERE id > $2
+             AND ((access_token IS NOT NULL AND NOT starts_with(access_token, $1))
+               OR (refresh_token IS NOT NULL AND NOT starts_with(refresh_token, $1)))
+           ORDER BY id LIMIT $3"#,
+        prefix,
+        after,
+        limit
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
+}
+
+/// Replaces a user's provider tokens with `new` when they are still `old`
+/// (a sign-in storing fresh tokens in between wins); whether they were.
+pub async fn replace_provider_tokens(
+    pool: &PgPool,
+    old: &StoredProviderTokens,
+    new: &StoredProviderTokens,
+) -> Result<bool, StorageError> {
+    let done = sqlx::query!(
+        r#"UPDATE users SET access_token = $4, refresh_token = $5
+           WHERE id = $1 AND access_token IS NOT DISTINCT FROM $2
+             AND refresh_token IS NOT DISTINCT FROM $3"#,
+        old.id,
+        old.access_token,
+        old.refresh_token,
+        new.access_token,
+        new.refresh_token
+    )
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Whether the user holds a provider token that has not expired (one without
 /// an expiry counts as live).
 pub async fn has_live_provider_token(pool: &PgPool, id: &str) -> Result<bool, StorageError> {
