@@ -65,13 +65,7 @@ fn limit(burst: u32, every: Duration) -> RateLimit {
 impl Throttle {
     /// Throttles shared through Redis at `redis_url` (else in this process).
     pub fn new(redis_url: Option<&str>) -> Self {
-        let make = |config: RateLimit| match redis_url {
-            Some(url) => RateLimiter::shared(config, url).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "REDIS_URL is malformed: throttling in this process");
-                RateLimiter::local(config)
-            }),
-            None => RateLimiter::local(config),
-        };
+        let make = |config| RateLimiter::shared_or_local(config, redis_url, "throttling");
         Self {
             account_from_address: make(limit(5, Duration::from_secs(60))),
             account: make(limit(20, Duration::from_secs(15))),

@@ -220,6 +220,19 @@ impl RateLimiter {
         })
     }
 
+    /// A limiter shared through Redis at `url` when one is given and well
+    /// formed, else kept in this process (a malformed URL is logged, naming
+    /// `what` is limited).
+    pub fn shared_or_local(config: RateLimit, url: Option<&str>, what: &str) -> Self {
+        match url {
+            Some(url) => Self::shared(config, url).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "REDIS_URL is malformed: {what} limited in this process");
+                Self::local(config)
+            }),
+            None => Self::local(config),
+        }
+    }
+
     /// Whether the limit is shared through Redis.
     pub fn is_shared(&self) -> bool {
         self.redis.is_some()

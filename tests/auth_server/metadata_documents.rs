@@ -274,3 +274,99 @@ async fn metadata_documents_on_private_addresses_or_other_hosts_are_refused() ->
     assert!(res.text().await?.contains("not among the allowed"));
     Ok(())
 }
+
+/// How often the test server was asked for each path.
+async fn counts(world: &World, port: u16) -> Result<Value> {
+    let ca = std::fs::read(world.path("metadata").join("ca.pem"))?;
+    let http = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&ca)?)
+        .build()?;
+    Ok(http
+        .get(format!("https://localhost:{port}/counts"))
+        .send()
+        .await?
+        .json()
+        .await?)
+}
+
+/// Client metadata documents are no free lunch: a refused document is not
+/// fetched again at once, an address may have ten documents fetched at once
+/// (then one a minute), and the clients of documents nobody consented to are
+/// deleted by the scheduler once their cache time ends, while a client with a
+/// live token stays.
+#[tokio::test]
+async fn metadata_fetches_are_limited_and_unused_clients_pruned() -> Result<()> {
+    let mut world = world_with_ann("auth_cimd_limits").await?;
+    let (port, _server) = metadata_server(&world).await?;
+    trust_metadata_server(&mut world);
+    let auth = start_auth(&mut world).await?;
+    let base = format!("https://localhost:{port}");
+    // Without signing in, as anyone on the internet could.
+    let ask = |path: String| {
+        let (auth, base) = (&auth, &base);
+        async move {
+            let res = auth
+                .http
+                .get(authorize(auth, &format!("{base}{path}")))
+                .send()
+                .await?;
+            let status = res.status();
+            anyhow::Ok((status, res.text().await?))
+        }
+    };
+    for _ in 0..2 {
+        let (status, page) = ask("/missing.json".into()).await?;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert!(page.contains("404"), "{page}");
+    }
+    assert_eq!(counts(&world, port).await?["/missing.json"], 1, "fetched once");
+    for n in 0..9 {
+        let (status, page) = ask(format!("/c/{n}.json")).await?;
+        assert!(status.is_redirection(), "/c/{n}.json: {status} {page}");
+    }
+    let (status, page) = ask("/c/9.json".into()).await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "the eleventh fetch");
+    assert!(page.contains("too many client metadata documents"), "{page}");
+    assert!(counts(&world, port).await?.get("/c/9.json").is_none());
+
+    // Ann signs in to one of them and gets a token.
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
+    let kept = Client {
+        uid: format!("{base}/c/0.json"),
+        secret: None,
+    };
+    let code = super::get_code_for(&auth, &kept, &cookie, "openid public").await?;
+    let (status, tokens) = redeem(&auth, &kept, &code, VERIFIER).await?;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+
+    let db = world.db().await?;
+    let metadata_clients = || {
+        let db = db.clone();
+        async move {
+            let uids: Vec<String> = sqlx::query_scalar(
+                "SELECT uid FROM oauth_applications WHERE metadata_expires_at IS NOT NULL ORDER BY uid",
+            )
+            .fetch_all(&db)
+            .await?;
+            anyhow::Ok(uids)
+        }
+    };
+    assert_eq!(metadata_clients().await?.len(), 9);
+    sqlx::query("UPDATE oauth_applications SET metadata_expires_at = now() - interval '1 second'")
+        .execute(&db)
+        .await?;
+    world.spawn(&["scheduler", "--tick-secs", "1"], "scheduler")?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left = metadata_clients().await?;
+        if left == [kept.uid.clone()] {
+            break;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "unused metadata clients not pruned: {left:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    Ok(())
+}

@@ -1,11 +1,12 @@
 //! What keeps client metadata documents from being a free lunch: anyone may
 //! name any https URL as a `client_id`, and each new one makes the auth
 //! service fetch a document. So fetches are limited per host of the documents
-//! and per address asking (shared through Redis when `REDIS_URL` is set, like
-//! the sign-in throttle), and a refused document is remembered for
-//! [`REFUSAL_MEMORY`] instead of being fetched again on every request.
+//! and per address asking, on each tenant (shared through Redis when
+//! `REDIS_URL` is set, like the sign-in throttle), and a refused document is
+//! remembered for [`REFUSAL_MEMORY`] instead of being fetched again on every
+//! request.
 //!
-//! | bucket | fetches at once | then |
+//! | bucket (per tenant) | fetches at once | then |
 //! |---|---|---|
 //! | one host's documents, asked from anywhere | 30 | one every 10 s |
 //! | one address asking, for any host | 10 | one a minute |
@@ -49,15 +50,7 @@ pub enum NotNow {
 impl Fetches {
     /// Limits shared through Redis at `redis_url` (else in this process).
     pub fn new(redis_url: Option<&str>) -> Self {
-        let make = |config: RateLimit| {
-            match redis_url {
-            Some(url) => RateLimiter::shared(config, url).unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "REDIS_URL is malformed: metadata fetch limits in this process");
-                RateLimiter::local(config)
-            }),
-            None => RateLimiter::local(config),
-        }
-        };
+        let make = |config| RateLimiter::shared_or_local(config, redis_url, "metadata fetches");
         Self {
             host: make(limit(30, Duration::from_secs(10))),
             address: make(limit(10, Duration::from_secs(60))),
@@ -65,28 +58,31 @@ impl Fetches {
         }
     }
 
-    /// Whether the document `url` (on `host`) may be fetched now for a
-    /// request from `address`; a fetch allowed is counted.
+    /// Whether the document `url` (on `host`) may be fetched now for
+    /// `tenant` (its authority's id) and a request from `address`; a fetch
+    /// allowed is counted.
     pub async fn admit(
         &self,
-        key: &str,
+        tenant: &str,
+        url: &str,
         host: &str,
         address: Option<IpAddr>,
     ) -> Result<(), NotNow> {
-        if let Some(why) = self.refused(key) {
+        if let Some(why) = self.refused(&format!("{tenant}:{url}")) {
             return Err(NotNow::Refused(why));
         }
         if let Some(ip) = address
             && let Decision::Deny(wait) = self
                 .address
-                .check(&format!("auth:metadata:address:{ip}"))
+                .check(&format!("auth:metadata:address:{tenant}:{ip}"))
                 .await
         {
             return Err(NotNow::Limited(wait));
         }
+        let host = host.to_ascii_lowercase();
         match self
             .host
-            .check(&format!("auth:metadata:host:{}", host.to_ascii_lowercase()))
+            .check(&format!("auth:metadata:host:{tenant}:{host}"))
             .await
         {
             Decision::Allow => Ok(()),
@@ -94,8 +90,9 @@ impl Fetches {
         }
     }
 
-    /// Remembers that the document `key` was refused, and why.
-    pub fn refuse(&self, key: &str, why: &str) {
+    /// Remembers that the document `url` was refused for `tenant`, and why.
+    pub fn refuse(&self, tenant: &str, url: &str, why: &str) {
+        let key = format!("{tenant}:{url}");
         let now = Instant::now();
         let mut refusals = self.lock();
         if refusals.len() >= MAX_REFUSALS {
@@ -104,7 +101,7 @@ impl Fetches {
                 refusals.clear();
             }
         }
-        refusals.insert(key.to_owned(), (why.to_owned(), now));
+        refusals.insert(key, (why.to_owned(), now));
     }
 
     /// Why the document `key` was refused, if it was a moment ago.
@@ -136,20 +133,20 @@ mod tests {
         let fetches = Fetches::new(None);
         assert_eq!(
             fetches
-                .admit("t:https://a.example/c", "a.example", None)
+                .admit("t", "https://a.example/c", "a.example", None)
                 .await,
             Ok(())
         );
-        fetches.refuse("t:https://a.example/c", "the document URL answered 404");
+        fetches.refuse("t", "https://a.example/c", "the document URL answered 404");
         assert_eq!(
             fetches
-                .admit("t:https://a.example/c", "a.example", None)
+                .admit("t", "https://a.example/c", "a.example", None)
                 .await,
             Err(NotNow::Refused("the document URL answered 404".into()))
         );
         assert_eq!(
             fetches
-                .admit("u:https://a.example/c", "a.example", None)
+                .admit("u", "https://a.example/c", "a.example", None)
                 .await,
             Ok(()),
             "another tenant's key"
@@ -161,16 +158,16 @@ mod tests {
         let fetches = Fetches::new(None);
         let one: IpAddr = "203.0.113.7".parse().unwrap();
         for n in 0..10 {
-            let key = format!("t:https://a.example/{n}");
+            let url = format!("https://a.example/{n}");
             assert_eq!(
-                fetches.admit(&key, "a.example", Some(one)).await,
+                fetches.admit("t", &url, "a.example", Some(one)).await,
                 Ok(()),
                 "{n}"
             );
         }
         assert!(
             matches!(
-                fetches.admit("t:https://b.example/x", "b.example", Some(one)).await,
+                fetches.admit("t", "https://b.example/x", "b.example", Some(one)).await,
                 Err(NotNow::Limited(wait)) if wait > Duration::from_secs(30)
             ),
             "the address's eleventh fetch, whatever the host"
@@ -178,9 +175,9 @@ mod tests {
         // Other addresses go on until the host's own limit.
         for n in 10..30 {
             let from = IpAddr::from([198, 51, 100, n as u8]);
-            let key = format!("t:https://a.example/{n}");
+            let url = format!("https://a.example/{n}");
             assert_eq!(
-                fetches.admit(&key, "A.example", Some(from)).await,
+                fetches.admit("t", &url, "A.example", Some(from)).await,
                 Ok(()),
                 "{n}"
             );
@@ -189,7 +186,8 @@ mod tests {
             matches!(
                 fetches
                     .admit(
-                        "t:https://a.example/31",
+                        "t",
+                        "https://a.example/31",
                         "a.example",
                         Some(IpAddr::from([198, 51, 100, 99]))
                     )

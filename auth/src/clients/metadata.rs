@@ -71,10 +71,10 @@ pub async fn client(
     {
         return Ok(app);
     }
-    let key = format!("{}:{url}", authority.id);
+    let tenant = authority.id.to_string();
     match state
         .metadata_fetches()
-        .admit(&key, parsed.host_str().unwrap_or(""), address)
+        .admit(&tenant, url, parsed.host_str().unwrap_or(""), address)
         .await
     {
         Ok(()) => {}
@@ -91,7 +91,7 @@ pub async fn client(
         .await
         .inspect_err(|e| {
             tracing::warn!(client_id = %url, reason = %e, "client metadata document refused");
-            state.metadata_fetches().refuse(&key, &e.0);
+            state.metadata_fetches().refuse(&tenant, url, &e.0);
         })?;
     let (metadata, cache) = metadata;
     let expires = Utc::now() + chrono::Duration::from_std(cache).unwrap_or_default();

@@ -323,17 +323,14 @@ fn cut_latin1_at(
     size: usize,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
-    if input.len() < 2 * size {
+    if matches!(encoding_rs::Encoding::for_bom(input), Some((e, _)) if e != encoding_rs::UTF_8) {
         return None;
     }
-    if let Ok(text) = std::str::from_utf8(input) {
-        return cut_text(text, size, points);
+    let legacy = std::str::from_utf8(input).is_err();
+    let mut cut = cut_ascii_at(input, size, Some(encoding_rs::WINDOWS_1252), points)?;
+    if legacy {
+        cut.encoding = Some(encoding_rs::WINDOWS_1252);
     }
-    if encoding_rs::Encoding::for_bom(input).is_some() {
-        return None;
-    }
-    let mut cut = cut_text(&ascii_view(input), size, points)?;
-    cut.encoding = Some(encoding_rs::WINDOWS_1252);
     Some(cut)
 }
 
