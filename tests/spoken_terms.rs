@@ -133,6 +133,14 @@ async fn spoken_terms_refuse_bad_input_and_other_organizations() -> Result<()> {
             json!({"name": "x", "term_lists": [{"lang": "en", "entries": "a"}, {"lang": "en", "entries": "b"}]}),
             "more than one",
         ),
+        (
+            json!({"name": "x", "keyword_threshold": 0, "term_lists": [{"lang": "en", "entries": "a"}]}),
+            "'keyword_threshold'",
+        ),
+        (
+            json!({"name": "x", "keyword_threshold": "high", "term_lists": [{"lang": "en", "entries": "a"}]}),
+            "'keyword_threshold'",
+        ),
     ] {
         let (code, answer) =
             call(&api, &key, Method::POST, "/v3/spoken-terms", Some(&body)).await?;
@@ -175,5 +183,37 @@ async fn spoken_terms_refuse_bad_input_and_other_organizations() -> Result<()> {
     )
     .await?;
     assert_eq!(code, 400, "{body}");
+    Ok(())
+}
+
+/// A collection may set its own keyword-spotting threshold (shown only when
+/// set); PATCH changes it, and null goes back to the recogniser's default.
+#[tokio::test]
+async fn a_collection_sets_its_own_keyword_threshold() -> Result<()> {
+    let mut world = World::new("spoken_terms_threshold").await?;
+    let key = world.create_key("st", false).await?;
+    let api = world.start_api().await?;
+    let body = json!({"name": "Plant", "keyword_threshold": 1e-30,
+                      "term_lists": [{"lang": "en", "entries": "turbine"}]});
+    let (code, created) = call(&api, &key, Method::POST, "/v3/spoken-terms", Some(&body)).await?;
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["keyword_threshold"], 1e-30);
+    let path = format!(
+        "/v3/spoken-terms/{}",
+        created["spoken_terms_id"].as_str().unwrap_or_default()
+    );
+    let (_, read) = call(&api, &key, Method::GET, &path, None).await?;
+    assert_eq!(read["keyword_threshold"], 1e-30, "{read}");
+    let (code, patched) = call(
+        &api,
+        &key,
+        Method::PATCH,
+        &path,
+        Some(&json!({"keyword_threshold": null})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{patched}");
+    assert!(patched.get("keyword_threshold").is_none(), "{patched}");
+    assert_eq!(patched["name"], "Plant");
     Ok(())
 }

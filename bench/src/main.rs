@@ -37,6 +37,7 @@ mod documents;
 mod glossary;
 mod quality;
 mod queue;
+mod spoken_terms;
 mod tmx;
 mod translate;
 mod voice;
@@ -77,6 +78,10 @@ enum Command {
     /// Voice: TTS, voice conversion and voice-job real-time factors and the simplex
     /// stream's first-frame latency, beside the bare espeak-ng command.
     Voice(voice::VoiceArgs),
+    /// Spoken terms: hits and false alarms of keyword spotting per threshold
+    /// on espeak-ng speech of several voices and rates, beside recognition
+    /// without spotting.
+    SpokenTerms(spoken_terms::SpokenTermsArgs),
     /// Glossaries on /v2/translate: latency with the glossary cache vs without it vs
     /// no glossary, for several glossary sizes.
     Glossary(glossary::GlossaryArgs),
@@ -96,6 +101,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Translate(args) => translate::run(args).await,
         Command::Quality(args) => quality::run(args).await,
         Command::Voice(args) => voice::run(args).await,
+        Command::SpokenTerms(args) => spoken_terms::run(args).await,
         Command::Glossary(args) => glossary::run(args).await,
         Command::Auth(args) => auth::run(args).await,
         Command::Tmx(args) => tmx::run(args).await,

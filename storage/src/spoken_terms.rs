@@ -9,12 +9,15 @@ use uuid::Uuid;
 use crate::StorageError;
 
 /// A collection with its lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpokenTerms {
     /// Its id.
     pub id: Uuid,
     /// Its name.
     pub name: String,
+    /// Its keyword-spotting threshold, when it sets one (else the
+    /// recogniser's default).
+    pub keyword_threshold: Option<f64>,
     /// When it was created.
     pub created_at: DateTime<Utc>,
     /// Its lists, in the order given.
@@ -35,15 +38,18 @@ pub async fn create(
     pool: &PgPool,
     organization_id: Uuid,
     name: &str,
+    keyword_threshold: Option<f64>,
     lists: &[TermList],
 ) -> Result<SpokenTerms, StorageError> {
     let id = Uuid::new_v4();
     let mut tx = pool.begin().await?;
     sqlx::query!(
-        "INSERT INTO spoken_terms (id, organization_id, name) VALUES ($1, $2, $3)",
+        "INSERT INTO spoken_terms (id, organization_id, name, keyword_threshold)
+         VALUES ($1, $2, $3, $4)",
         id,
         organization_id,
-        name
+        name,
+        keyword_threshold
     )
     .execute(&mut *tx)
     .await?;
@@ -54,6 +60,7 @@ pub async fn create(
     Ok(SpokenTerms {
         id,
         name: name.to_owned(),
+        keyword_threshold,
         created_at: Utc::now(),
         lists: lists.to_vec(),
     })
@@ -100,7 +107,8 @@ pub async fn get(
     id: Uuid,
 ) -> Result<Option<SpokenTerms>, StorageError> {
     let Some(row) = sqlx::query!(
-        "SELECT id, name, created_at FROM spoken_terms WHERE id = $1 AND organization_id = $2",
+        "SELECT id, name, keyword_threshold, created_at FROM spoken_terms
+         WHERE id = $1 AND organization_id = $2",
         id,
         organization_id
     )
@@ -119,27 +127,32 @@ pub async fn get(
     Ok(Some(SpokenTerms {
         id: row.id,
         name: row.name,
+        keyword_threshold: row.keyword_threshold,
         created_at: row.created_at,
         lists,
     }))
 }
 
-/// Renames a collection and merges lists into it (a list replaces the one
-/// of its language); `None` when unknown or another organization's.
+/// Renames a collection, sets its threshold (`Some(None)` clears it) and
+/// merges lists into it (a list replaces the one of its language); `None`
+/// when unknown or another organization's.
 pub async fn update(
     pool: &PgPool,
     organization_id: Uuid,
     id: Uuid,
-    name: Option<&str>,
+    (name, keyword_threshold): (Option<&str>, Option<Option<f64>>),
     lists: &[TermList],
 ) -> Result<Option<SpokenTerms>, StorageError> {
     let mut tx = pool.begin().await?;
     let found = sqlx::query_scalar!(
-        r#"UPDATE spoken_terms SET name = COALESCE($3, name)
+        r#"UPDATE spoken_terms SET name = COALESCE($3, name),
+               keyword_threshold = CASE WHEN $4 THEN $5 ELSE keyword_threshold END
            WHERE id = $1 AND organization_id = $2 RETURNING id"#,
         id,
         organization_id,
-        name
+        name,
+        keyword_threshold.is_some(),
+        keyword_threshold.flatten()
     )
     .fetch_optional(&mut *tx)
     .await?;

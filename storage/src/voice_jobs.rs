@@ -85,6 +85,10 @@ pub struct NewVoiceJob {
     /// Terms recognition listens for (the spoken terms' list for the source
     /// language).
     pub spoken_terms: Vec<String>,
+    /// The spoken-terms collection they come from.
+    pub spoken_terms_id: Option<Uuid>,
+    /// Its keyword-spotting threshold, when it sets one.
+    pub keyword_threshold: Option<f64>,
     /// Where the upload goes.
     pub source_object: String,
     /// Trace id of the create request.
@@ -118,6 +122,10 @@ pub struct VoiceJob {
     pub targets: Vec<Target>,
     /// Terms recognition listens for.
     pub spoken_terms: Vec<String>,
+    /// The spoken-terms collection they come from.
+    pub spoken_terms_id: Option<Uuid>,
+    /// Its keyword-spotting threshold, when it sets one.
+    pub keyword_threshold: Option<f64>,
     /// Results in target order (empty until complete).
     pub results: Vec<TargetResult>,
     /// Object key of the upload.
@@ -148,8 +156,9 @@ pub async fn insert(conn: &mut PgConnection, job: &NewVoiceJob) -> Result<(), St
     sqlx::query!(
         r#"INSERT INTO voice_jobs (id, organization_id, api_key_id, secret, source_name,
                source_content_type, source_content_length, source_language, targets,
-               spoken_terms, source_object, trace_id, upload_expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"#,
+               spoken_terms, source_object, trace_id, upload_expires_at, spoken_terms_id,
+               keyword_threshold)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"#,
         job.id,
         job.organization_id,
         job.api_key_id,
@@ -162,7 +171,9 @@ pub async fn insert(conn: &mut PgConnection, job: &NewVoiceJob) -> Result<(), St
         &job.spoken_terms,
         job.source_object,
         job.trace_id,
-        job.upload_expires_at
+        job.upload_expires_at,
+        job.spoken_terms_id,
+        job.keyword_threshold
     )
     .execute(&mut *conn)
     .await?;
@@ -175,7 +186,8 @@ pub async fn get(pool: &PgPool, id: Uuid) -> Result<Option<VoiceJob>, StorageErr
         r#"SELECT id, organization_id, api_key_id, status, secret, source_name,
                   source_content_type, source_content_length, source_language, targets,
                   spoken_terms, results, source_object, transcript, speech_milliseconds, storage_used,
-                  error_message, attempts, trace_id, upload_expires_at, created_at, updated_at
+                  error_message, attempts, trace_id, upload_expires_at, created_at, updated_at,
+                  spoken_terms_id, keyword_threshold
            FROM voice_jobs WHERE id = $1"#,
         id
     )
@@ -196,6 +208,8 @@ pub async fn get(pool: &PgPool, id: Uuid) -> Result<Option<VoiceJob>, StorageErr
         source_language: r.source_language,
         targets: serde_json::from_value(r.targets)?,
         spoken_terms: r.spoken_terms,
+        spoken_terms_id: r.spoken_terms_id,
+        keyword_threshold: r.keyword_threshold,
         results: serde_json::from_value(r.results)?,
         source_object: r.source_object,
         transcript: r.transcript,

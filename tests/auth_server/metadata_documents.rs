@@ -319,14 +319,21 @@ async fn metadata_fetches_are_limited_and_unused_clients_pruned() -> Result<()> 
         assert_eq!(status, StatusCode::BAD_REQUEST);
         assert!(page.contains("404"), "{page}");
     }
-    assert_eq!(counts(&world, port).await?["/missing.json"], 1, "fetched once");
+    assert_eq!(
+        counts(&world, port).await?["/missing.json"],
+        1,
+        "fetched once"
+    );
     for n in 0..9 {
         let (status, page) = ask(format!("/c/{n}.json")).await?;
         assert!(status.is_redirection(), "/c/{n}.json: {status} {page}");
     }
     let (status, page) = ask("/c/9.json".into()).await?;
     assert_eq!(status, StatusCode::BAD_REQUEST, "the eleventh fetch");
-    assert!(page.contains("too many client metadata documents"), "{page}");
+    assert!(
+        page.contains("too many client metadata documents"),
+        "{page}"
+    );
     assert!(counts(&world, port).await?.get("/c/9.json").is_none());
 
     // Ann signs in to one of them and gets a token.

@@ -354,15 +354,44 @@ async fn spoken_terms_bias_a_voice_jobs_recognition() -> Result<()> {
     // is recognised.
     let plain = transcript_of(&api, &key, &speech, json!({"source_language": "en"})).await?;
     assert!(!plain.contains("tolkien"), "{plain}");
-    let biased = transcript_of(
+    let with_terms = json!({"source_language": "en", "spoken_terms_id": terms_id});
+    let biased = transcript_of(&api, &key, &speech, with_terms.clone()).await?;
+    assert!(
+        biased.contains("Tolkien"),
+        "written as the list has it: {biased}"
+    );
+    assert!(biased.contains("yesterday"), "{biased}");
+    // The job says which collection it used.
+    let (code, created) = create_job(
         &api,
         &key,
-        &speech,
-        json!({"source_language": "en", "spoken_terms_id": terms_id}),
+        &json!({"source_file": {"name": "s.wav", "content_type": "audio/wav",
+                                "content_length": speech.len()},
+                "parameters": with_terms,
+                "targets": [{"language": "en", "type": "text/plain"}]}),
     )
     .await?;
-    assert!(biased.contains("tolkien"), "{biased}");
-    assert!(biased.contains("yesterday"), "{biased}");
+    assert_eq!(code, 201, "{created}");
+    let job_id = created["job_id"].as_str().context("job_id")?;
+    let (_, job) = api
+        .get(&key, &format!("/v1/jobs/voice/translate/{job_id}"))
+        .await?;
+    assert_eq!(job["parameters"]["spoken_terms_id"], terms_id, "{job}");
+
+    // A collection's own threshold is the one used: at 0.1 nothing this
+    // faint is spotted.
+    let (code, patched) = crate::support::call(
+        &api,
+        &key,
+        reqwest::Method::PATCH,
+        &format!("/v3/spoken-terms/{terms_id}"),
+        Some(&json!({"keyword_threshold": 0.1})),
+    )
+    .await?;
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(patched["keyword_threshold"], 0.1);
+    let strict = transcript_of(&api, &key, &speech, with_terms).await?;
+    assert!(!strict.contains("Tolkien"), "{strict}");
 
     // Another organization's terms, an unknown id and a malformed one are
     // refused when the job is created.

@@ -27,10 +27,13 @@ pub const DEFAULT_MODEL_DIR: &str = "/usr/share/pocketsphinx/model/en-us";
 /// The language of speech whose language is not given (a DeepL code).
 pub const DEFAULT_LANGUAGE: &str = "EN";
 
-/// Keyword-spotting threshold of a spoken term: low enough to catch a term
-/// spoken clearly, high enough that ordinary speech does not trigger it
-/// (measured on espeak-ng speech: "told you" is not taken for "Tolkien").
-const TERM_THRESHOLD: &str = "1e-20";
+/// Keyword-spotting threshold of a spoken term (pocketsphinx's `/1e-N/`):
+/// the lower, the more readily a term is spotted, and the more often in
+/// speech that does not hold it. Chosen with `tolk-bench spoken-terms`
+/// (docs/benchmarks.md), which counts hits and false alarms per threshold on
+/// espeak-ng speech of several voices and rates; a spoken-terms collection
+/// may set its own.
+pub const DEFAULT_TERM_THRESHOLD: f64 = 1e-25;
 
 /// The recogniser.
 #[derive(Debug, Clone)]
@@ -97,68 +100,113 @@ impl Recognizer {
 
     /// Transcribes 16 kHz mono speech (lower-case words, utterances joined by spaces).
     pub async fn recognize(&self, samples_16k: &[f32]) -> Result<String, VoiceError> {
-        self.recognize_with_terms(samples_16k, &[]).await
+        self.recognize_with_terms(samples_16k, &[], DEFAULT_TERM_THRESHOLD)
+            .await
     }
 
     /// [`Recognizer::recognize`], biased towards `terms` (spoken terms: words
-    /// or phrases the speaker is expected to say). Terms with a word the
-    /// pronunciation dictionary lacks are left out (logged).
+    /// or phrases the speaker is expected to say), spotted at `threshold`
+    /// ([`DEFAULT_TERM_THRESHOLD`]). A spotted term is written as it was
+    /// given ("Tolkien"). Terms with a word the pronunciation dictionary
+    /// lacks are left out (logged).
     pub async fn recognize_with_terms(
         &self,
         samples_16k: &[f32],
         terms: &[String],
+        threshold: f64,
     ) -> Result<String, VoiceError> {
         self.check()?;
         let terms = self.spottable(terms).await?;
-        let path = temp_path("wav");
-        let wav = crate::wav::encode(&crate::wav::to_i16(&dither(samples_16k)), SAMPLE_RATE)?;
-        write(&path, &wav).await?;
+        let path = self.audio_file(samples_16k).await?;
         let result = if terms.is_empty() {
             self.run(&path, &[])
                 .await
                 .map(|out| out.split_whitespace().collect::<Vec<_>>().join(" "))
         } else {
-            self.run_with_terms(&path, &terms).await
+            let lm = self.run(&path, &["-time", "yes"]);
+            let kws = self.spot_in(&path, &terms, threshold);
+            let (heard, spotted) = tokio::join!(lm, kws);
+            spotted.and_then(|spotted| Ok(merge(timed(&heard?), spotted)))
         };
         let _ = tokio::fs::remove_file(&path).await;
         result
     }
 
-    /// Both passes at once, merged.
-    async fn run_with_terms(&self, path: &Path, terms: &[String]) -> Result<String, VoiceError> {
+    /// The terms spotted in the speech at `threshold`, as they were given,
+    /// in the order they were spoken (the keyword-spotting pass alone).
+    pub async fn spot(
+        &self,
+        samples_16k: &[f32],
+        terms: &[String],
+        threshold: f64,
+    ) -> Result<Vec<String>, VoiceError> {
+        self.check()?;
+        let terms = self.spottable(terms).await?;
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = self.audio_file(samples_16k).await?;
+        let spotted = self.spot_in(&path, &terms, threshold).await;
+        let _ = tokio::fs::remove_file(&path).await;
+        let mut spotted = spotted?;
+        spotted.sort_by(|a, b| a.start.total_cmp(&b.start));
+        Ok(spotted.into_iter().map(|t| t.text).collect())
+    }
+
+    /// The speech as the 16 kHz WAV file pocketsphinx reads (with its noise
+    /// floor, [`dither`]).
+    async fn audio_file(&self, samples_16k: &[f32]) -> Result<PathBuf, VoiceError> {
+        let path = temp_path("wav");
+        let wav = crate::wav::encode(&crate::wav::to_i16(&dither(samples_16k)), SAMPLE_RATE)?;
+        write(&path, &wav).await?;
+        Ok(path)
+    }
+
+    /// The keyword-spotting pass over the file at `path`: the spotted terms
+    /// with their times, written as given.
+    async fn spot_in(
+        &self,
+        path: &Path,
+        terms: &[Term],
+        threshold: f64,
+    ) -> Result<Vec<Timed>, VoiceError> {
         let list = temp_path("kws");
         let lines: String = terms
             .iter()
-            .map(|t| format!("{t} /{TERM_THRESHOLD}/\n"))
+            .map(|t| format!("{} /{threshold:e}/\n", t.spoken))
             .collect();
         write(&list, lines.as_bytes()).await?;
-        let lm = self.run(path, &["-time", "yes"]);
-        let kws = self.run_search(path, "-kws", &list, &["-time", "yes"]);
-        let (heard, spotted) = tokio::join!(lm, kws);
+        let out = self
+            .run_search(path, "-kws", &list, &["-time", "yes"])
+            .await;
         let _ = tokio::fs::remove_file(&list).await;
-        Ok(merge(timed(&heard?), timed(&spotted?)))
+        let mut spotted = timed(&out?);
+        for t in &mut spotted {
+            if let Some(term) = terms.iter().find(|term| term.spoken == t.text) {
+                t.text.clone_from(&term.written);
+            }
+        }
+        Ok(spotted)
     }
 
-    /// The terms that can be spotted, normalised (lower case, single spaces).
-    async fn spottable(&self, terms: &[String]) -> Result<Vec<String>, VoiceError> {
+    /// The terms that can be spotted: as pocketsphinx spots them (lower
+    /// case, single spaces) and as they were written.
+    async fn spottable(&self, terms: &[String]) -> Result<Vec<Term>, VoiceError> {
         if terms.is_empty() {
             return Ok(Vec::new());
         }
         let words = self.dictionary().await?;
-        let mut out = Vec::new();
+        let mut out: Vec<Term> = Vec::new();
         for term in terms {
-            let t = term
-                .split_whitespace()
-                .map(str::to_lowercase)
-                .collect::<Vec<_>>()
-                .join(" ");
-            if t.is_empty() || out.contains(&t) {
+            let written = term.split_whitespace().collect::<Vec<_>>().join(" ");
+            let spoken = written.to_lowercase();
+            if spoken.is_empty() || out.iter().any(|t| t.spoken == spoken) {
                 continue;
             }
-            if t.split(' ').all(|w| words.contains(w)) {
-                out.push(t);
+            if spoken.split(' ').all(|w| words.contains(w)) {
+                out.push(Term { spoken, written });
             } else {
-                tracing::warn!(term = %t, "spoken term has a word the pronunciation dictionary lacks; not used");
+                tracing::warn!(term = %spoken, "spoken term has a word the pronunciation dictionary lacks; not used");
             }
         }
         Ok(out)
@@ -240,6 +288,13 @@ struct Timed {
     start: f64,
     end: f64,
     confidence: f64,
+}
+
+/// A spoken term: as pocketsphinx spots it, and as it was written.
+#[derive(Debug, Clone)]
+struct Term {
+    spoken: String,
+    written: String,
 }
 
 /// The timed lines of `-time yes` output (`text start end confidence`),
@@ -382,8 +437,11 @@ mod tests {
         assert!(!plain.contains("tolkien"), "{plain}");
         // A term whose word the dictionary lacks is left out, not an error.
         let terms = ["Tolkien".to_owned(), "Kubernetes".to_owned()];
-        let biased = r.recognize_with_terms(&x, &terms).await.unwrap();
-        assert!(biased.contains("tolkien"), "{biased}");
+        let biased = r
+            .recognize_with_terms(&x, &terms, DEFAULT_TERM_THRESHOLD)
+            .await
+            .unwrap();
+        assert!(biased.contains("Tolkien"), "written as given: {biased}");
         assert!(
             biased.contains("engineers") && biased.contains("yesterday"),
             "{biased}"
@@ -391,7 +449,10 @@ mod tests {
         // Speech without the term, close to it in sound, is left as heard.
         let y = speech("We told you about the cake in the kitchen.").await;
         let plain = r.recognize(&y).await.unwrap();
-        let biased = r.recognize_with_terms(&y, &terms).await.unwrap();
+        let biased = r
+            .recognize_with_terms(&y, &terms, DEFAULT_TERM_THRESHOLD)
+            .await
+            .unwrap();
         assert_eq!(biased, plain);
     }
 

@@ -89,7 +89,12 @@ async fn run(job: &VoiceTranslate, state: &WorkerState) -> Result<(), JobError> 
     .map_err(|e| JobError::Transient(format!("decoding task failed: {e}")))??;
     let transcript = state
         .recognizer
-        .recognize_with_terms(&speech, &row.spoken_terms)
+        .recognize_with_terms(
+            &speech,
+            &row.spoken_terms,
+            row.keyword_threshold
+                .unwrap_or(tolk_voice::asr::DEFAULT_TERM_THRESHOLD),
+        )
         .await?;
     tracing::info!(
         duration_ms,

@@ -5,6 +5,9 @@
 //! /v3/spoken-terms/{id}/term-lists`. Bodies are JSON or forms (a form gives
 //! `term_lists` as indexed fields or as one JSON text field). A list's
 //! `entries` are newline-separated terms, at most 300 characters in all.
+//! Beyond DeepL's fields, a collection may set `keyword_threshold` (a number
+//! in (0, 1]: the recogniser's keyword-spotting threshold for its terms; null
+//! in a PATCH goes back to the default), shown only when set.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -57,12 +60,35 @@ fn list_view(l: &TermList) -> Value {
 }
 
 fn view(s: &SpokenTerms) -> Value {
-    json!({
+    let mut out = json!({
         "spoken_terms_id": s.id,
         "name": s.name,
         "term_lists": s.lists.iter().map(list_view).collect::<Vec<_>>(),
         "creation_time": time(s.created_at),
-    })
+    });
+    if let Some(t) = s.keyword_threshold {
+        out["keyword_threshold"] = json!(t);
+    }
+    out
+}
+
+/// `keyword_threshold`: absent (`None`), null (`Some(None)`) or a number in
+/// (0, 1] (a form gives it as text).
+fn keyword_threshold(obj: &Map<String, Value>) -> Result<Option<Option<f64>>, ApiError> {
+    let bad =
+        || ApiError::bad("Value for 'keyword_threshold' must be a number above 0, at most 1.");
+    let value = match obj.get("keyword_threshold") {
+        None => return Ok(None),
+        Some(Value::Null) => return Ok(Some(None)),
+        Some(Value::Number(n)) => n.as_f64().ok_or_else(bad)?,
+        Some(Value::String(s)) => s.trim().parse::<f64>().map_err(|_| bad())?,
+        Some(_) => return Err(bad()),
+    };
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        Ok(Some(Some(value)))
+    } else {
+        Err(bad())
+    }
 }
 
 fn name(raw: &str) -> Result<String, ApiError> {
@@ -151,7 +177,8 @@ async fn create(
     let name = name(required(&obj, "name")?)?;
     let lists = term_lists(&obj)?
         .ok_or_else(|| ApiError::bad("Missing required parameter 'term_lists'."))?;
-    let s = spoken_terms::create(&state.db, key.organization_id, &name, &lists).await?;
+    let threshold = keyword_threshold(&obj)?.flatten();
+    let s = spoken_terms::create(&state.db, key.organization_id, &name, threshold, &lists).await?;
     Ok((StatusCode::CREATED, Json(view(&s))).into_response())
 }
 
@@ -185,12 +212,19 @@ async fn patch(
     let id = id_of(&id)?;
     let name = string(&obj, "name")?.map(name).transpose()?;
     let lists = term_lists(&obj)?.unwrap_or_default();
-    if name.is_none() && lists.is_empty() {
+    let threshold = keyword_threshold(&obj)?;
+    if name.is_none() && lists.is_empty() && threshold.is_none() {
         return Err(ApiError::bad("Give 'name' or 'term_lists' to change."));
     }
-    let s = spoken_terms::update(&state.db, key.organization_id, id, name.as_deref(), &lists)
-        .await?
-        .ok_or_else(not_found)?;
+    let s = spoken_terms::update(
+        &state.db,
+        key.organization_id,
+        id,
+        (name.as_deref(), threshold),
+        &lists,
+    )
+    .await?
+    .ok_or_else(not_found)?;
     Ok(Json(view(&s)))
 }
 
@@ -251,7 +285,7 @@ async fn put_list(
         &state.db,
         key.organization_id,
         id,
-        None,
+        (None, None),
         std::slice::from_ref(&list),
     )
     .await?

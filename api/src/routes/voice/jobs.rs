@@ -271,13 +271,14 @@ fn parse_target(
 }
 
 /// The terms of the spoken terms `id` (of this organization) for the
-/// recognised language `language`; none when the collection has no list for it.
+/// recognised language `language` (none when the collection has no list for
+/// it), and the collection's keyword-spotting threshold, when it sets one.
 async fn spoken_terms_for(
     state: &AppState,
     organization_id: Uuid,
     id: Uuid,
     language: &str,
-) -> Result<Vec<String>, ApiError> {
+) -> Result<(Vec<String>, Option<f64>), ApiError> {
     let found = spoken_terms::get(&state.db, organization_id, id)
         .await?
         .ok_or_else(|| {
@@ -287,12 +288,14 @@ async fn spoken_terms_for(
             )
         })?;
     let lang = tolk_lang::base(language);
-    Ok(found
+    let threshold = found.keyword_threshold;
+    let terms = found
         .lists
         .into_iter()
         .find(|l| l.lang == lang)
         .map(|l| l.terms)
-        .unwrap_or_default())
+        .unwrap_or_default();
+    Ok((terms, threshold))
 }
 
 async fn create(
@@ -319,11 +322,12 @@ async fn create(
             ApiError::QuotaExceeded(message) => ApiError::Forbidden(message),
             other => other,
         })?;
-    let spoken_terms = match spoken_terms {
+    let spoken_terms_id = spoken_terms.as_ref().map(|(id, _)| *id);
+    let (spoken_terms, keyword_threshold) = match spoken_terms {
         Some((id, language)) => {
             spoken_terms_for(&state, key.organization_id, id, &language).await?
         }
-        None => Vec::new(),
+        None => (Vec::new(), None),
     };
     let id = Uuid::new_v4();
     let secret = voice_jobs::new_secret();
@@ -339,6 +343,8 @@ async fn create(
         source_language,
         targets,
         spoken_terms,
+        spoken_terms_id,
+        keyword_threshold,
         source_object: format!("voice/{id}/source"),
         trace_id,
         upload_expires_at: expires,
@@ -542,6 +548,9 @@ async fn status_of(
     let mut parameters = json!({});
     if let Some(l) = &job.source_language {
         parameters["source_language"] = json!(l);
+    }
+    if let Some(id) = job.spoken_terms_id {
+        parameters["spoken_terms_id"] = json!(id);
     }
     Ok(Json(json!({
         "job_id": job.id,
