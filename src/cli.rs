@@ -274,6 +274,13 @@ pub struct AuthArgs {
     /// Base URL of the earlier platform, for the legacy API key validation.
     #[arg(long, env = "PLATFORM_URI")]
     pub platform_uri: Option<String>,
+    /// PEM private key that signs the SAML service provider metadata
+    /// (`/auth/saml/metadata`); with --saml-sp-cert-file.
+    #[arg(long, env = "SAML_SP_KEY_FILE", requires = "saml_sp_cert_file")]
+    pub saml_sp_key_file: Option<std::path::PathBuf>,
+    /// PEM certificate of that key, named in the metadata.
+    #[arg(long, env = "SAML_SP_CERT_FILE", requires = "saml_sp_key_file")]
+    pub saml_sp_cert_file: Option<std::path::PathBuf>,
     /// New dynamic client registrations per hour from one address.
     #[arg(long, env = "MCP_REGISTRATION_LIMIT", default_value_t = 10)]
     pub mcp_registration_limit: u32,

@@ -41,6 +41,10 @@ pub fn auth_state(
         jwt_issuer: common.jwt_issuer.clone(),
         cookie_session_secret: auth.sealing.cookie_session_secret.clone(),
         provider_token_keys: auth.sealing.provider_token_keys.clone(),
+        saml_sp_signing: auth
+            .saml_sp_key_file
+            .clone()
+            .zip(auth.saml_sp_cert_file.clone()),
         production: is_production(common),
         session_timeout_minutes: auth.session_timeout_minutes,
         redis_url: common.redis_url.clone().filter(|u| !u.is_empty()),

@@ -2,8 +2,10 @@
 //! escape and non-translatable span of a document survives its translation
 //! byte for byte. One document per format goes through the queue and the
 //! real engine (English to Spanish); an independent reader (the raw bytes for
-//! text formats, python-docx, openpyxl, python-pptx, odfpy and lxml for the
-//! others) counts each marker in the source and in the translation.
+//! text formats, python-docx, openpyxl, python-pptx, odfpy, translate-toolkit,
+//! LibreOffice and lxml for the others) counts each marker in the source and
+//! in the translation. Office documents are written by their own libraries,
+//! OpenDocument, RTF and macro-enabled workbooks by LibreOffice from them.
 
 use std::collections::BTreeMap;
 
@@ -53,6 +55,38 @@ else:
     p.save(path)
 "#;
 
+/// Writes a .NET resource file with translate-toolkit: the prose and a
+/// composite-format placeholder.
+const MAKE_RESX: &str = r#"
+import sys
+from translate.storage import resx
+path, prose = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
+store = resx.RESXFile()
+for name, text in [("Prose", prose), ("Total", "The total is {1:N2} today.")]:
+    unit = store.addsourceunit(text)
+    unit.setid(name)
+store.savefile(path)
+"#;
+
+/// Writes a SCORM 1.2 package with Python's zipfile: the manifest and one
+/// page holding the prose.
+const MAKE_SCORM: &str = r#"
+import sys, zipfile
+path, prose = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
+manifest = """<?xml version="1.0" encoding="UTF-8"?>
+<manifest identifier="course" version="1.0" xmlns="http://www.imsproject.org/xsd/imscp_rootv1p1p2" xmlns:adlcp="http://www.adlnet.org/xsd/adlcp_rootv1p2">
+  <metadata><schema>ADL SCORM</schema><schemaversion>1.2</schemaversion></metadata>
+  <organizations default="org"><organization identifier="org"><title>The course of {0}</title>
+    <item identifier="item" identifierref="res"><title>The lesson</title></item></organization></organizations>
+  <resources><resource identifier="res" type="webcontent" adlcp:scormtype="sco" href="index.html"><file href="index.html"/></resource></resources>
+</manifest>
+"""
+page = f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>The lesson</title></head><body><p>{prose}</p><p>The dog runs with <code>max_retries</code> in the park.</p></body></html>"
+with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("imsmanifest.xml", manifest)
+    z.writestr("index.html", page)
+"#;
+
 /// Reads the text of a document the way its users' tools do, a line for
 /// each paragraph, cell or text frame; XLIFF targets (or sources when there
 /// is none) as their markup.
@@ -69,10 +103,17 @@ elif kind == "xlsx":
 elif kind == "pptx":
     import pptx
     out = [sh.text_frame.text for s in pptx.Presentation(path).slides for sh in s.shapes if sh.has_text_frame]
-elif kind == "odt":
+elif kind == "odf":
     from odf.opendocument import load
     from odf import teletype, text
     out = [teletype.extractText(p) for p in load(path).getElementsByType(text.P)]
+elif kind == "scorm":
+    import zipfile
+    with zipfile.ZipFile(path) as z:
+        out = [z.read(n).decode("utf-8") for n in ("imsmanifest.xml", "index.html")]
+elif kind == "resx":
+    from translate.storage import resx
+    out = [u.target or u.source for u in resx.RESXFile.parsefile(path).units]
 elif kind == "xliff":
     from lxml import etree
     ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
@@ -91,6 +132,8 @@ enum Reader {
     Raw,
     /// [`READ`] of this kind.
     Python(&'static str),
+    /// LibreOffice's plain text of the file.
+    LibreOffice,
 }
 
 /// One document of the contract: its name, bytes, reader and markers.
@@ -122,15 +165,57 @@ async fn read(world: &World, name: &str, bytes: &[u8], reader: &Reader) -> Resul
             std::fs::write(&path, bytes)?;
             python(READ, &[std::path::Path::new(kind), &path]).await
         }
+        Reader::LibreOffice => {
+            let path = world.path(name);
+            std::fs::write(&path, bytes)?;
+            let text = libreoffice(world, &path, "txt:Text (encoded):UTF8").await?;
+            Ok(std::fs::read_to_string(text)?)
+        }
     }
+}
+
+/// The file LibreOffice makes of `input` with the filter `to`
+/// (`odt`, `txt:Text (encoded):UTF8`…), in a folder of its own.
+async fn libreoffice(
+    world: &World,
+    input: &std::path::Path,
+    to: &str,
+) -> Result<std::path::PathBuf> {
+    let extension = to.split(':').next().unwrap_or(to);
+    let out_dir = world.path(&format!("lo-{extension}"));
+    let out = tokio::process::Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            world.path("lo-profile").display()
+        ))
+        .args(["--headless", "--convert-to", to, "--outdir"])
+        .arg(&out_dir)
+        .arg(input)
+        .output()
+        .await
+        .context("soffice")?;
+    anyhow::ensure!(out.status.success(), "soffice: {out:?}");
+    let stem = input.file_stem().context("file name")?;
+    let made = out_dir.join(stem).with_extension(extension);
+    anyhow::ensure!(made.exists(), "soffice made no {}: {out:?}", made.display());
+    Ok(made)
+}
+
+/// [`PROSE`] in a file of the world's folder, for the writers to read.
+fn prose_file(world: &World) -> Result<std::path::PathBuf> {
+    let prose = world.path("prose.txt");
+    std::fs::write(&prose, PROSE)?;
+    Ok(prose)
 }
 
 /// Bytes of an Office document `MAKE_OFFICE` writes.
 async fn office(world: &World, kind: &str) -> Result<Vec<u8>> {
-    let prose = world.path("prose.txt");
-    std::fs::write(&prose, PROSE)?;
     let path = world.path(&format!("made.{kind}"));
-    python(MAKE_OFFICE, &[std::path::Path::new(kind), &path, &prose]).await?;
+    python(
+        MAKE_OFFICE,
+        &[std::path::Path::new(kind), &path, &prose_file(world)?],
+    )
+    .await?;
     Ok(std::fs::read(&path)?)
 }
 
@@ -288,26 +373,69 @@ async fn cases(world: &World) -> Result<Vec<Case>> {
             markers: PROSE_MARKERS.iter().chain(extra).copied().collect(),
         });
     }
-    // LibreOffice's own OpenDocument text of the Word document.
-    let docx = world.path("for-odt.docx");
-    std::fs::write(&docx, office(world, "docx").await?)?;
-    let out = tokio::process::Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            world.path("lo-profile").display()
-        ))
-        .args(["--headless", "--convert-to", "odt", "--outdir"])
-        .arg(world.path("odt"))
-        .arg(&docx)
-        .output()
-        .await
-        .context("soffice")?;
-    anyhow::ensure!(out.status.success(), "soffice: {out:?}");
+    // LibreOffice's own OpenDocument, RTF and macro-enabled workbook of the
+    // Office documents.
+    for (from, to, name, reader, extra) in [
+        (
+            "docx",
+            "odt",
+            "report.odt",
+            Reader::Python("odf"),
+            &["{1}"][..],
+        ),
+        (
+            "docx",
+            "rtf",
+            "report.rtf",
+            Reader::LibreOffice,
+            &["{1}"][..],
+        ),
+        (
+            "xlsx",
+            "ods",
+            "book.ods",
+            Reader::Python("odf"),
+            &["{{ place }}"][..],
+        ),
+        (
+            "xlsx",
+            "xlsm:Calc MS Excel 2007 VBA XML",
+            "book.xlsm",
+            Reader::Python("xlsx"),
+            &["{{ place }}"][..],
+        ),
+        ("pptx", "odp", "slides.odp", Reader::Python("odf"), &[][..]),
+    ] {
+        let source = world.path(&format!("for-{}.{from}", name.replace('.', "-")));
+        std::fs::write(&source, office(world, from).await?)?;
+        cases.push(Case {
+            name,
+            bytes: std::fs::read(libreoffice(world, &source, to).await?)?,
+            reader,
+            markers: PROSE_MARKERS.iter().chain(extra).copied().collect(),
+        });
+    }
+    // A SCORM package written by Python's zipfile.
+    let scorm = world.path("made.zip");
+    python(MAKE_SCORM, &[&scorm, &prose_file(world)?]).await?;
     cases.push(Case {
-        name: "report.odt",
-        bytes: std::fs::read(world.path("odt/for-odt.odt"))?,
-        reader: Reader::Python("odt"),
-        markers: PROSE_MARKERS.iter().chain(&["{1}"]).copied().collect(),
+        name: "course.zip",
+        bytes: std::fs::read(&scorm)?,
+        reader: Reader::Python("scorm"),
+        markers: PROSE_MARKERS
+            .iter()
+            .chain(&["<code>max_retries</code>"])
+            .copied()
+            .collect(),
+    });
+    // A .NET resource file written by translate-toolkit.
+    let resx = world.path("made.resx");
+    python(MAKE_RESX, &[&resx, &prose_file(world)?]).await?;
+    cases.push(Case {
+        name: "Strings.resx",
+        bytes: std::fs::read(&resx)?,
+        reader: Reader::Python("resx"),
+        markers: PROSE_MARKERS.iter().chain(&["{1:N2}"]).copied().collect(),
     });
     Ok(cases)
 }

@@ -18,6 +18,10 @@ pub struct AuthConfig {
     pub jwt_issuer: String,
     /// `COOKIE_SESSION_SECRET`: at least 32 bytes; `None`: an ephemeral key per boot.
     pub cookie_session_secret: Option<String>,
+    /// `SAML_SP_KEY_FILE` and `SAML_SP_CERT_FILE`: the PEM private key and
+    /// certificate that sign the SAML service provider metadata (both or
+    /// neither).
+    pub saml_sp_signing: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// `PROVIDER_TOKEN_KEYS`: the keys sealing identity providers' tokens at
     /// rest ([`crate::sealing`]); `None`: one derived from the session secret.
     pub provider_token_keys: Option<String>,
@@ -57,6 +61,7 @@ impl Default for AuthConfig {
             jwt_issuer: DEFAULT_ISSUER.to_owned(),
             cookie_session_secret: None,
             provider_token_keys: None,
+            saml_sp_signing: None,
             production: false,
             session_timeout_minutes: DEFAULT_SESSION_TIMEOUT_MINUTES,
             redis_url: None,

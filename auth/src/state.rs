@@ -11,6 +11,7 @@ use crate::config::AuthConfig;
 use crate::consent::ConsentSigner;
 use crate::events::LoginEvents;
 use crate::federation::exchange::DocumentCache;
+use crate::federation::saml::SpSigning;
 use crate::sealing::TokenKeys;
 use crate::sessions::SessionKey;
 use crate::throttle::Throttle;
@@ -27,6 +28,7 @@ struct Inner {
     verifier: Verifier,
     sessions: SessionKey,
     token_keys: TokenKeys,
+    saml_signing: Option<SpSigning>,
     consent: ConsentSigner,
     events: LoginEvents,
     api_keys: ApiKeyAuth,
@@ -46,6 +48,19 @@ impl AuthState {
         let consent = ConsentSigner::new(sessions.master());
         let token_keys =
             TokenKeys::from_setting(config.provider_token_keys.as_deref(), sessions.master())?;
+        let saml_signing = match &config.saml_sp_signing {
+            Some((key, cert)) => {
+                let read = |path: &std::path::Path| {
+                    std::fs::read_to_string(path)
+                        .map_err(|e| AuthError::Key(format!("reading {}: {e}", path.display())))
+                };
+                Some(
+                    SpSigning::from_pem(&read(key)?, &read(cert)?)
+                        .map_err(|e| AuthError::Key(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         let events = LoginEvents::start(config.redis_url.as_deref(), &config.login_events_channel);
         let api_keys = ApiKeyAuth::new(config.platform_uri.clone());
         let throttle = Throttle::new(config.redis_url.as_deref());
@@ -62,6 +77,7 @@ impl AuthState {
             verifier,
             sessions,
             token_keys,
+            saml_signing,
             consent,
             events,
             api_keys,
@@ -95,6 +111,10 @@ impl AuthState {
     /// The limits and remembered refusals of client metadata fetches.
     pub fn metadata_fetches(&self) -> &Fetches {
         &self.0.metadata_fetches
+    }
+    /// The key signing SAML service provider metadata, when configured.
+    pub fn saml_signing(&self) -> Option<&SpSigning> {
+        self.0.saml_signing.as_ref()
     }
     /// The keys sealing identity providers' tokens at rest.
     pub fn token_keys(&self) -> &TokenKeys {

@@ -428,7 +428,8 @@ print(json.dumps(out))
 /// Each SAML strategy publishes its service provider metadata
 /// (`/auth/saml/metadata?id=…`) for the identity provider to import: pysaml2
 /// loads it and finds our entity, the strategy's consumer URL (its own, or
-/// the configured one), signed assertions wanted and the NameID format.
+/// the configured one), signed assertions wanted and the NameID format; with
+/// a signing key configured, xmlsec1 verifies its signature.
 #[tokio::test]
 async fn each_saml_strategy_publishes_metadata_identity_providers_import() -> Result<()> {
     let mut world = world_with_ann("saml-metadata").await?;
@@ -501,6 +502,60 @@ async fn each_saml_strategy_publishes_metadata_identity_providers_import() -> Re
             "{read}"
         );
     }
+    // With a signing key configured, the document carries its certificate
+    // and an enveloped signature xmlsec1 verifies; a changed copy fails.
+    let (sp_key, sp_cert) = certificate(&world, "sp")?;
+    world
+        .extra_env
+        .push(("SAML_SP_KEY_FILE".into(), sp_key.display().to_string()));
+    world
+        .extra_env
+        .push(("SAML_SP_CERT_FILE".into(), sp_cert.display().to_string()));
+    let signing = start_auth(&mut world).await?;
+    let id = own["id"].as_str().context("id")?;
+    let signed = signing
+        .http
+        .get(signing.url(&format!("/auth/saml/metadata?id={id}")))
+        .send()
+        .await?
+        .text()
+        .await?;
+    assert!(
+        signed.contains("<md:KeyDescriptor use=\"signing\">"),
+        "{signed}"
+    );
+    let path = world.path("signed.xml");
+    std::fs::write(&path, &signed)?;
+    let verify = |file: &std::path::Path| {
+        std::process::Command::new("xmlsec1")
+            .args(["--verify", "--pubkey-cert-pem"])
+            .arg(&sp_cert)
+            .args([
+                "--id-attr:ID",
+                "urn:oasis:names:tc:SAML:2.0:metadata:EntityDescriptor",
+            ])
+            .arg(file)
+            .output()
+    };
+    let out = verify(&path)?;
+    assert!(
+        out.status.success(),
+        "xmlsec1: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: Value =
+        serde_json::from_str(&crate::support::python(READ_SP_METADATA, &[&path]).await?)?;
+    assert_eq!(read["entities"], serde_json::json!([SP_ENTITY]), "{read}");
+    let changed = world.path("changed.xml");
+    std::fs::write(
+        &changed,
+        signed.replace(SP_ENTITY, "https://attacker.example/sp"),
+    )?;
+    assert!(
+        !verify(&changed)?.status.success(),
+        "a changed copy verifies"
+    );
+
     for (query, status) in [
         ("?id=adfs_strat-nope", StatusCode::NOT_FOUND),
         ("", StatusCode::BAD_REQUEST),

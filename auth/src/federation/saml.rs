@@ -143,12 +143,50 @@ pub fn authn_request_url(
     Ok(url)
 }
 
+/// The key that signs the service provider's metadata documents
+/// (`SAML_SP_KEY_FILE`, `SAML_SP_CERT_FILE`).
+#[derive(Clone)]
+pub struct SpSigning {
+    /// The private key, DER.
+    key_der: Vec<u8>,
+    /// The certificate, base64 DER.
+    certificate: String,
+}
+
+impl std::fmt::Debug for SpSigning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SpSigning(..)")
+    }
+}
+
+impl SpSigning {
+    /// From PEM texts of a private key (PKCS#8 or PKCS#1) and its certificate.
+    pub fn from_pem(key: &str, certificate: &str) -> Result<Self, FederationError> {
+        let key_der = STANDARD
+            .decode(certificate_body(key))
+            .map_err(|e| config(format!("the SAML signing key is not PEM: {e}")))?;
+        let certificate = certificate_body(certificate);
+        STANDARD
+            .decode(&certificate)
+            .map_err(|e| config(format!("the SAML signing certificate is not PEM: {e}")))?;
+        Ok(Self {
+            key_der,
+            certificate,
+        })
+    }
+}
+
 /// The strategy's service provider metadata, for the identity provider to
 /// import (ADFS, Entra ID, Okta): our entity id, the consumer URL of the POST
 /// binding, the NameID format asked for, and that assertions must be signed.
-/// Tolk signs no request and decrypts no assertion, so the document names no
-/// key and is not signed itself.
-pub fn sp_metadata(strategy: &SamlStrategy, acs_url: &str) -> String {
+/// With a signing key (`signing`) the document names its certificate and is
+/// signed (enveloped, RSA-SHA256); without one it is neither (Tolk signs no
+/// request and decrypts no assertion).
+pub fn sp_metadata(
+    strategy: &SamlStrategy,
+    acs_url: &str,
+    signing: Option<&SpSigning>,
+) -> Result<String, FederationError> {
     let name_id = match strategy.name_identifier_format.trim() {
         "" => String::new(),
         format => format!(
@@ -156,17 +194,44 @@ pub fn sp_metadata(strategy: &SamlStrategy, acs_url: &str) -> String {
             escape(format)
         ),
     };
-    format!(
+    let id = format!(
+        "_tolk-sp-{}",
+        &hex::encode(Sha256::digest(strategy.id.as_bytes()))[..24]
+    );
+    let (signature, key) = match signing {
+        Some(s) => (
+            format!(
+                r##"
+  <ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:SignedInfo><ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/><ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/><ds:Reference URI="#{id}"><ds:Transforms><ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/><ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms><ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/><ds:DigestValue></ds:DigestValue></ds:Reference></ds:SignedInfo><ds:SignatureValue></ds:SignatureValue><ds:KeyInfo><ds:X509Data><ds:X509Certificate>{}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>"##,
+                s.certificate
+            ),
+            format!(
+                r#"
+    <md:KeyDescriptor use="signing"><ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data><ds:X509Certificate>{}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>"#,
+                s.certificate
+            ),
+        ),
+        None => (String::new(), String::new()),
+    };
+    let xml = format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
-<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="{}">
-  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true">{name_id}
+<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" ID="{id}" entityID="{}">{signature}
+  <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol" AuthnRequestsSigned="false" WantAssertionsSigned="true">{key}{name_id}
     <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="{}" index="0" isDefault="true"/>
   </md:SPSSODescriptor>
 </md:EntityDescriptor>
 "#,
         escape(&strategy.issuer),
         escape(acs_url),
-    )
+    );
+    match signing {
+        None => Ok(xml),
+        Some(s) => {
+            use samael::crypto::CryptoProvider;
+            samael::crypto::Crypto::sign_xml(&xml, &s.key_der)
+                .map_err(|e| config(format!("signing the metadata: {e}")))
+        }
+    }
 }
 
 /// What a verified response says.

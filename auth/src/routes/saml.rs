@@ -58,8 +58,8 @@ fn acs_url(state: &AuthState, headers: &HeaderMap, strategy: &SamlStrategy) -> S
 }
 
 /// `GET /auth/saml/metadata?id=…`: the strategy's service provider metadata
-/// (`application/samlmetadata+xml`); 400 without an id, 404 for a strategy
-/// this host's authority does not have.
+/// (`application/samlmetadata+xml`, signed when `SAML_SP_KEY_FILE` is set);
+/// 400 without an id, 404 for a strategy this host's authority does not have.
 pub async fn metadata(
     State(state): State<AuthState>,
     headers: HeaderMap,
@@ -76,11 +76,10 @@ pub async fn metadata(
     match <SamlStrategy as Strategy>::load(state.db(), authority.id, id).await {
         Ok(Some(strategy)) => {
             let acs = acs_url(&state, &headers, &strategy);
-            (
-                [(CONTENT_TYPE, "application/samlmetadata+xml")],
-                saml::sp_metadata(&strategy, &acs),
-            )
-                .into_response()
+            match saml::sp_metadata(&strategy, &acs, state.saml_signing()) {
+                Ok(xml) => ([(CONTENT_TYPE, "application/samlmetadata+xml")], xml).into_response(),
+                Err(e) => crate::AuthError::Internal(e.to_string()).into_response(),
+            }
         }
         Ok(None) => crate::error::message(StatusCode::NOT_FOUND, "No such SAML strategy."),
         Err(e) => crate::AuthError::from(e).into_response(),
