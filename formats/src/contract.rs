@@ -182,7 +182,7 @@ fn same_in_chunks(
     let package = crate::filter::of(format).package().unwrap();
     let (segments, skeleton) = crate::package::extract_in_chunks(package, bytes, None, 1).unwrap();
     assert_eq!(segments, doc.segments(), "{format:?}");
-    let chunked = skeleton.merge(translated, None).unwrap();
+    let chunked = crate::filter::Skeleton::merge(&skeleton, &[], translated, None).unwrap();
     assert_eq!(entries(&chunked), entries(out), "{format:?}");
 
     let mut rest = translated;

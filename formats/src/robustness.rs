@@ -335,8 +335,10 @@ fn mutated_package_parts_read_alike_in_chunks_and_never_panic() {
                         .iter()
                         .map(|s| map_text(s, |t| format!("«{t}»")))
                         .collect();
-                    let out = skeleton.merge(&changed, Some("es")).unwrap();
-                    let out_chunked = chunked.merge(&changed, Some("es")).unwrap();
+                    let merge = |s: &crate::package::Skeleton| {
+                        crate::filter::Skeleton::merge(s, &[], &changed, Some("es")).unwrap()
+                    };
+                    let (out, out_chunked) = (merge(&skeleton), merge(&chunked));
                     assert_eq!(
                         crate::testdoc::entries(&out),
                         crate::testdoc::entries(&out_chunked),

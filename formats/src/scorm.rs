@@ -112,12 +112,6 @@ impl crate::filter::Skeleton for Skeleton {
         translated: &[String],
         _lang: Option<&str>,
     ) -> Result<Vec<u8>, FormatError> {
-        Self::merge(self, translated)
-    }
-}
-
-impl Skeleton {
-    pub(crate) fn merge(&self, translated: &[String]) -> Result<Vec<u8>, FormatError> {
         let mut archive = ZipArchive::new(Cursor::new(self.input.as_slice()))
             .map_err(|e| package::zip_error("SCORM", e))?;
         let mut writer = ZipWriter::new(Cursor::new(Vec::with_capacity(self.input.len())));

@@ -702,14 +702,8 @@ impl crate::filter::Skeleton for Skeleton {
         &self,
         _source: &[String],
         translated: &[String],
-        lang: Option<&str>,
+        language: Option<&str>,
     ) -> Result<Vec<u8>, FormatError> {
-        Ok(Self::merge(self, translated, lang))
-    }
-}
-
-impl Skeleton {
-    pub(crate) fn merge(&self, translated: &[String], language: Option<&str>) -> Vec<u8> {
         let language = language.map(|l| self.specific(l));
         let language = language.as_deref();
         let src = &self.source;
@@ -770,9 +764,11 @@ impl Skeleton {
             at = range.end;
         }
         out.push_str(&src[at..]);
-        self.form.encode(&out, true)
+        Ok(self.form.encode(&out, true))
     }
+}
 
+impl Skeleton {
     /// The target language to write: `lang`, or the document's own target
     /// language when it is a variant of it (a Trados project's `es-ES` for
     /// `es`), so tools that check it still open the file.

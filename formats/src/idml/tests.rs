@@ -72,7 +72,7 @@ fn identity_is_byte_identical_and_a_translation_keeps_the_structure() {
         crate::package::extract_in_chunks(&super::PACKAGE, &bytes, None, 1).unwrap();
     assert_eq!(segments, doc.segments());
     assert_eq!(
-        entries(&chunked.merge(&translated, None).unwrap()),
+        entries(&crate::filter::Skeleton::merge(&chunked, &[], &translated, None).unwrap()),
         entries(&out)
     );
 

@@ -142,22 +142,12 @@ pub(crate) fn extract_in_chunks(
 }
 
 impl crate::filter::Skeleton for Skeleton {
-    fn merge(
-        &self,
-        _source: &[String],
-        translated: &[String],
-        lang: Option<&str>,
-    ) -> Result<Vec<u8>, FormatError> {
-        Self::merge(self, translated, lang)
-    }
-}
-
-impl Skeleton {
     /// Writes the package with the translated parts (one translation per
     /// segment of [`extract`], in order), translated runs marked with `lang`
     /// (BCP 47) where given; every other entry is copied raw.
-    pub(crate) fn merge(
+    fn merge(
         &self,
+        _source: &[String],
         translated: &[String],
         lang: Option<&str>,
     ) -> Result<Vec<u8>, FormatError> {
