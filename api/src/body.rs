@@ -32,8 +32,10 @@ pub const STYLE_RULES_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// and the file's description, not the file): room for a field that is too
 /// long to be answered 400 naming it, as those operations document no 413.
 pub const JOB_BODY_BYTES: usize = 2 * 1024 * 1024;
-/// Largest body of the admin API (a key's id, label and limits).
-pub const ADMIN_BODY_BYTES: usize = 64 * 1024;
+/// Largest body of the admin API (a key's id, label and limits): room for a
+/// field that is too long to be answered 400 naming it, as the admin
+/// operations document no 413.
+pub const ADMIN_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Largest quality evaluation body (its segments).
 pub const EVALUATION_BODY_BYTES: usize = 48 * 1024 * 1024;
 
@@ -109,7 +111,7 @@ pub type GlossaryBody = Object<GLOSSARY_BODY_BYTES>;
 pub type StyleRulesBody = JsonBody<STYLE_RULES_BODY_BYTES>;
 /// A quality evaluation, JSON only (48 MiB).
 pub type EvaluationBody = JsonBody<EVALUATION_BODY_BYTES>;
-/// An admin API body as one object (64 KiB; an empty body is `{}`).
+/// An admin API body as one object (2 MiB; an empty body is `{}`).
 pub type AdminBody = Object<ADMIN_BODY_BYTES>;
 /// The JSON bodies that create a voice or translation memory job (2 MiB).
 pub type JobBody = JsonBody<JOB_BODY_BYTES>;
