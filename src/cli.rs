@@ -331,7 +331,7 @@ pub struct WorkerArgs {
     pub soffice: PathBuf,
     /// Longest one such conversion may take, in seconds (then it is killed
     /// and the document ends in error).
-    #[arg(long, env = "TOLK_CONVERT_TIMEOUT_SECS", default_value_t = 120)]
+    #[arg(long, env = "TOLK_CONVERT_TIMEOUT_SECS", default_value_t = tolk_worker::office::DEFAULT_TIMEOUT_SECS)]
     pub convert_timeout_secs: u64,
 }
 

@@ -3,8 +3,14 @@
 
 use url::Url;
 
-fn is_loopback_host(host: &str) -> bool {
+/// Whether a URL host names this computer.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
     matches!(host, "127.0.0.1" | "[::1]" | "localhost")
+}
+
+/// Whether a redirect URI goes back to this computer.
+pub(crate) fn is_loopback(redirect_uri: &str) -> bool {
+    Url::parse(redirect_uri).is_ok_and(|u| u.host_str().is_some_and(is_loopback_host))
 }
 
 /// Whether `requested` is one of `registered`: exactly the same string, or, for

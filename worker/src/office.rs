@@ -34,6 +34,10 @@ pub enum OfficeError {
     Io(#[from] std::io::Error),
 }
 
+/// Longest one conversion may take unless configured
+/// (`TOLK_CONVERT_TIMEOUT_SECS`), in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
 /// The converter: the `soffice` program and the time limit of one
 /// conversion.
 #[derive(Debug, Clone)]
@@ -48,7 +52,7 @@ impl Default for Office {
     fn default() -> Self {
         Self {
             program: PathBuf::from("soffice"),
-            timeout: Duration::from_secs(120),
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
         }
     }
 }

@@ -87,13 +87,12 @@ pub async fn client(
             )));
         }
     }
-    let metadata = fetch_and_check(state, &parsed, url)
+    let (metadata, cache) = fetch_and_check(state, &parsed, url)
         .await
         .inspect_err(|e| {
             tracing::warn!(client_id = %url, reason = %e, "client metadata document refused");
             state.metadata_fetches().refuse(&tenant, url, &e.0);
         })?;
-    let (metadata, cache) = metadata;
     let expires = Utc::now() + chrono::Duration::from_std(cache).unwrap_or_default();
     let stored = applications::store_metadata_client(
         state.db(),

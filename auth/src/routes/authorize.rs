@@ -348,7 +348,12 @@ async fn consent(
         .then(|| Url::parse(&req.app.uid).ok())
         .flatten()
         .and_then(|u| u.host_str().map(str::to_owned));
-    let local_only = described_at.is_some() && req.app.redirect_uris.iter().all(|u| is_loopback(u));
+    let local_only = described_at.is_some()
+        && req
+            .app
+            .redirect_uris
+            .iter()
+            .all(|u| redirect::is_loopback(u));
     pages::consent(&pages::Consent {
         client_name: &req.app.name,
         described_at: described_at.as_deref(),
@@ -360,17 +365,11 @@ async fn consent(
     })
 }
 
-/// Whether a redirect URI goes back to this computer.
-fn is_loopback(redirect_uri: &str) -> bool {
-    Url::parse(redirect_uri)
-        .is_ok_and(|u| matches!(u.host_str(), Some("127.0.0.1" | "[::1]" | "localhost")))
-}
-
 /// The redirect target in plain words.
 fn destination(redirect_uri: &str) -> String {
     match Url::parse(redirect_uri) {
         Ok(u) => match u.host_str() {
-            Some("127.0.0.1" | "[::1]" | "localhost") => match u.port() {
+            Some(h) if redirect::is_loopback_host(h) => match u.port() {
                 Some(p) => format!("an application on this computer (port {p})"),
                 None => "an application on this computer".to_owned(),
             },

@@ -57,8 +57,8 @@ pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 const FRAME_MS: u32 = 100;
 /// Texts queued on a duplex stream before the server stops reading more.
 const QUEUE: usize = 64;
-/// Bytes a second of the MP3 streams (64 kbit/s).
-const MP3_BYTES_PER_SECOND: u64 = 64_000 / 8;
+/// Bit rate of the MP3 streams, in kbit/s.
+const MP3_KBITS: u32 = 64;
 
 /// Policy violation (authentication).
 pub const CLOSE_AUTH: u16 = 1008;
@@ -377,7 +377,7 @@ async fn run(
     let params = params(query)?;
     let activity = Activity::new();
     let pace = Pace::new(match params.mp3 {
-        true => MP3_BYTES_PER_SECOND,
+        true => u64::from(MP3_KBITS) * 1000 / 8,
         false => u64::from(params.rate) * 2,
     });
     let first = next_message(rx, Some(MESSAGE_TIMEOUT), (&activity, &pace))
@@ -524,7 +524,7 @@ async fn speak(
         .arg("-r")
         .args(["-s", &format!("{}", f64::from(params.rate) / 1000.0)])
         .args(["--bitwidth", "16", "--signed", "--little-endian", "-m", "m"])
-        .args(["-b", "64", "--quiet", "--flush", "-", "-"])
+        .args(["-b", &MP3_KBITS.to_string(), "--quiet", "--flush", "-", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
