@@ -189,7 +189,7 @@ fn in_pieces<F: Filter + ?Sized>(
             filter.extract(&cut.document(input, index), &options)?;
         }
     }
-    let mut out = Vec::with_capacity(if walk.write { input.len() * 5 / 4 } else { 0 });
+    let mut out = cut::Written::new(&cut, if walk.write { input.len() * 5 / 4 } else { 0 });
     for (index, piece) in cut.pieces.iter().enumerate() {
         let document = cut.document(input, index);
         let doc = filter.extract(&document, &options)?;
@@ -206,10 +206,10 @@ fn in_pieces<F: Filter + ?Sized>(
                 index + 1
             ))
         })?;
-        out.extend_from_slice(own);
-        out.extend_from_slice(cut.separator(input, index));
+        out.piece(own);
+        out.file_bytes(cut.separator(input, index));
     }
-    Ok(walk.write.then_some(out))
+    Ok(walk.write.then(|| out.finish()))
 }
 
 /// The translations of a document's segments (none asked when it has none).

@@ -364,11 +364,69 @@ mod tests {
         }
     }
 
-    /// Large XLIFF and HTML files in windows-1252 and Java properties in
-    /// ISO-8859-1 are cut too, and written back in their encoding as a whole
-    /// extract and merge writes them (properties with `\uXXXX` escapes).
+    /// `large(format)` in windows-1252, with "café" in its units and the
+    /// declaration `declared` (from, to) changed.
+    fn large_legacy(format: DocumentFormat, declared: (&str, &str)) -> Vec<u8> {
+        let text = large(format)
+            .replace('\u{feff}', "")
+            .replace(declared.0, declared.1)
+            .replace("is big", "está en el café")
+            .replace("The house", "The café house")
+            .replace("The cat", "The café cat")
+            .replace("## Part", "## Café part");
+        let (input, _, unmappable) = encoding_rs::WINDOWS_1252.encode(&text);
+        assert!(!unmappable, "{format:?}");
+        assert!(std::str::from_utf8(&input).is_err(), "{format:?}");
+        input.into_owned()
+    }
+
+    /// The output of `input` translated by `translate_batch` piece by piece
+    /// (asserting there are several) and what a whole extract and merge
+    /// gives for the same translations.
+    fn pieces_and_whole(
+        format: DocumentFormat,
+        input: &[u8],
+        translate_batch: impl Fn(&[String]) -> Vec<String>,
+    ) -> (Vec<u8>, Vec<u8>) {
+        let mut batches = 0;
+        let out = translate::<()>(
+            format,
+            input,
+            ExtractOptions::default(),
+            "ES",
+            &mut |segments, _| {
+                batches += 1;
+                Ok(translate_batch(segments))
+            },
+        )
+        .unwrap();
+        assert!(batches > 1, "{format:?}: {batches}");
+        let options = ExtractOptions {
+            target_language: Some("ES".into()),
+            ..ExtractOptions::default()
+        };
+        let whole = extract_with(format, input, options)
+            .unwrap()
+            .with_target_language("ES");
+        let expected = whole.merge(&translate_batch(whole.segments())).unwrap();
+        (out, expected)
+    }
+
+    fn upper(segments: &[String]) -> Vec<String> {
+        segments
+            .iter()
+            .map(|s| crate::inline::map_text(s, str::to_uppercase))
+            .collect()
+    }
+
+    /// Large XLIFF and HTML files in windows-1252, Java properties in
+    /// ISO-8859-1 and plain text, subtitles, Markdown, JSON, YAML and Apple
+    /// strings in windows-1252 are cut too, and written back in their
+    /// encoding as a whole extract and merge writes them (properties with
+    /// `\uXXXX` escapes).
     #[test]
     fn large_legacy_files_are_translated_piece_by_piece_in_their_encoding() {
+        let plain = ("", "");
         for (format, declaration, written) in [
             (
                 DocumentFormat::Xliff,
@@ -380,50 +438,65 @@ mod tests {
                 ("charset=\"utf-8\"", "charset=\"windows-1252\""),
                 "CAFÉ",
             ),
-            (DocumentFormat::Properties, ("", ""), "CAF\\u00C9"),
+            (DocumentFormat::Properties, plain, "CAF\\u00C9"),
+            (DocumentFormat::Txt, plain, "CAFÉ"),
+            (DocumentFormat::Srt, plain, "CAFÉ"),
+            (DocumentFormat::Vtt, plain, "CAFÉ"),
+            (DocumentFormat::Markdown, plain, "CAFÉ"),
+            (DocumentFormat::Json, plain, "CAFÉ"),
+            (DocumentFormat::Yaml, plain, "CAFÉ"),
+            (DocumentFormat::Strings, plain, "CAFÉ"),
         ] {
-            let text = large(format)
-                .replace(declaration.0, declaration.1)
-                .replace("is big", "está en el café")
-                .replace("The cat", "The café cat");
-            let (input, _, _) = encoding_rs::WINDOWS_1252.encode(&text);
-            assert!(std::str::from_utf8(&input).is_err(), "{format:?}");
-            let upper = |segments: &[String]| -> Vec<String> {
-                segments
-                    .iter()
-                    .map(|s| crate::inline::map_text(s, str::to_uppercase))
-                    .collect()
-            };
-            let mut batches = 0;
-            let out = translate::<()>(
-                format,
-                &input,
-                ExtractOptions::default(),
-                "ES",
-                &mut |segments, _| {
-                    batches += 1;
-                    Ok(upper(segments))
-                },
-            )
-            .unwrap();
-            assert!(batches > 1, "{format:?}: {batches}");
-            let options = ExtractOptions {
-                target_language: Some("ES".into()),
-                ..ExtractOptions::default()
-            };
-            let whole = extract_with(format, &input, options)
-                .unwrap()
-                .with_target_language("ES");
+            let input = large_legacy(format, declaration);
+            let (out, whole) = pieces_and_whole(format, &input, upper);
             assert!(
-                out == whole.merge(&upper(whole.segments())).unwrap(),
+                out == whole,
                 "{format:?}: the pieces differ from the whole file"
             );
             let (read, _, errors) = encoding_rs::WINDOWS_1252.decode(&out);
             assert!(!errors && read.contains(written), "{format:?}");
+            assert!(!read.starts_with('\u{feff}'), "{format:?}");
             assert!(
                 read.matches("charset=").count() <= 1,
                 "{format:?}: a piece's meta stayed"
             );
+        }
+    }
+
+    /// A windows-1252 text file whose translation of a late piece holds a
+    /// character the encoding lacks is written as UTF-8 with a byte-order
+    /// mark, as a whole, as the file read whole is: the pieces written
+    /// before are turned into UTF-8 too.
+    #[test]
+    fn a_translation_the_legacy_encoding_lacks_turns_the_whole_file_to_utf8() {
+        for format in [
+            DocumentFormat::Txt,
+            DocumentFormat::Srt,
+            DocumentFormat::Markdown,
+            DocumentFormat::Json,
+            DocumentFormat::Yaml,
+        ] {
+            let input = large_legacy(format, ("", ""));
+            let greek = |segments: &[String]| -> Vec<String> {
+                // The last unit's text, or the file's last words.
+                let late = |s: &String| s.contains("5999") || s.contains("The end.");
+                segments
+                    .iter()
+                    .zip(upper(segments))
+                    .map(|(source, s)| match late(source) {
+                        true => format!("{s} Ω"),
+                        false => s,
+                    })
+                    .collect()
+            };
+            let (out, whole) = pieces_and_whole(format, &input, greek);
+            assert!(
+                out == whole,
+                "{format:?}: the pieces differ from the whole file"
+            );
+            let text = std::str::from_utf8(&out).expect("UTF-8");
+            assert!(text.starts_with('\u{feff}'), "{format:?}");
+            assert!(text.contains("CAFÉ") && text.contains(" Ω"), "{format:?}");
         }
     }
 

@@ -70,6 +70,16 @@ impl Format {
         }
     }
 
+    /// Whether a file of this format whose bytes are not UTF-8 is read as
+    /// windows-1252 (a legacy text file rather than markup declaring its
+    /// encoding).
+    pub fn read_as_windows_1252(self) -> bool {
+        matches!(
+            self,
+            Format::Json | Format::Srt | Format::Md | Format::Yaml | Format::Strings
+        )
+    }
+
     /// A document of this format holding `paragraphs`.
     pub fn build(self, paragraphs: &[String]) -> Result<Vec<u8>> {
         match self {

@@ -107,21 +107,53 @@ const REPEATS: [usize; 3] = [1, 8, 32];
 /// 8 and 32 times over: what the worker holds for the document (the file
 /// itself, plus the most heap bytes live at once while it is translated
 /// batch by batch and written) against the file's size, beside the same for
-/// a whole-document extract and merge.
+/// a whole-document extract and merge. Text formats a legacy file of which
+/// is read as windows-1252 are measured in it too (a "café" in every
+/// paragraph), as such files are cut and transcoded piece by piece.
 pub fn report(format: Format, paragraphs: &[String]) -> Result<()> {
     let kind = DocumentFormat::from_extension(format.extension())
         .ok_or_else(|| anyhow::anyhow!("no filter for {}", format.extension()))?;
+    let utf8 = table(
+        kind,
+        REPEATS.map(|repeat| format.build(&repeated(paragraphs, repeat))),
+    )?;
+    let mut largest = utf8;
+    if format.read_as_windows_1252() {
+        println!();
+        println!("In windows-1252:");
+        let legacy: Vec<String> = paragraphs.iter().map(|p| format!("{p} Café.")).collect();
+        let files = REPEATS.map(|repeat| {
+            let file = format.build(&repeated(&legacy, repeat))?;
+            let text = String::from_utf8(file)?;
+            Ok(encoding_rs::WINDOWS_1252.encode(&text).0.into_owned())
+        });
+        largest = largest.max(table(kind, files)?);
+    }
+    println!(
+        "target: peak worker memory ≤ 4 × the largest file: {largest:.1} × → {}",
+        if largest <= 4.0 { "PASS" } else { "MISS" }
+    );
+    Ok(())
+}
+
+/// `paragraphs`, `repeat` times over.
+fn repeated(paragraphs: &[String], repeat: usize) -> Vec<String> {
+    (0..repeat)
+        .flat_map(|_| paragraphs.iter().cloned())
+        .collect()
+}
+
+/// Prints a table row of what the worker holds for each of `files`; the
+/// ratio of the last (the largest).
+fn table(kind: DocumentFormat, files: impl IntoIterator<Item = Result<Vec<u8>>>) -> Result<f64> {
     println!();
     println!(
         "| file (unpacked) | worker holds, batch by batch | × the file | whole extract + merge | × the file |"
     );
     println!("|---|---|---|---|---|");
     let mut largest = 0.0;
-    for repeat in REPEATS {
-        let text: Vec<String> = (0..repeat)
-            .flat_map(|_| paragraphs.iter().cloned())
-            .collect();
-        let file = format.build(&text)?;
+    for file in files {
+        let file = file?;
         let (out, peak) = peak_during(|| streamed(kind, &file));
         out?;
         let (out, peak_whole) = peak_during(|| whole(kind, &file));
@@ -139,9 +171,5 @@ pub fn report(format: Format, paragraphs: &[String]) -> Result<()> {
         );
         largest = ratio;
     }
-    println!(
-        "target: peak worker memory ≤ 4 × the largest file: {largest:.1} × → {}",
-        if largest <= 4.0 { "PASS" } else { "MISS" }
-    );
-    Ok(())
+    Ok(largest)
 }

@@ -3,11 +3,11 @@
 
 use std::ops::Range;
 
-use super::{Cut, Envelope, cut_at};
+use super::{Cut, Envelope, cut_legacy_at};
 
 /// JSON, between the members of the container holding most of the file.
 pub(crate) fn json(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         let (points, open, close) = json_points(text, size)?;
         Some((points, Envelope::Json { open, close }))
     })

@@ -11,10 +11,13 @@
 //! between the entries of its first mapping with more than one key
 //! ([`yaml`](mod@yaml)); RTF between the paragraphs of its document group
 //! ([`rtf`](mod@rtf)); MIF between the paragraphs of its body text flows
-//! ([`mif`](mod@mif)). Only UTF-8 files are cut (their bytes can be cut at
-//! any line end), XML and HTML files declaring a single-byte encoding, and
-//! Java properties in ISO-8859-1 (each piece read in it); a file
-//! smaller than two pieces is one, and so is a file a cut cannot read safely.
+//! ([`mif`](mod@mif)). UTF-8 files are cut (their bytes can be cut at any
+//! line end), XML and HTML files declaring a single-byte encoding, Java
+//! properties in ISO-8859-1 (each piece read in it), and plain text,
+//! subtitles, Markdown, JSON, YAML and Apple strings in windows-1252 (each
+//! piece read as UTF-8, the output encoded back, [`Written`]); files in
+//! UTF-16 are not. A file smaller than two pieces is one, and so is a file
+//! a cut cannot read safely.
 
 mod json;
 mod mif;
@@ -131,11 +134,29 @@ pub(crate) struct Cut {
     /// The encoding every piece is read in, when the file's bytes do not
     /// say it and a piece's could say another ([`cut_latin1_at`]).
     pub encoding: Option<&'static encoding_rs::Encoding>,
+    /// The legacy encoding of a file whose pieces are handed to the filter
+    /// as UTF-8 and whose output is written back in it ([`cut_legacy_at`],
+    /// [`Written`]).
+    pub transcoded: Option<&'static encoding_rs::Encoding>,
 }
 
 impl Cut {
-    /// Piece `index` of `input` as a document of its own.
+    /// Piece `index` of `input` as a document of its own (as UTF-8 when
+    /// the cut is [`transcoded`](Cut::transcoded)).
     pub(crate) fn document(&self, input: &[u8], index: usize) -> Vec<u8> {
+        let document = self.enveloped(input, index);
+        match self.transcoded {
+            Some(encoding) => encoding
+                .decode_without_bom_handling(&document)
+                .0
+                .into_owned()
+                .into_bytes(),
+            None => document,
+        }
+    }
+
+    /// Piece `index` of `input` in its envelope, in the file's bytes.
+    fn enveloped(&self, input: &[u8], index: usize) -> Vec<u8> {
         let body = &input[self.pieces[index].clone()];
         let last = index + 1 == self.pieces.len();
         match &self.envelope {
@@ -284,6 +305,7 @@ fn cut_text(
         pieces,
         envelope,
         encoding: None,
+        transcoded: None,
     })
 }
 
@@ -323,15 +345,114 @@ fn cut_latin1_at(
     size: usize,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
+    let (mut cut, legacy) = cut_windows_1252_at(input, size, points)?;
+    cut.encoding = legacy;
+    Some(cut)
+}
+
+/// The cut of a file read as windows-1252 when its bytes are not UTF-8,
+/// with that encoding when they are not; `None` for a file with a
+/// byte-order mark other than UTF-8's.
+fn cut_windows_1252_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<(Cut, Option<&'static encoding_rs::Encoding>)> {
     if matches!(encoding_rs::Encoding::for_bom(input), Some((e, _)) if e != encoding_rs::UTF_8) {
         return None;
     }
     let legacy = std::str::from_utf8(input).is_err();
-    let mut cut = cut_ascii_at(input, size, Some(encoding_rs::WINDOWS_1252), points)?;
-    if legacy {
-        cut.encoding = Some(encoding_rs::WINDOWS_1252);
-    }
+    let cut = cut_ascii_at(input, size, Some(encoding_rs::WINDOWS_1252), points)?;
+    Some((cut, legacy.then_some(encoding_rs::WINDOWS_1252)))
+}
+
+/// [`cut_at`] for a format read as windows-1252 when its bytes are not
+/// UTF-8 and written back so while its translations fit (plain text,
+/// subtitles, Markdown, JSON, YAML, Apple strings): such a file is cut too,
+/// its points found in a copy whose other bytes stand as `?`, every piece
+/// handed to the filter as UTF-8 and the output encoded back by [`Written`].
+/// A file with a byte-order mark other than UTF-8's stays whole.
+fn cut_legacy_at(
+    input: &[u8],
+    size: usize,
+    points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
+) -> Option<Cut> {
+    let (mut cut, legacy) = cut_windows_1252_at(input, size, points)?;
+    cut.transcoded = legacy;
     Some(cut)
+}
+
+/// The translated file of a cut, written as its pieces come back: as the
+/// filter writes them, or for a [`transcoded`](Cut::transcoded) cut in the
+/// file's encoding while every translation fits in it, and from the first
+/// that does not the whole file as UTF-8 with a byte-order mark (what the
+/// filter writes for such a file read whole, [`crate::encoding::Form`]).
+/// It holds the output once: what was encoded is decoded again on that
+/// change.
+pub(crate) struct Written {
+    out: Vec<u8>,
+    state: Transcoding,
+}
+
+#[derive(Clone, Copy)]
+enum Transcoding {
+    /// Pieces are written as the filter wrote them.
+    None,
+    /// Pieces are encoded in the file's encoding.
+    Encoding(&'static encoding_rs::Encoding),
+    /// A translation did not fit the file's encoding: UTF-8.
+    Utf8(&'static encoding_rs::Encoding),
+}
+
+impl Written {
+    /// The output of `cut`, with room for `capacity` bytes.
+    pub(crate) fn new(cut: &Cut, capacity: usize) -> Self {
+        Self {
+            out: Vec::with_capacity(capacity),
+            state: match cut.transcoded {
+                Some(encoding) => Transcoding::Encoding(encoding),
+                None => Transcoding::None,
+            },
+        }
+    }
+
+    /// A piece's output, as the filter wrote it.
+    pub(crate) fn piece(&mut self, output: &[u8]) {
+        let Transcoding::Encoding(encoding) = self.state else {
+            self.out.extend_from_slice(output);
+            return;
+        };
+        let text = String::from_utf8_lossy(output);
+        let (encoded, _, unmappable) = encoding.encode(&text);
+        if !unmappable {
+            self.out.extend_from_slice(&encoded);
+            return;
+        }
+        drop(encoded);
+        let (before, _) = encoding.decode_without_bom_handling(&self.out);
+        let mut out = Vec::with_capacity(self.out.capacity().max(before.len() + output.len() + 3));
+        out.extend_from_slice(b"\xef\xbb\xbf");
+        out.extend_from_slice(before.as_bytes());
+        drop(before);
+        out.extend_from_slice(output);
+        self.out = out;
+        self.state = Transcoding::Utf8(encoding);
+    }
+
+    /// Bytes of the file between pieces, as the file has them.
+    pub(crate) fn file_bytes(&mut self, bytes: &[u8]) {
+        match self.state {
+            Transcoding::Utf8(encoding) => self
+                .out
+                .extend_from_slice(encoding.decode_without_bom_handling(bytes).0.as_bytes()),
+            _ => self.out.extend_from_slice(bytes),
+        }
+    }
+
+    /// The translated file.
+    pub(crate) fn finish(self) -> Vec<u8> {
+        self.out
+    }
 }
 
 /// `input` with every byte beyond ASCII as `?`: the same offsets, for cuts

@@ -230,10 +230,16 @@ fn xml_is_cut_between_the_children_of_its_largest_element() {
 }
 
 #[test]
-fn small_and_non_utf8_files_stay_whole() {
+fn small_utf16_and_multi_byte_files_stay_whole() {
     assert!(cut(DocumentFormat::Txt, b"One\nTwo\n", 100).is_none());
+    // Plain text in windows-1252 is cut, its pieces read as UTF-8; in
+    // UTF-16 it stays whole.
     let latin1: Vec<u8> = b"Caf\xe9\n".repeat(100);
-    assert!(cut(DocumentFormat::Txt, &latin1, 100).is_none());
+    let latin1_cut = cut(DocumentFormat::Txt, &latin1, 100).expect("cut");
+    assert_eq!(latin1_cut.transcoded, Some(encoding_rs::WINDOWS_1252));
+    assert_eq!(latin1_cut.document(&latin1, 1)[..6], *"Café\n".as_bytes());
+    let utf16: Vec<u8> = [&b"\xff\xfe"[..], &b"C\0a\0f\0\xe9\0\n\0".repeat(100)].concat();
+    assert!(cut(DocumentFormat::Txt, &utf16, 100).is_none());
     // A page in a multi-byte legacy charset stays whole; a single-byte one
     // is cut, each later piece under a meta naming its charset.
     let page = |charset: &str| {

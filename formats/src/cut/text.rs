@@ -2,18 +2,18 @@
 //! WebVTT before a cue, Markdown between blocks, Java properties and Apple
 //! strings between entries, HTML before a block element of the body.
 
-use super::{Cut, Envelope, XML, cut_ascii_at, cut_at, cut_latin1_at, line_ends};
+use super::{Cut, Envelope, XML, cut_ascii_at, cut_latin1_at, cut_legacy_at, line_ends};
 
 /// Plain text, at any line end.
 pub(crate) fn lines(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         Some((line_ends(text, |_| true), Envelope::Bare))
     })
 }
 
 /// SubRip, before a cue.
 pub(crate) fn srt(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         let points = line_ends(text, |p| {
             text[p..].starts_with(|c: char| c.is_ascii_digit()) && blank_line_before(text, p)
         });
@@ -24,7 +24,7 @@ pub(crate) fn srt(input: &[u8], size: usize) -> Option<Cut> {
 /// WebVTT, before a cue after the first: the header, styles and regions
 /// stay in the first piece.
 pub(crate) fn vtt(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         let first_cue = text.find("-->")?;
         let points = line_ends(text, |p| {
             p > first_cue && !text[p..].starts_with(['\n', '\r']) && blank_line_before(text, p)
@@ -37,7 +37,7 @@ pub(crate) fn vtt(input: &[u8], size: usize) -> Option<Cut> {
 /// reference definitions follow every piece (after a comment marking where
 /// its own output ends), so that its links read as in the whole file.
 pub(crate) fn markdown(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         if XML.found_in(text) {
             return None;
         }
@@ -90,7 +90,7 @@ pub(crate) fn properties(input: &[u8], size: usize) -> Option<Cut> {
 /// Apple strings, at a line start between entries: outside a string or a
 /// comment, after the `;` of the last entry.
 pub(crate) fn strings(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         Some((strings_points(text), Envelope::Bare))
     })
 }

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use super::{Cut, Envelope, cut_at};
+use super::{Cut, Envelope, cut_legacy_at};
 
 /// YAML, between the entries of the first mapping from the top with more
 /// than one key (a Rails file's `en:` mapping): at the line of each key, each
@@ -11,7 +11,7 @@ use super::{Cut, Envelope, cut_at};
 /// anchors, aliases, tags, several documents or a key that does not start its
 /// line stays whole.
 pub(crate) fn yaml(input: &[u8], size: usize) -> Option<Cut> {
-    cut_at(input, size, |text| {
+    cut_legacy_at(input, size, |text| {
         let (points, head) = yaml_points(text)?;
         let head = text[head].to_owned();
         let lines = head.matches('\n').count();
