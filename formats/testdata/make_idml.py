@@ -4,19 +4,20 @@ IDML specification (a ZIP: `mimetype` first and stored, `designmap.xml`,
 stories in `Stories/`), and read back with Python's zipfile and
 xml.etree/xml.dom modules, independently of the filter.
 
-    python3 make_idml.py write FILE.idml
+    python3 make_idml.py write FILE.idml [PROSE.txt]
     python3 make_idml.py read FILE.idml     # JSON: texts and counts per story
 
 The story has a heading, a paragraph with a bold run, paragraphs separated
 by `Br` within one range, a page-number special character (`<?ACE 18?>`),
 a hyperlink, a table with two cells and a footnote; a second story holds a
-caption.
+caption (or, given a prose file, that prose).
 """
 
 import json
 import sys
 import zipfile
 from xml.dom import minidom
+from xml.sax.saxutils import escape
 
 NS = "http://ns.adobe.com/AdobeInDesign/idml/1.0/packaging"
 PLAIN = 'AppliedCharacterStyle="CharacterStyle/$ID/[No character style]"'
@@ -131,7 +132,12 @@ SPREAD = (
 )
 
 
-def write(path):
+def write(path, prose=None):
+    caption = CAPTION
+    if prose is not None:
+        with open(prose, encoding="utf-8") as f:
+            text = escape(f.read())
+        caption = story("u2", paragraph(NORMAL, run(f"\t\t\t\t<Content>{text}</Content>\n")))
     with zipfile.ZipFile(path, "w") as z:
         z.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.adobe.indesign-idml-package",
                    compress_type=zipfile.ZIP_STORED)
@@ -142,7 +148,7 @@ def write(path):
         z.writestr("Resources/Styles.xml", resource("Styles"), compress_type=deflated)
         z.writestr("Spreads/Spread_s1.xml", SPREAD, compress_type=deflated)
         z.writestr("Stories/Story_u1.xml", MAIN, compress_type=deflated)
-        z.writestr("Stories/Story_u2.xml", CAPTION, compress_type=deflated)
+        z.writestr("Stories/Story_u2.xml", caption, compress_type=deflated)
 
 
 def read(path):
@@ -192,4 +198,4 @@ def text_of(node):
 
 
 if __name__ == "__main__":
-    {"write": write, "read": read}[sys.argv[1]](sys.argv[2])
+    {"write": write, "read": read}[sys.argv[1]](*sys.argv[2:])

@@ -282,7 +282,7 @@ pub(crate) async fn translated(
 }
 
 /// `formats/testdata/{script}` (the formats' own test documents) with `args`.
-async fn testdata_script(script: &str, args: &[&std::path::Path]) -> Result<String> {
+pub(crate) async fn testdata_script(script: &str, args: &[&std::path::Path]) -> Result<String> {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("formats/testdata")
         .join(script);
