@@ -552,17 +552,6 @@ async fn srt_is_delivered_as_webvtt_on_request() -> Result<()> {
     Ok(())
 }
 
-const MAKE_JSON: &str = r#"
-import json, sys
-json.dump({
-    "title": "The house is big",
-    "greeting": "Hello {name}, the dog sleeps",
-    "files": "{count, plural, one {# file} other {# files}}",
-    "items": ["The cat", "The garden"],
-    "count": 3,
-}, open(sys.argv[1], "w", encoding="utf-8"), indent=2, ensure_ascii=False)
-"#;
-
 /// A converted result is delivered under the uploaded name with the
 /// delivered format's extension (an SRT delivered as WebVTT is `….vtt`).
 #[tokio::test]
