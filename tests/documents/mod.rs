@@ -322,20 +322,6 @@ async fn soffice(
     Ok(())
 }
 
-const READ_XLSX: &str = r#"
-import sys, json, openpyxl
-wb = openpyxl.load_workbook(sys.argv[1])
-out = {"sheets": wb.sheetnames, "cells": {}, "comments": []}
-for ws in wb.worksheets:
-    for row in ws.iter_rows():
-        for c in row:
-            if c.value is not None:
-                out["cells"][ws.title + "!" + c.coordinate] = str(c.value)
-            if c.comment is not None:
-                out["comments"].append(c.comment.text)
-print(json.dumps(out))
-"#;
-
 /// A Latin-1 text file and an ISO-8859-1 page that declares its charset are
 /// translated and come back in their own encoding.
 #[tokio::test]

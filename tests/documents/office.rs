@@ -269,40 +269,6 @@ async fn pptx_slides_notes_and_charts_are_translated() -> Result<()> {
     Ok(())
 }
 
-/// A workbook written by openpyxl comes back with its text cells and comment
-/// in Spanish, read back by openpyxl; numbers, the formula and the sheet
-/// names are as they were.
-#[tokio::test]
-async fn xlsx_cells_and_comments_are_translated_and_numbers_kept() -> Result<()> {
-    let (world, api, key) = platform("xlsx").await?;
-    let source = world.path("book.xlsx");
-    testdata_script("make_xlsx.py", &[&source]).await?;
-    let (_, bytes) = translated(
-        &api,
-        &key,
-        "book.xlsx",
-        std::fs::read(&source)?,
-        &[("target_lang", "ES"), ("source_lang", "EN")],
-    )
-    .await?;
-    let result = world.path("result.xlsx");
-    std::fs::write(&result, bytes)?;
-    let book: Value = serde_json::from_str(&python(READ_XLSX, &[&result]).await?)?;
-    assert_eq!(book["sheets"], serde_json::json!(["Sales", "Summary"]));
-    let cell = |name: &str| book["cells"][name].as_str().unwrap_or_default().to_owned();
-    assert_eq!(cell("Sales!A1"), "La casa es pequeña.");
-    assert_eq!(cell("Sales!A2"), "La ciudad");
-    assert_eq!(cell("Summary!A1"), "El país");
-    assert_eq!(cell("Sales!B1"), "10.5");
-    assert_eq!(cell("Sales!B3"), "=SUM(B1:B2)");
-    let comment = book["comments"][0].as_str().unwrap_or_default();
-    assert!(
-        !comment.is_empty() && !comment.contains("The number"),
-        "comment: {comment}"
-    );
-    Ok(())
-}
-
 /// An OpenDocument text written by odfpy comes back in Spanish, read back by
 /// odfpy, with its bold span and its link; `mimetype` is still the first entry.
 #[tokio::test]

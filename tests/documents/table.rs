@@ -422,6 +422,27 @@ rows! {
             Holds::Lacks("The dog sleeps"),
         ],
     };
+    /// A workbook written by openpyxl comes back with its text cells and
+    /// comment in Spanish, read back by openpyxl; numbers, the formula and
+    /// the sheet names as they were.
+    xlsx_cells_and_comments_are_translated_and_numbers_kept => Case {
+        file: "book.xlsx",
+        made: Made::Testdata("make_xlsx.py", &["{}"]),
+        fields: EN_ES,
+        content_type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        reader: Some(Reader::Python(READ_XLSX)),
+        holds: &[
+            Holds::Same("/sheets"),
+            Holds::Has("\"Sales!A1\": \"La casa es pequeña.\""),
+            Holds::Has("\"Sales!A2\": \"La ciudad\""),
+            Holds::Has("\"Summary!A1\": \"El país\""),
+            Holds::Same("/cells/Sales!B1"),
+            Holds::Same("/cells/Sales!B3"),
+            Holds::Has("\"Sales!B3\": \"=SUM(B1:B2)\""),
+            Holds::Lacks("\"comments\": []"),
+            Holds::Lacks("The number"),
+        ],
+    };
 }
 
 /// A localization file, written by Python's json module.
@@ -439,3 +460,17 @@ json.dump({
 /// Python's json module reading a JSON file back.
 const READ_JSON: &str = "import json, sys\n\
     print(json.dumps(json.load(open(sys.argv[1], encoding='utf-8')), ensure_ascii=False))";
+
+const READ_XLSX: &str = r#"
+import sys, json, openpyxl
+wb = openpyxl.load_workbook(sys.argv[1])
+out = {"sheets": wb.sheetnames, "cells": {}, "comments": []}
+for ws in wb.worksheets:
+    for row in ws.iter_rows():
+        for c in row:
+            if c.value is not None:
+                out["cells"][ws.title + "!" + c.coordinate] = str(c.value)
+            if c.comment is not None:
+                out["comments"].append(c.comment.text)
+print(json.dumps(out, ensure_ascii=False))
+"#;
