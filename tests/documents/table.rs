@@ -461,6 +461,8 @@ json.dump({
 const READ_JSON: &str = "import json, sys\n\
     print(json.dumps(json.load(open(sys.argv[1], encoding='utf-8')), ensure_ascii=False))";
 
+/// openpyxl reading a workbook back: its sheet names, every cell with a
+/// value and every comment, as JSON.
 const READ_XLSX: &str = r#"
 import sys, json, openpyxl
 wb = openpyxl.load_workbook(sys.argv[1])
