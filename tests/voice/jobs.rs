@@ -3,47 +3,66 @@
 
 use super::*;
 
-#[tokio::test]
-async fn voice_translation_jobs_on_the_queue() -> Result<()> {
-    let mut world = World::new("voicejob").await?;
+/// A world with an API, a voice worker and a key, for a test named `name`.
+async fn voice_world(name: &str) -> Result<(World, Api, String)> {
+    let mut world = World::new(name).await?;
     let key = world.create_key("voice", false).await?;
-    let other = world.create_key_in("other").await?;
     let api = world.start_api().await?;
     world.start_worker("voice")?;
+    Ok((world, api, key))
+}
 
-    // Real speech: espeak-ng through our own TTS endpoint.
-    let speech = tts(&api, &key, 101, "I would like a cup of coffee please.").await?;
-    let (samples, rate) = read_wav(&speech)?;
-    let speech_ms = samples.len() as i64 * 1000 / i64::from(rate);
+/// A voice job created for real speech (espeak-ng through our own TTS
+/// endpoint) with four targets: the transcript, Spanish text and Spanish
+/// speech at 16 and 24 kHz.
+struct SpeechJob {
+    speech: Vec<u8>,
+    id: String,
+    upload_url: String,
+    signature: String,
+}
 
-    let targets = json!([
-        {"language": "en", "type": "text/plain"},
-        {"language": "es", "type": "text/plain"},
-        {"language": "es", "type": "audio/pcm;encoding=s16le;rate=16000"},
-        {"language": "ES", "type": "audio/pcm;encoding=s16le;rate=24000"},
-    ]);
-    let request = json!({
-        "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
-        "parameters": {"source_language": "en"},
-        "targets": targets,
-    });
-    let (code, created) = create_job(&api, &key, &request).await?;
-    assert_eq!(code, 201, "{created}");
-    let id = created["job_id"].as_str().context("job_id")?.to_owned();
-    assert!(uuid::Uuid::parse_str(&id).is_ok());
-    let upload_url = created["upload_url"]
-        .as_str()
-        .context("upload_url")?
-        .to_owned();
-    let signature = created["signature"]
-        .as_str()
-        .context("signature")?
-        .to_owned();
+impl SpeechJob {
+    async fn create(api: &Api, key: &str) -> Result<SpeechJob> {
+        let speech = tts(api, key, 101, "I would like a cup of coffee please.").await?;
+        let request = json!({
+            "source_file": {"name": "speech.wav", "content_type": "audio/wav", "content_length": speech.len()},
+            "parameters": {"source_language": "en"},
+            "targets": [
+                {"language": "en", "type": "text/plain"},
+                {"language": "es", "type": "text/plain"},
+                {"language": "es", "type": "audio/pcm;encoding=s16le;rate=16000"},
+                {"language": "ES", "type": "audio/pcm;encoding=s16le;rate=24000"},
+            ],
+        });
+        let (code, created) = create_job(api, key, &request).await?;
+        anyhow::ensure!(code == 201, "{created}");
+        let field = |name: &str| -> Result<String> {
+            Ok(created[name].as_str().context(name.to_owned())?.to_owned())
+        };
+        Ok(SpeechJob {
+            speech,
+            id: field("job_id")?,
+            upload_url: field("upload_url")?,
+            signature: field("signature")?,
+        })
+    }
 
-    // Before the upload: pending, and only for this organization.
-    let (code, body) = api
-        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
-        .await?;
+    /// `/v1/jobs/voice/translate/{id}`.
+    fn path(&self) -> String {
+        format!("/v1/jobs/voice/translate/{}", self.id)
+    }
+}
+
+/// Before its upload a job is pending, seen only by its organization; the
+/// upload needs the job's signature and is taken once.
+#[tokio::test]
+async fn a_voice_job_waits_for_its_signed_upload_and_is_private() -> Result<()> {
+    let (world, api, key) = voice_world("voicejob_upload").await?;
+    let other = world.create_key_in("other").await?;
+    let job = SpeechJob::create(&api, &key).await?;
+    assert!(uuid::Uuid::parse_str(&job.id).is_ok());
+    let (code, body) = api.get(&key, &job.path()).await?;
     assert_eq!(code, 200);
     assert_eq!(
         body["results"],
@@ -54,41 +73,41 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
         body["targets"][3]["type"],
         "audio/pcm;encoding=s16le;rate=24000"
     );
-    assert_eq!(
-        api.get(&other, &format!("/v1/jobs/voice/translate/{}", &id))
-            .await?
-            .0,
-        404
-    );
-    assert_eq!(
-        api.get(
-            &key,
-            &format!(
-                "/v1/jobs/voice/translate/{}",
-                "a74d88fb-ed2a-4943-a664-a4512398b994"
-            )
-        )
-        .await?
-        .0,
-        404
-    );
+    assert_eq!(api.get(&other, &job.path()).await?.0, 404);
+    let unknown = "/v1/jobs/voice/translate/a74d88fb-ed2a-4943-a664-a4512398b994";
+    assert_eq!(api.get(&key, unknown).await?.0, 404);
 
-    // The upload needs the signature.
-    assert_eq!(upload_to(&upload_url, None, speech.clone()).await?, 403);
+    let speech = &job.speech;
+    assert_eq!(upload_to(&job.upload_url, None, speech.clone()).await?, 403);
     assert_eq!(
-        upload_to(&upload_url, Some("1.abc"), speech.clone()).await?,
+        upload_to(&job.upload_url, Some("1.abc"), speech.clone()).await?,
         403
     );
     assert_eq!(
-        upload_to(&upload_url, Some(&signature), speech.clone()).await?,
+        upload_to(&job.upload_url, Some(&job.signature), speech.clone()).await?,
         200
     );
     assert_eq!(
-        upload_to(&upload_url, Some(&signature), speech.clone()).await?,
+        upload_to(&job.upload_url, Some(&job.signature), speech.clone()).await?,
         400
     );
+    Ok(())
+}
 
-    let done = wait_job(&api, &key, &id).await?;
+/// An uploaded job recognises the speech, translates it and speaks the
+/// translation: each result downloads with its signature only, in its media
+/// type; downloaded results say so, and the recognised milliseconds are
+/// billed once.
+#[tokio::test]
+async fn a_voice_job_recognises_translates_and_speaks() -> Result<()> {
+    let (world, api, key) = voice_world("voicejob_results").await?;
+    let job = SpeechJob::create(&api, &key).await?;
+    let (samples, rate) = read_wav(&job.speech)?;
+    let speech_ms = samples.len() as i64 * 1000 / i64::from(rate);
+    let code = upload_to(&job.upload_url, Some(&job.signature), job.speech.clone()).await?;
+    assert_eq!(code, 200);
+
+    let done = wait_job(&api, &key, &job.id).await?;
     let results = done["results"].as_array().context("results")?;
     assert_eq!(results.len(), 4);
     let mut outputs = Vec::new();
@@ -128,23 +147,26 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     let pcm24_secs = outputs[3].1.len() as f64 / 2.0 / 24000.0;
     assert!((pcm24_secs / pcm_secs - 1.0).abs() < 0.02);
     // Downloaded results say so.
-    let (_, after) = api
-        .get(&key, &format!("/v1/jobs/voice/translate/{}", &id))
-        .await?;
+    let (_, after) = api.get(&key, &job.path()).await?;
     assert_eq!(after["results"][0]["status"], "downloaded");
-    assert!(after["usage"]["storage_used"].as_i64().unwrap_or(0) > speech.len() as i64);
+    assert!(after["usage"]["storage_used"].as_i64().unwrap_or(0) > job.speech.len() as i64);
 
     // The ledger has the recognised milliseconds, once.
     let db = world.db().await?;
     let billed: Vec<i64> = sqlx::query_scalar(
         "SELECT amount FROM usage_events WHERE kind = 'speech_to_text_milliseconds' AND document_id = $1",
     )
-    .bind(&id)
+    .bind(&job.id)
     .fetch_all(&db)
     .await?;
     assert_eq!(billed, [speech_ms]);
+    Ok(())
+}
 
-    // Corrupt audio: the job fails with a message, per target.
+/// Corrupt audio fails the job with a message, per target.
+#[tokio::test]
+async fn corrupt_audio_fails_the_voice_job_with_a_message() -> Result<()> {
+    let (_world, api, key) = voice_world("voicejob_corrupt").await?;
     let (code, created) = create_job(
         &api,
         &key,
@@ -172,8 +194,14 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
             .contains("audio"),
         "{failed}"
     );
+    Ok(())
+}
 
-    // Bad requests.
+/// A voice job that cannot be done is refused at creation with a 400
+/// naming what is wrong; one without a key with a 403.
+#[tokio::test]
+async fn bad_voice_job_requests_are_refused_naming_the_field() -> Result<()> {
+    let (_world, api, key) = voice_world("voicejob_bad").await?;
     let file = json!({"name": "a.wav", "content_type": "audio/wav", "content_length": 1000});
     for (body, code, words) in [
         (
@@ -228,7 +256,7 @@ async fn voice_translation_jobs_on_the_queue() -> Result<()> {
     let res = api
         .http
         .post(api.url("/v1/jobs/voice/translate"))
-        .json(&request)
+        .json(&json!({"source_file": file, "targets": [{"language": "es", "type": "text/plain"}]}))
         .send()
         .await?;
     assert_eq!(res.status(), 403);
