@@ -145,34 +145,64 @@ fn first_text(body: &Value) -> String {
         .to_owned()
 }
 
-#[tokio::test]
-async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()> {
-    let deepl_log: Log = Arc::default();
-    let openai_log: Log = Arc::default();
-    let deepl = deepl_stand_in(deepl_log.clone()).await?;
-    let openai = openai_stand_in(openai_log.clone()).await?;
+/// A platform routing EN→DE and EN→ES to a DeepL-wire stand-in and EN→IT
+/// to a chat stand-in, Apertium behind them; one request at a time per
+/// engine, no queue, a 1 s limit. `extra` adds settings.
+struct Engines {
+    world: World,
+    api: Api,
+    key: String,
+    deepl_log: Log,
+    openai_log: Log,
+}
 
-    let mut world = World::new("engines").await?;
-    let key = world.create_key("client", false).await?;
-    for (k, v) in [
-        ("TOLK_ENGINES", "deepl,openai,apertium".to_owned()),
-        ("TOLK_DEEPL_URL", deepl),
-        ("TOLK_DEEPL_KEY", "upstream-secret".to_owned()),
-        ("TOLK_DEEPL_PAIRS", "EN:DE,EN:ES".to_owned()),
-        ("TOLK_OPENAI_URL", format!("{openai}/v1")),
-        ("TOLK_OPENAI_KEY", "llm-token".to_owned()),
-        ("TOLK_OPENAI_MODEL", "test-model".to_owned()),
-        ("TOLK_OPENAI_PAIRS", "EN:IT".to_owned()),
-        ("TOLK_ENGINE_TIMEOUT_SECS", "1".to_owned()),
-        ("TOLK_ENGINE_CONCURRENCY", "1".to_owned()),
-        ("TOLK_ENGINE_QUEUE", "0".to_owned()),
-    ] {
-        world.extra_env.push((k.to_owned(), v));
+impl Engines {
+    async fn start(name: &str, extra: &[(&str, &str)]) -> Result<Engines> {
+        let deepl_log: Log = Arc::default();
+        let openai_log: Log = Arc::default();
+        let deepl = deepl_stand_in(deepl_log.clone()).await?;
+        let openai = openai_stand_in(openai_log.clone()).await?;
+        let mut world = World::new(name).await?;
+        let key = world.create_key("client", false).await?;
+        for (k, v) in [
+            ("TOLK_ENGINES", "deepl,openai,apertium".to_owned()),
+            ("TOLK_DEEPL_URL", deepl),
+            ("TOLK_DEEPL_KEY", "upstream-secret".to_owned()),
+            ("TOLK_DEEPL_PAIRS", "EN:DE,EN:ES".to_owned()),
+            ("TOLK_OPENAI_URL", format!("{openai}/v1")),
+            ("TOLK_OPENAI_KEY", "llm-token".to_owned()),
+            ("TOLK_OPENAI_MODEL", "test-model".to_owned()),
+            ("TOLK_OPENAI_PAIRS", "EN:IT".to_owned()),
+            ("TOLK_ENGINE_TIMEOUT_SECS", "1".to_owned()),
+            ("TOLK_ENGINE_CONCURRENCY", "1".to_owned()),
+            ("TOLK_ENGINE_QUEUE", "0".to_owned()),
+        ] {
+            world.extra_env.push((k.to_owned(), v));
+        }
+        for (k, v) in extra {
+            world.extra_env.push(((*k).to_owned(), (*v).to_owned()));
+        }
+        let api = world.start_api().await?;
+        Ok(Engines {
+            world,
+            api,
+            key,
+            deepl_log,
+            openai_log,
+        })
     }
-    let api = world.start_api().await?;
 
-    // Languages: what the configured engines serve, with formality support.
-    let targets = languages(&api, &key, "target").await?;
+    async fn post(&self, body: &Value) -> Result<(u16, Value)> {
+        post_json(&self.api, &self.key, body).await
+    }
+}
+
+/// The languages listed are what the configured engines serve, with
+/// formality where an engine supports it.
+#[tokio::test]
+async fn configured_engines_decide_the_languages_and_their_formality() -> Result<()> {
+    let e = Engines::start("engines_languages", &[]).await?;
+    let targets = languages(&e.api, &e.key, "target").await?;
     let formality = |code: &str| {
         targets
             .iter()
@@ -184,58 +214,68 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     assert_eq!(formality("ES"), Some(json!(true)), "{targets:?}");
     assert_eq!(formality("PT-BR"), Some(json!(false)), "{targets:?}");
     assert_eq!(formality("JA"), None, "{targets:?}");
-    let sources = languages(&api, &key, "source").await?;
+    let sources = languages(&e.api, &e.key, "source").await?;
     assert!(sources.iter().any(|l| l["language"] == "EN"), "{sources:?}");
+    Ok(())
+}
 
-    // EN → DE: the DeepL upstream, with formality, context and instructions.
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["The house is big.", "Hello"], "source_lang": "EN", "target_lang": "DE",
+/// EN→DE goes to the DeepL upstream with its key, formality, context,
+/// instructions and model type; markup goes with `tag_handling=xml` and
+/// comes back well-formed.
+#[tokio::test]
+async fn the_deepl_upstream_gets_the_requests_options_and_markup() -> Result<()> {
+    let e = Engines::start("engines_deepl", &[]).await?;
+    let (code, body) = e
+        .post(
+            &json!({"text": ["The house is big.", "Hello"], "source_lang": "EN", "target_lang": "DE",
                 "formality": "more", "context": "Real estate.",
                 "custom_instructions": ["Use short words."], "model_type": "quality_optimized"}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(first_text(&body), "[DE:more] The house is big.");
     assert_eq!(body["translations"][1]["text"], "[DE:more] Hello");
-    let sent = deepl_log.lock().map_err(|_| anyhow::anyhow!("lock"))?[0].clone();
+    let sent = e.deepl_log.lock().map_err(|_| anyhow::anyhow!("lock"))?[0].clone();
     assert_eq!(sent.0.as_deref(), Some("DeepL-Auth-Key upstream-secret"));
     assert_eq!(sent.1["source_lang"], "EN");
     assert_eq!(sent.1["context"], "Real estate.");
     assert_eq!(sent.1["custom_instructions"], json!(["Use short words."]));
     assert_eq!(sent.1["model_type"], "quality_optimized");
 
-    // Markup goes upstream with tag_handling=xml and comes back well-formed.
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["The <b>house</b> is big."], "source_lang": "EN", "target_lang": "DE",
+    let (code, body) = e
+        .post(
+            &json!({"text": ["The <b>house</b> is big."], "source_lang": "EN", "target_lang": "DE",
                 "tag_handling": "xml"}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(first_text(&body), "[DE] The <b>house</b> is big.");
-    let last = deepl_log
+    let last = e
+        .deepl_log
         .lock()
         .map_err(|_| anyhow::anyhow!("lock"))?
         .last()
         .cloned()
         .context("logged")?;
     assert_eq!(last.1["tag_handling"], "xml");
+    Ok(())
+}
 
-    // EN → IT: the chat engine; formality, context and instructions in its prompt.
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["The house is big."], "source_lang": "EN", "target_lang": "IT",
+/// EN→IT goes to the chat engine with its token and model; formality,
+/// context and instructions are in its system prompt.
+#[tokio::test]
+async fn the_chat_engine_gets_the_requests_options_in_its_prompt() -> Result<()> {
+    let e = Engines::start("engines_chat", &[]).await?;
+    let (code, body) = e
+        .post(
+            &json!({"text": ["The house is big."], "source_lang": "EN", "target_lang": "IT",
                 "formality": "less", "context": "A letter to a friend.",
                 "custom_instructions": ["Keep it casual.", "No emoji."]}),
-    )
-    .await?;
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(first_text(&body), "<IT> The house is big.");
-    let (auth, chat) = openai_log.lock().map_err(|_| anyhow::anyhow!("lock"))?[0].clone();
+    let (auth, chat) = e.openai_log.lock().map_err(|_| anyhow::anyhow!("lock"))?[0].clone();
     assert_eq!(auth.as_deref(), Some("Bearer llm-token"));
     assert_eq!(chat["model"], "test-model");
     let system = chat["messages"][0]["content"].as_str().unwrap_or_default();
@@ -248,24 +288,31 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     ] {
         assert!(system.contains(part), "{part} missing: {system}");
     }
+    Ok(())
+}
 
-    // Fallback: the upstream fails (503) for EN → ES, Apertium serves it.
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["FAIL The house is big."], "source_lang": "EN", "target_lang": "ES"}),
-    )
-    .await?;
+/// When the upstream fails (503) for EN→ES, Apertium serves the request.
+#[tokio::test]
+async fn a_failing_upstream_falls_back_to_apertium() -> Result<()> {
+    let e = Engines::start("engines_fallback", &[]).await?;
+    let (code, body) = e
+        .post(
+            &json!({"text": ["FAIL The house is big."], "source_lang": "EN", "target_lang": "ES"}),
+        )
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert!(first_text(&body).contains("casa es grande"), "{body}");
+    Ok(())
+}
 
-    // Formality on a target no configured engine supports: 400; prefer_* falls back.
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["The house."], "source_lang": "EN", "target_lang": "PT-BR", "formality": "more"}),
-    )
-    .await?;
+/// Formality on a target no configured engine supports is refused with a
+/// 400; `prefer_*` falls back to no formality.
+#[tokio::test]
+async fn formality_no_engine_supports_is_refused_unless_preferred() -> Result<()> {
+    let e = Engines::start("engines_formality", &[]).await?;
+    let (code, body) = e
+        .post(&json!({"text": ["The house."], "source_lang": "EN", "target_lang": "PT-BR", "formality": "more"}))
+        .await?;
     assert_eq!(code, 400, "{body}");
     assert!(
         body["message"]
@@ -273,19 +320,24 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
             .unwrap_or_default()
             .contains("formality")
     );
-    let (code, body) = post_json(
-        &api,
-        &key,
-        &json!({"text": ["La casa es grande."], "source_lang": "ES", "target_lang": "PT-BR", "formality": "prefer_more"}),
-    )
-    .await?;
+    let (code, body) = e
+        .post(&json!({"text": ["La casa es grande."], "source_lang": "ES", "target_lang": "PT-BR", "formality": "prefer_more"}))
+        .await?;
     assert_eq!(code, 200, "{body}");
     assert_eq!(first_text(&body), "A casa é grande.");
+    Ok(())
+}
 
-    // Timeout: the only engine for EN → DE takes 3 s, the limit is 1 s → 504.
+/// The only engine for EN→DE takes 3 s, the limit is 1 s: 504 within the
+/// limit, and with batched ledger writes (the default) the failed request
+/// bills nothing.
+#[tokio::test]
+async fn a_slow_engine_times_out_with_504_and_bills_nothing() -> Result<()> {
+    let e = Engines::start("engines_timeout", &[]).await?;
     let started = Instant::now();
-    let res = api
-        .keyed(reqwest::Method::POST, "/v2/translate", &key)
+    let res = e
+        .api
+        .keyed(reqwest::Method::POST, "/v2/translate", &e.key)
         .header("X-DeepL-Reporting-Tag", "slow-failed")
         .json(&json!({"text": ["SLOW house"], "source_lang": "EN", "target_lang": "DE"}))
         .send()
@@ -294,7 +346,6 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     let body: Value = res.json().await.unwrap_or(Value::Null);
     assert_eq!(code, 504, "{body}");
     assert!(started.elapsed() < Duration::from_secs(3));
-    // Metering (checked at the end, once the engine is free again).
     assert!(
         body["message"]
             .as_str()
@@ -302,12 +353,29 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
             .contains("in time"),
         "{body}"
     );
+    // A request that fails appends nothing. A later request with the same
+    // tag is appended after it would have been, so once that one is in the
+    // ledger, the tag's entries are complete.
+    let db = e.world.db().await?;
+    let code = post_tagged(&e.api, &e.key, "slow-failed", "The house is big.", "ES").await?;
+    assert_eq!(code, 200);
+    let ledger = ledger_settled(&db, TAGGED, "slow-failed", |l| l.0 >= 1).await?;
+    assert_eq!(
+        ledger,
+        (1, 17, 0),
+        "only the request that succeeded is billed"
+    );
+    Ok(())
+}
 
-    // Overload: one request at a time and no queue; while a slow one runs,
-    // the next is refused at once with 529.
+/// One request at a time and no queue: while a slow one runs, the next is
+/// refused at once with 529 and `Retry-After`.
+#[tokio::test]
+async fn a_busy_engine_sheds_load_with_529() -> Result<()> {
+    let e = Engines::start("engines_overload", &[]).await?;
     let slow = {
-        let api = Api::new(api.base.clone());
-        let key = key.clone();
+        let api = Api::new(e.api.base.clone());
+        let key = e.key.clone();
         tokio::spawn(async move {
             post_json(
                 &api,
@@ -320,8 +388,9 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     let mut saw_529 = false;
     for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let res = api
-            .keyed(reqwest::Method::POST, "/v2/translate", &key)
+        let res = e
+            .api
+            .keyed(reqwest::Method::POST, "/v2/translate", &e.key)
             .json(&json!({"text": ["Hello"], "source_lang": "EN", "target_lang": "DE"}))
             .send()
             .await?;
@@ -347,36 +416,26 @@ async fn upstream_engines_route_fall_back_time_out_and_shed_load() -> Result<()>
     assert!(saw_529, "no 529 while the engine was busy");
     let (code, _) = slow.await??;
     assert_eq!(code, 504);
+    Ok(())
+}
 
-    // Metering of the failed request. Batched ledger writes (the default): a
-    // request that fails appends nothing. A later request with the same tag
-    // is appended after it would have been, so once that one is in the
-    // ledger, the tag's entries are complete.
-    let db = world.db().await?;
-    let code = post_tagged(&api, &key, "slow-failed", "The house is big.", "ES").await?;
-    assert_eq!(code, 200);
-    let tagged = "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
-                  FROM usage_events WHERE custom_tag = $1";
-    let ledger = ledger_settled(&db, tagged, "slow-failed", |l| l.0 >= 1).await?;
-    assert_eq!(
-        ledger,
-        (1, 17, 0),
-        "only the request that succeeded is billed"
-    );
-
-    // Per-request durable writes (TOLK_LEDGER_WRITES=durable): the request is
-    // metered while it runs; failing, it is reversed: the ledger holds the
-    // entry and its reversal, and bills nothing for it.
-    world
-        .extra_env
-        .push(("TOLK_LEDGER_WRITES".to_owned(), "durable".to_owned()));
-    let durable = world.start_api().await?;
-    let code = post_tagged(&durable, &key, "slow-failed-durable", "SLOW house", "DE").await?;
+/// With per-request durable writes (`TOLK_LEDGER_WRITES=durable`) a
+/// request is metered while it runs; failing, it is reversed: the ledger
+/// holds the entry and its reversal, and bills nothing for it.
+#[tokio::test]
+async fn durable_ledger_writes_reverse_a_failed_request() -> Result<()> {
+    let e = Engines::start("engines_durable", &[("TOLK_LEDGER_WRITES", "durable")]).await?;
+    let code = post_tagged(&e.api, &e.key, "slow-failed-durable", "SLOW house", "DE").await?;
     assert_eq!(code, 504);
-    let ledger = ledger_settled(&db, tagged, "slow-failed-durable", |l| l.0 >= 2).await?;
+    let db = e.world.db().await?;
+    let ledger = ledger_settled(&db, TAGGED, "slow-failed-durable", |l| l.0 >= 2).await?;
     assert_eq!(ledger, (2, 0, 1), "entry + reversal of the failed request");
     Ok(())
 }
+
+/// A reporting tag's ledger: entries, characters billed, reversals.
+const TAGGED: &str = "SELECT count(*), COALESCE(sum(amount), 0)::bigint, count(reverses)
+                      FROM usage_events WHERE custom_tag = $1";
 
 /// Translates `text` EN → `target` with the reporting tag `tag`; returns the status.
 async fn post_tagged(api: &Api, key: &str, tag: &str, text: &str, target: &str) -> Result<u16> {
