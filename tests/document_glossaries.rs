@@ -105,24 +105,58 @@ async fn documents_with_glossary(
     Ok(())
 }
 
-#[tokio::test]
-async fn document_glossaries_through_apertium() -> Result<()> {
-    let mut world = World::new("docgloss").await?;
+/// A world with an API and a key (the worker is started by each test).
+async fn glossary_world(name: &str) -> Result<(World, Api, String)> {
+    let mut world = World::new(name).await?;
     let key = world.create_key("g", false).await?;
     let api = world.start_api().await?;
+    Ok((world, api, key))
+}
 
-    // A glossary deleted after the upload, before a worker runs the job: the
-    // document fails with a message (the worker loads the entries).
-    let (code, g3) = call(
+/// Creates a glossary through `path` (`/v2/glossaries` or
+/// `/v3/glossaries`); its id.
+async fn create_glossary(api: &Api, key: &str, path: &str, body: Value) -> Result<String> {
+    let (code, g) = call(api, key, Method::POST, path, Some(&body)).await?;
+    anyhow::ensure!(code == 201, "{g}");
+    Ok(g["glossary_id"].as_str().unwrap_or_default().to_owned())
+}
+
+/// The glossary of cats and houses (v3).
+async fn pets(api: &Api, key: &str) -> Result<String> {
+    create_glossary(
+        api,
+        key,
+        "/v3/glossaries",
+        json!({"name": "pets", "dictionaries": [
+            {"source_lang": "en", "target_lang": "es", "entries": "cat\tmichi\nhouse\tcasona"}]}),
+    )
+    .await
+}
+
+/// The glossary of reports (v2).
+async fn reports(api: &Api, key: &str) -> Result<String> {
+    create_glossary(
+        api,
+        key,
+        "/v2/glossaries",
+        json!({"name": "more", "source_lang": "en", "target_lang": "es", "entries": "report\tdossier"}),
+    )
+    .await
+}
+
+/// A glossary deleted after the upload, before a worker runs the job: the
+/// document fails with a message (the worker loads the entries); a new
+/// upload naming it is refused with 404.
+#[tokio::test]
+async fn a_glossary_deleted_before_its_job_runs_fails_the_document() -> Result<()> {
+    let (mut world, api, key) = glossary_world("docgloss_gone").await?;
+    let id3 = create_glossary(
         &api,
         &key,
-        Method::POST,
         "/v2/glossaries",
-        Some(&json!({"name": "gone", "source_lang": "en", "target_lang": "es", "entries": "dog\tchucho"})),
+        json!({"name": "gone", "source_lang": "en", "target_lang": "es", "entries": "dog\tchucho"}),
     )
     .await?;
-    assert_eq!(code, 201, "{g3}");
-    let id3 = g3["glossary_id"].as_str().unwrap_or_default().to_owned();
     let (gone_doc, gone_key) = api
         .upload_ok(
             &key,
@@ -170,29 +204,16 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         )
         .await?;
     error(code, &e, 404, "not found");
+    Ok(())
+}
 
-    let (code, g) = call(
-        &api,
-        &key,
-        Method::POST,
-        "/v3/glossaries",
-        Some(&json!({"name": "pets", "dictionaries": [
-            {"source_lang": "en", "target_lang": "es", "entries": "cat\tmichi\nhouse\tcasona"}]})),
-    )
-    .await?;
-    assert_eq!(code, 201, "{g}");
-    let id = g["glossary_id"].as_str().unwrap_or_default().to_owned();
-    let (code, g2) = call(
-        &api,
-        &key,
-        Method::POST,
-        "/v2/glossaries",
-        Some(&json!({"name": "more", "source_lang": "en", "target_lang": "es", "entries": "report\tdossier"})),
-    )
-    .await?;
-    assert_eq!(code, 201, "{g2}");
-    let id2 = g2["glossary_id"].as_str().unwrap_or_default().to_owned();
-
+/// A glossary applies to a txt, an html and a docx job through Apertium:
+/// every "cat" becomes its term.
+#[tokio::test]
+async fn a_glossary_applies_to_text_html_and_word_documents() -> Result<()> {
+    let (mut world, api, key) = glossary_world("docgloss_formats").await?;
+    world.start_worker("w")?;
+    let id = pets(&api, &key).await?;
     documents_with_glossary(
         &world,
         &api,
@@ -204,9 +225,16 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         ],
         "michi",
     )
-    .await?;
+    .await
+}
 
-    // glossary_ids, comma-separated: both glossaries apply; stored on the row.
+/// `glossary_ids`, comma-separated: both glossaries apply, and both are
+/// stored on the document's row.
+#[tokio::test]
+async fn several_glossary_ids_all_apply_and_are_stored() -> Result<()> {
+    let (mut world, api, key) = glossary_world("docgloss_ids").await?;
+    world.start_worker("w")?;
+    let (id, id2) = (pets(&api, &key).await?, reports(&api, &key).await?);
     let both = format!("{id},{id2}");
     let (doc, dk) = api
         .upload_ok(
@@ -238,8 +266,16 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         stored.iter().map(ToString::to_string).collect::<Vec<_>>(),
         [id.clone(), id2.clone()]
     );
+    Ok(())
+}
 
-    // Refusals, each a JSON message.
+/// Glossary fields a document upload cannot take are refused, each with a
+/// JSON message: no source language, an unknown or malformed id, a pair
+/// the glossary lacks, both fields at once, more than five ids.
+#[tokio::test]
+async fn bad_glossary_fields_of_an_upload_are_refused() -> Result<()> {
+    let (_world, api, key) = glossary_world("docgloss_bad").await?;
+    let (id, id2) = (pets(&api, &key).await?, reports(&api, &key).await?);
     let unknown = "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00";
     for (fields, want, needle) in [
         (
@@ -302,7 +338,6 @@ async fn document_glossaries_through_apertium() -> Result<()> {
         )
         .await?;
     error(code, &e, 400, "at most 5");
-
     Ok(())
 }
 
