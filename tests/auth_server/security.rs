@@ -3,12 +3,10 @@
 
 use super::*;
 
+/// The password grant and unknown grants are `unsupported_grant_type`.
 #[tokio::test]
-async fn security_errors() -> Result<()> {
-    let (_world, auth, public, confidential) = setup().await?;
-    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
-
-    // The password grant, unknown grants.
+async fn the_password_grant_and_unknown_grants_are_unsupported() -> Result<()> {
+    let (_world, auth, _public, confidential) = setup().await?;
     for grant in ["password", "urn:example:unknown"] {
         let (status, body) = token(
             &auth,
@@ -26,7 +24,13 @@ async fn security_errors() -> Result<()> {
             "{grant}"
         );
     }
-    // client_credentials: works, a wrong secret is invalid_client, a public client may not.
+    Ok(())
+}
+
+/// `client_credentials` works for a confidential client (no refresh token); a wrong secret is `invalid_client` with `WWW-Authenticate`, a public client `unauthorized_client`.
+#[tokio::test]
+async fn client_credentials_need_a_confidential_client_and_its_secret() -> Result<()> {
+    let (_world, auth, public, confidential) = setup().await?;
     let (status, body) = token(
         &auth,
         &confidential,
@@ -50,7 +54,14 @@ async fn security_errors() -> Result<()> {
         (status, body["error"].as_str()),
         (StatusCode::BAD_REQUEST, Some("unauthorized_client"))
     );
-    // An unknown resource: invalid_target at the token endpoint and at authorize.
+    Ok(())
+}
+
+/// An unknown resource is `invalid_target` at the token endpoint and at authorize (with `iss`); a resource on the authority is fine.
+#[tokio::test]
+async fn an_unknown_resource_is_an_invalid_target() -> Result<()> {
+    let (_world, auth, public, confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
     let (status, body) = token(
         &auth,
         &confidential,
@@ -93,14 +104,26 @@ async fn security_errors() -> Result<()> {
         StatusCode::OK,
         "a resource on the authority is fine"
     );
-    // Garbage codes: invalid_grant, never 500.
+    Ok(())
+}
+
+/// A code that was never issued is `invalid_grant`, never a 500.
+#[tokio::test]
+async fn a_garbage_code_is_invalid_grant() -> Result<()> {
+    let (_world, auth, public, _confidential) = setup().await?;
     let (status, body) = redeem(&auth, &public, "not-a-code", VERIFIER).await?;
     assert_eq!(
         (status, body["error"].as_str()),
         (StatusCode::BAD_REQUEST, Some("invalid_grant"))
     );
+    Ok(())
+}
 
-    // Redirect URIs not registered / open-redirect attempts: an error page, no redirect.
+/// Redirect URIs not registered (open-redirect attempts) and unknown clients get an HTML error page, never a redirect.
+#[tokio::test]
+async fn unregistered_redirect_uris_get_an_error_page_never_a_redirect() -> Result<()> {
+    let (_world, auth, public, _confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
     for bad in [
         "https://evil.example/callback",
         "http://127.0.0.1:53682/callback/../evil",
@@ -129,8 +152,14 @@ async fn security_errors() -> Result<()> {
         .send()
         .await?;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    Ok(())
+}
 
-    // PKCE: required for a public client; plain refused.
+/// PKCE is required of a public client, and `plain` is refused: `invalid_request` back to the client with its state.
+#[tokio::test]
+async fn pkce_is_required_of_public_clients_and_plain_refused() -> Result<()> {
+    let (_world, auth, public, _confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
     for extra in [
         vec![("code_challenge", "")],
         vec![("code_challenge_method", "plain")],
@@ -155,8 +184,14 @@ async fn security_errors() -> Result<()> {
         assert_eq!(q["error"], "invalid_request", "{extra:?}");
         assert_eq!(q["state"], "s");
     }
+    Ok(())
+}
 
-    // A tampered session cookie is no session.
+/// A tampered session cookie is no session: authorize sends to sign-in.
+#[tokio::test]
+async fn a_tampered_session_cookie_is_no_session() -> Result<()> {
+    let (_world, auth, public, _confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
     let (name, value) = cookie.split_once('=').context("cookie")?;
     let mut bytes = value.as_bytes().to_vec();
     let i = bytes.len() / 2;
@@ -169,7 +204,14 @@ async fn security_errors() -> Result<()> {
         .send()
         .await?;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
-    // A legacy `_coauth_session` (Path=/, another format) beside ours still works.
+    Ok(())
+}
+
+/// A legacy `_coauth_session` cookie (Path=/, another format) beside ours does not lock anyone out.
+#[tokio::test]
+async fn a_legacy_session_cookie_beside_ours_still_signs_in() -> Result<()> {
+    let (_world, auth, public, _confidential) = setup().await?;
+    let cookie = sign_in(&auth, "ann@example.com", "correct horse").await?;
     let both = format!("_coauth_session=BAh7B0kiD3Nlc3Npb25faWQGOgZFVEkiJTk4--0123abcd; {cookie}");
     let res = auth
         .http
@@ -182,8 +224,13 @@ async fn security_errors() -> Result<()> {
         StatusCode::OK,
         "signed in despite the legacy cookie"
     );
+    Ok(())
+}
 
-    // An expired JWT (signed with the same development key) is refused.
+/// An expired JWT (signed with the same development key) is refused at userinfo.
+#[tokio::test]
+async fn an_expired_token_is_refused_at_userinfo() -> Result<()> {
+    let (_world, auth, _public, _confidential) = setup().await?;
     let keys = jsonwebtoken::EncodingKey::from_rsa_pem(include_bytes!(
         "../../auth/src/tokens/dev_key.pem"
     ))?;
