@@ -192,124 +192,175 @@ fn failed_with(location: &str, auth: &Auth, why: &str) -> bool {
             .is_some_and(|m| m.contains(why))
 }
 
-#[tokio::test]
-async fn saml_sign_in_verifies_every_response() -> Result<()> {
-    let mut world = world_with_ann("saml").await?;
-    let auth = start_auth(&mut world).await?;
-    let (key, cert) = certificate(&world, "idp")?;
-    let (_, other_cert) = certificate(&world, "someone-else")?;
-    let port = free_port();
-    let sso = format!("http://127.0.0.1:{port}/sso/redirect");
-    let cert_arg = cert.display().to_string();
-    let create_as = |issuer: &'static str, extra: Vec<String>| {
-        let world = &world;
-        let sso = sso.clone();
-        async move {
-            let mut args: Vec<String> = [
-                "admin",
-                "create-saml-strategy",
-                "--name",
-                "Corporate SSO",
-                "--issuer",
-                issuer,
-                "--idp-sso-target-url",
-            ]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
-            args.push(sso);
-            args.extend(extra);
-            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            admin_json(world, &refs).await
-        }
-    };
-    let create = |extra: Vec<String>| create_as(SP_ENTITY, extra);
-    let main = create(vec!["--idp-cert-file".into(), cert_arg.clone()]).await?;
-    let id = main["id"].as_str().context("id")?.to_owned();
-    let acs = auth.url(main["acs_path"].as_str().context("acs_path")?);
-    // Same entity and ACS, trusting another certificate; and one trusting the
-    // right certificate by its fingerprint only.
-    let wrong = create(vec![
-        "--idp-cert-file".into(),
-        other_cert.display().to_string(),
-        "--assertion-consumer-service-url".into(),
-        acs.clone(),
-    ])
-    .await?;
-    let by_print = create(vec![
-        "--idp-cert-fingerprint".into(),
-        fingerprint(&cert)?,
-        "--assertion-consumer-service-url".into(),
-        acs.clone(),
-    ])
-    .await?;
-    // Answers sent to another consumer URL than this strategy's (Destination
-    // and Recipient), and assertions for another service provider (Audience).
-    let elsewhere = create(vec![
-        "--idp-cert-file".into(),
-        cert_arg.clone(),
-        "--assertion-consumer-service-url".into(),
-        auth.url("/auth/saml/callback"),
-    ])
-    .await?;
-    let other_sp = create_as(
-        "https://another-sp.example/saml",
-        vec![
+/// The auth service with SAML strategies of one pysaml2 identity provider:
+/// `id` trusting its certificate, and strategies trusting another
+/// certificate (`wrong`), the right one by its fingerprint (`by_print`), for
+/// another consumer URL (`elsewhere`) and another service provider
+/// (`other_sp`).
+struct Saml {
+    /// Kept for the test's length (its database and processes).
+    _world: World,
+    auth: Auth,
+    idp: Idp,
+    id: String,
+    callback: String,
+    wrong: String,
+    by_print: String,
+    elsewhere: String,
+    other_sp: String,
+    db: sqlx::PgPool,
+}
+
+impl Saml {
+    async fn start(name: &str) -> Result<Saml> {
+        let mut world = world_with_ann(name).await?;
+        let auth = start_auth(&mut world).await?;
+        let (key, cert) = certificate(&world, "idp")?;
+        let (_, other_cert) = certificate(&world, "someone-else")?;
+        let port = free_port();
+        let sso = format!("http://127.0.0.1:{port}/sso/redirect");
+        let cert_arg = cert.display().to_string();
+        let create_as = |issuer: &'static str, extra: Vec<String>| {
+            let world = &world;
+            let sso = sso.clone();
+            async move {
+                let mut args: Vec<String> = [
+                    "admin",
+                    "create-saml-strategy",
+                    "--name",
+                    "Corporate SSO",
+                    "--issuer",
+                    issuer,
+                    "--idp-sso-target-url",
+                ]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect();
+                args.push(sso);
+                args.extend(extra);
+                let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+                admin_json(world, &refs).await
+            }
+        };
+        let create = |extra: Vec<String>| create_as(SP_ENTITY, extra);
+        let main = create(vec!["--idp-cert-file".into(), cert_arg.clone()]).await?;
+        let id = main["id"].as_str().context("id")?.to_owned();
+        let acs = auth.url(main["acs_path"].as_str().context("acs_path")?);
+        // Same entity and ACS, trusting another certificate; and one trusting the
+        // right certificate by its fingerprint only.
+        let wrong = create(vec![
+            "--idp-cert-file".into(),
+            other_cert.display().to_string(),
+            "--assertion-consumer-service-url".into(),
+            acs.clone(),
+        ])
+        .await?;
+        let by_print = create(vec![
+            "--idp-cert-fingerprint".into(),
+            fingerprint(&cert)?,
+            "--assertion-consumer-service-url".into(),
+            acs.clone(),
+        ])
+        .await?;
+        // Answers sent to another consumer URL than this strategy's (Destination
+        // and Recipient), and assertions for another service provider (Audience).
+        let elsewhere = create(vec![
             "--idp-cert-file".into(),
             cert_arg.clone(),
             "--assertion-consumer-service-url".into(),
-            acs.clone(),
-        ],
-    )
-    .await?;
-    let idp = start_idp(&world, port, &key, &cert, &acs).await?;
-    let callback = format!("/auth/saml/callback/{id}");
-    let db = world.db().await?;
-    let users = |email: &'static str| {
-        let db = db.clone();
-        async move {
-            let n: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE email = $1")
-                .bind(email)
-                .fetch_one(&db)
-                .await?;
-            anyhow::Ok(n)
-        }
-    };
+            auth.url("/auth/saml/callback"),
+        ])
+        .await?;
+        let other_sp = create_as(
+            "https://another-sp.example/saml",
+            vec![
+                "--idp-cert-file".into(),
+                cert_arg.clone(),
+                "--assertion-consumer-service-url".into(),
+                acs.clone(),
+            ],
+        )
+        .await?;
+        let idp = start_idp(&world, port, &key, &cert, &acs).await?;
+        let callback = format!("/auth/saml/callback/{id}");
+        let db = world.db().await?;
+        let strategy = |created: &Value| -> Result<String> {
+            Ok(created["id"].as_str().context("id")?.to_owned())
+        };
+        Ok(Saml {
+            wrong: strategy(&wrong)?,
+            by_print: strategy(&by_print)?,
+            elsewhere: strategy(&elsewhere)?,
+            other_sp: strategy(&other_sp)?,
+            _world: world,
+            auth,
+            idp,
+            id,
+            callback,
+            db,
+        })
+    }
 
-    // Signed in: the user is created from the assertion's attributes.
-    let first = answer(&auth, &id).await?;
-    let (to, session) = post(&auth, &callback, &first).await?;
+    /// How many users have `email`.
+    async fn users(&self, email: &str) -> Result<i64> {
+        Ok(
+            sqlx::query_scalar("SELECT count(*) FROM users WHERE email = $1")
+                .bind(email)
+                .fetch_one(&self.db)
+                .await?,
+        )
+    }
+
+    /// A fresh answer of the provider for strategy `id`.
+    async fn answer(&self, id: &str) -> Result<Answer> {
+        answer(&self.auth, id).await
+    }
+}
+
+/// A signed answer signs in and creates the user from the assertion's
+/// attributes; the same answer again is a replay; a second sign-in finds
+/// the same user.
+#[tokio::test]
+async fn a_saml_answer_signs_in_once_and_creates_the_user_once() -> Result<()> {
+    let saml = Saml::start("saml_sign_in").await?;
+    let (auth, callback, id, db) = (&saml.auth, &saml.callback, &saml.id, &saml.db);
+    let first = saml.answer(id).await?;
+    let (to, session) = post(auth, callback, &first).await?;
     assert_eq!((to.as_str(), session), ("/auth/authority", true), "{to}");
     let (user_id, name): (String, String) =
         sqlx::query_as("SELECT id, name FROM users WHERE email = 'grace@example.org'")
-            .fetch_one(&db)
+            .fetch_one(db)
             .await?;
     assert_eq!(name, "Grace Hopper");
     let lookup: (String, String) =
         sqlx::query_as("SELECT provider, uid FROM user_auth_lookups WHERE user_id = $1")
             .bind(&user_id)
-            .fetch_one(&db)
+            .fetch_one(db)
             .await?;
     assert_eq!(lookup, (id.clone(), "grace-persistent-id".to_owned()));
 
-    // The same response again: a replay.
-    let (to, session) = post(&auth, &callback, &first).await?;
-    assert!(failed_with(&to, &auth, "already used") && !session, "{to}");
+    let (to, session) = post(auth, callback, &first).await?;
+    assert!(failed_with(&to, auth, "already used") && !session, "{to}");
 
-    // A second sign-in finds the same user.
-    let (to, session) = post(&auth, &callback, &answer(&auth, &id).await?).await?;
+    let (to, session) = post(auth, callback, &saml.answer(id).await?).await?;
     assert_eq!((to.as_str(), session), ("/auth/authority", true));
-    assert_eq!(users("grace@example.org").await?, 1);
+    assert_eq!(saml.users("grace@example.org").await?, 1);
+    Ok(())
+}
 
-    // Tampered after signing: the email changed.
-    let a = answer(&auth, &id).await?;
+/// An assertion changed after signing is refused, and one wrapped beside
+/// the signed assertion (an unsigned copy for another user before it) is
+/// never read.
+#[tokio::test]
+async fn a_tampered_or_wrapped_assertion_is_never_read() -> Result<()> {
+    let saml = Saml::start("saml_tampered").await?;
+    let (auth, callback, id) = (&saml.auth, &saml.callback, &saml.id);
+    let a = saml.answer(id).await?;
     let tampered = a.with_xml(&a.xml()?.replace("grace@example.org", "mallory@example.org"));
-    let (to, session) = post(&auth, &callback, &tampered).await?;
-    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+    let (to, session) = post(auth, callback, &tampered).await?;
+    assert!(failed_with(&to, auth, "not accepted") && !session, "{to}");
 
-    // Signature wrapping: an unsigned copy of the assertion for another user
-    // placed before the signed one. Only the signed part is ever read.
-    let a = answer(&auth, &id).await?;
+    let a = saml.answer(id).await?;
     let xml = a.xml()?;
     let open = xml.find(":Assertion ").context("assertion")?;
     let open = xml[..open].rfind('<').context("tag start")?;
@@ -325,15 +376,21 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
     }
     let evil = evil.replacen(" ID=\"", " ID=\"evil", 1);
     let wrapped = format!("{}{evil}{}", &xml[..open], &xml[open..]);
-    let (to, _) = post(&auth, &callback, &a.with_xml(&wrapped)).await?;
+    let (to, _) = post(auth, callback, &a.with_xml(&wrapped)).await?;
     assert_eq!(
-        users("mallory@example.org").await?,
+        saml.users("mallory@example.org").await?,
         0,
         "the wrapped assertion was never read: {to}"
     );
+    Ok(())
+}
 
-    // A DOCTYPE (entities) is refused before parsing.
-    let a = answer(&auth, &id).await?;
+/// An answer with a DOCTYPE (entities) is refused before it is parsed.
+#[tokio::test]
+async fn a_doctype_in_a_saml_answer_is_refused() -> Result<()> {
+    let saml = Saml::start("saml_doctype").await?;
+    let (auth, callback, id) = (&saml.auth, &saml.callback, &saml.id);
+    let a = saml.answer(id).await?;
     let xml = a.xml()?;
     let body = xml.find("?>").map_or(0, |i| i + 2);
     let with_doctype = format!(
@@ -341,34 +398,52 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
         &xml[..body],
         &xml[body..]
     );
-    let (to, _) = post(&auth, &callback, &a.with_xml(&with_doctype)).await?;
-    assert!(failed_with(&to, &auth, "DOCTYPE"), "{to}");
+    let (to, _) = post(auth, callback, &a.with_xml(&with_doctype)).await?;
+    assert!(failed_with(&to, auth, "DOCTYPE"), "{to}");
+    Ok(())
+}
 
-    // A response to another browser's request (its InResponseTo) with this browser's flow.
-    let mine = answer(&auth, &id).await?;
-    let theirs = answer(&auth, &id).await?;
+/// An answer to another browser's request (its `InResponseTo`) posted with
+/// this browser's flow is refused.
+#[tokio::test]
+async fn an_answer_to_another_browsers_request_is_refused() -> Result<()> {
+    let saml = Saml::start("saml_crossed").await?;
+    let (auth, callback, id) = (&saml.auth, &saml.callback, &saml.id);
+    let mine = saml.answer(id).await?;
+    let theirs = saml.answer(id).await?;
     let crossed = Answer {
         response: theirs.response.clone(),
         ..mine
     };
-    let (to, session) = post(&auth, &callback, &crossed).await?;
-    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
+    let (to, session) = post(auth, callback, &crossed).await?;
+    assert!(failed_with(&to, auth, "not accepted") && !session, "{to}");
+    Ok(())
+}
 
-    // Signed by a certificate the strategy does not trust.
-    let a = answer(&auth, wrong["id"].as_str().context("id")?).await?;
-    let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
-    assert!(failed_with(&to, &auth, "not accepted") && !session, "{to}");
-
-    // The right certificate, trusted by its fingerprint.
-    let a = answer(&auth, by_print["id"].as_str().context("id")?).await?;
-    let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
+/// A strategy trusts the provider's certificate by file or by fingerprint:
+/// one trusting another certificate refuses its answers.
+#[tokio::test]
+async fn a_saml_strategy_trusts_only_its_certificate() -> Result<()> {
+    let saml = Saml::start("saml_certificate").await?;
+    let auth = &saml.auth;
+    let a = saml.answer(&saml.wrong).await?;
+    let (to, session) = post(auth, "/auth/saml/callback", &a).await?;
+    assert!(failed_with(&to, auth, "not accepted") && !session, "{to}");
+    let a = saml.answer(&saml.by_print).await?;
+    let (to, session) = post(auth, "/auth/saml/callback", &a).await?;
     assert_eq!((to.as_str(), session), ("/auth/authority", true));
+    Ok(())
+}
 
-    // Sent to another consumer URL (Destination, Recipient), and for another
-    // service provider (Audience).
-    for (strategy, why) in [(&elsewhere, "recipient"), (&other_sp, "audience")] {
-        let a = answer(&auth, strategy["id"].as_str().context("id")?).await?;
-        let (to, session) = post(&auth, "/auth/saml/callback", &a).await?;
+/// Answers sent to another consumer URL (Destination, Recipient) or made
+/// for another service provider (Audience) are refused, naming why.
+#[tokio::test]
+async fn answers_for_another_consumer_or_audience_are_refused() -> Result<()> {
+    let saml = Saml::start("saml_audience").await?;
+    let auth = &saml.auth;
+    for (strategy, why) in [(&saml.elsewhere, "recipient"), (&saml.other_sp, "audience")] {
+        let a = saml.answer(strategy).await?;
+        let (to, session) = post(auth, "/auth/saml/callback", &a).await?;
         let message = query_of(&auth.url(&to))
             .get("message")
             .cloned()
@@ -376,27 +451,33 @@ async fn saml_sign_in_verifies_every_response() -> Result<()> {
         assert!(to.starts_with("/auth/failure?") && !session, "{why}: {to}");
         assert!(message.to_lowercase().contains(why), "{why}: {message}");
     }
+    Ok(())
+}
 
-    // Nothing signed at all, and signed with SHA-1.
+/// Answers signed with nothing, or with SHA-1, are refused; no user is made.
+#[tokio::test]
+async fn unsigned_and_sha1_saml_answers_are_refused() -> Result<()> {
+    let saml = Saml::start("saml_unsigned").await?;
+    let (auth, callback, id) = (&saml.auth, &saml.callback, &saml.id);
     for mode in ["unsigned", "sha1"] {
         auth.http
-            .get(format!("{}/mode?name={mode}", idp.base))
+            .get(format!("{}/mode?name={mode}", saml.idp.base))
             .send()
             .await?;
-        let a = answer(&auth, &id).await?;
+        let a = saml.answer(id).await?;
         if mode == "sha1" {
             assert!(
                 a.xml()?.contains("xmldsig#rsa-sha1"),
                 "the provider signed with SHA-1"
             );
         }
-        let (to, session) = post(&auth, &callback, &a).await?;
+        let (to, session) = post(auth, callback, &a).await?;
         assert!(
-            failed_with(&to, &auth, "not accepted") && !session,
+            failed_with(&to, auth, "not accepted") && !session,
             "{mode}: {to}"
         );
     }
-    assert_eq!(users("grace@example.org").await?, 1);
+    assert_eq!(saml.users("grace@example.org").await?, 0);
     Ok(())
 }
 
