@@ -388,18 +388,20 @@ fn text(res: &Value) -> String {
         .to_owned()
 }
 
-/// Language matching and the deterministic rules through Apertium, in text
-/// and document translation.
-#[tokio::test]
-async fn style_id_matching_and_deterministic_rules() -> Result<()> {
-    let mut world = World::new("style_apply").await?;
+/// A world with an API, a worker and a key, for a test named `name`.
+async fn style_world(name: &str) -> Result<(World, Api, String)> {
+    let mut world = World::new(name).await?;
     let key = world.create_key("s", false).await?;
     let api = world.start_api().await?;
     world.start_worker("w")?;
+    Ok((world, api, key))
+}
 
-    let es = create_list(
-        &api,
-        &key,
+/// The Spanish list: decimal comma, guillemets, dd/mm/yyyy.
+async fn spanish_list(api: &Api, key: &str) -> Result<String> {
+    create_list(
+        api,
+        key,
         "es",
         json!({
             "numbers": {"decimal_separator": "use_comma_as_decimal_separator"},
@@ -407,25 +409,27 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
             "dates_and_times": {"date_format": "use_dd_slash_mm_slash_yyyy_with_leading_zeros_for_single_digit_days_and_months"}
         }),
     )
-    .await?;
-    let fr = create_list(
-        &api,
-        &key,
+    .await
+}
+
+/// The French list: regular spaces and guillemets.
+async fn french_list(api: &Api, key: &str) -> Result<String> {
+    create_list(
+        api,
+        key,
         "fr",
         json!({"punctuation": {"spacing_and_punctuation": "use_regular_space", "quotation_mark": "use_guillemets"}}),
     )
-    .await?;
-    let en = create_list(
-        &api,
-        &key,
-        "en",
-        json!({"punctuation": {"ellipsis": "use_ellipsis_character"}}),
-    )
-    .await?;
-    let en_us = create_list(&api, &key, "en-US", json!({})).await?;
-    let en_gb = create_list(&api, &key, "en-GB", json!({})).await?;
+    .await
+}
 
-    // Without the list Apertium keeps the English number and quotes.
+/// Without a list Apertium keeps the English number and quotes; with the
+/// Spanish list numbers, quotes and dates follow it; with markup only
+/// character data changes.
+#[tokio::test]
+async fn a_style_list_rewrites_numbers_quotes_and_dates() -> Result<()> {
+    let (_world, api, key) = style_world("style_rules_text").await?;
+    let es = spanish_list(&api, &key).await?;
     let src = "The cat weighs 3.5 kilos and says \"hello\" on 2024-3-5.";
     let (code, plain) = api
         .translate(
@@ -463,15 +467,38 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
         t.contains("title=\"a 1.5 \"") && t.contains("<b>2,5</b>"),
         "{t}"
     );
+    Ok(())
+}
 
-    // French spacing (EN → ES → FR through the pivot).
+/// French spacing rules apply to a translation made through the pivot
+/// (EN → ES → FR).
+#[tokio::test]
+async fn french_spacing_applies_through_the_pivot() -> Result<()> {
+    let (_world, api, key) = style_world("style_rules_french").await?;
+    let fr = french_list(&api, &key).await?;
     let (code, res) = api.translate(&key, &json!({"text": ["Where is the cat? Here!"], "source_lang": "EN", "target_lang": "FR", "style_id": fr}), None)
     .await?;
     assert_eq!(code, 200, "{res}");
     let t = text(&res);
     assert!(t.contains("\u{a0}?") && t.contains("\u{a0}!"), "{t:?}");
+    Ok(())
+}
 
-    // Root list covers every variant; a variant list only itself.
+/// A list for a root language covers every variant; a list for a variant
+/// only itself, and any other target is refused.
+#[tokio::test]
+async fn a_root_list_covers_every_variant_and_a_variant_list_only_itself() -> Result<()> {
+    let (_world, api, key) = style_world("style_rules_variants").await?;
+    let en = create_list(
+        &api,
+        &key,
+        "en",
+        json!({"punctuation": {"ellipsis": "use_ellipsis_character"}}),
+    )
+    .await?;
+    let en_us = create_list(&api, &key, "en-US", json!({})).await?;
+    let en_gb = create_list(&api, &key, "en-GB", json!({})).await?;
+    let es = spanish_list(&api, &key).await?;
     for (list, target, want) in [
         (&en, "EN-US", 200),
         (&en, "EN-GB", 200),
@@ -489,8 +516,15 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
             assert!(text(&res).contains('\u{2026}'), "{res}");
         }
     }
+    Ok(())
+}
 
-    // 404 unknown, 400 malformed; forms read like JSON.
+/// An unknown list is 404, a malformed id 400; a form's `style_id` reads as
+/// in JSON (deepl-node sends forms).
+#[tokio::test]
+async fn unknown_or_malformed_style_ids_are_refused_and_forms_read_like_json() -> Result<()> {
+    let (_world, api, key) = style_world("style_rules_ids").await?;
+    let es = spanish_list(&api, &key).await?;
     let (code, e) = api.translate(&key, &json!({"text": ["a"], "target_lang": "ES", "source_lang": "EN", "style_id": "6f1c0f59-2a55-4b43-9e55-9b4f4c1b3f00"}), None)
     .await?;
     error(code, &e, 404, "Style rule list");
@@ -517,8 +551,16 @@ async fn style_id_matching_and_deterministic_rules() -> Result<()> {
         .await?;
     assert_eq!(code, 200, "{e}");
     assert!(!text(&e).is_empty(), "{e}");
+    Ok(())
+}
 
-    // Documents: the rules apply to the result; unknown/mismatched lists refused.
+/// A document job applies the list to its result and keeps its id on the
+/// row; a list for another language or an unknown one is refused at upload.
+#[tokio::test]
+async fn document_jobs_apply_the_list_and_refuse_mismatched_ones() -> Result<()> {
+    let (world, api, key) = style_world("style_rules_docs").await?;
+    let es = spanish_list(&api, &key).await?;
+    let fr = french_list(&api, &key).await?;
     let (id, dk) = api
         .upload_ok(
             &key,
