@@ -242,6 +242,16 @@ pub struct ApiArgs {
     /// Folder of Hunspell dictionaries (`en_US.aff`/`.dic`…) for `/v2/write/correct`.
     #[arg(long, env = "TOLK_HUNSPELL_DIR", default_value = tolk_write::DEFAULT_DIR)]
     pub hunspell_dir: std::path::PathBuf,
+    /// The `client_id` of the public application registered for signing in
+    /// to the dashboard (`/admin/ui`) with an account of the auth service
+    /// (its redirect URI: this API's `/admin/ui/callback`); unset: the
+    /// dashboard takes admin API keys only.
+    #[arg(long, env = "TOLK_DASHBOARD_CLIENT_ID")]
+    pub dashboard_client_id: Option<String>,
+    /// The auth service's base URL for that sign-in, as browsers and this
+    /// API reach it; default: the API's own (`tolk up` serves both).
+    #[arg(long, env = "TOLK_DASHBOARD_AUTH_URL")]
+    pub dashboard_auth_url: Option<String>,
 }
 
 /// The secrets of the auth service's encryption: sessions and provider

@@ -250,6 +250,12 @@ async fn serve_api(
         )),
         bearer,
         worker_heartbeat: s.heartbeat,
+        dashboard_sign_in: args.dashboard_client_id.clone().map(|client_id| {
+            tolk_api::routes::admin_ui::DashboardSignIn {
+                client_id,
+                auth_url: args.dashboard_auth_url.clone(),
+            }
+        }),
     };
     tolk_api::serve_with(listener, state, extra, stopped(stop))
         .await

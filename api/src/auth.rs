@@ -150,6 +150,22 @@ async fn bearer_key(
     path: &str,
     host: &str,
 ) -> Result<Option<ApiKey>, ApiError> {
+    let scope = scope_for_path(path);
+    let found = bearer_identity(state, verifier, token, host, |c| c.has_scope(scope)).await?;
+    Ok(found.map(|(_, key)| key))
+}
+
+/// The claims of a valid, live Bearer token issued by the authority serving
+/// `host` whose claims `admit` accepts, and the key carrying its usage
+/// (`oauth-{sub}` in the authority's organization; made on first use, after
+/// every check).
+pub(crate) async fn bearer_identity(
+    state: &AppState,
+    verifier: &tolk_auth::tokens::Verifier,
+    token: &str,
+    host: &str,
+    admit: impl FnOnce(&tolk_auth::tokens::AccessClaims) -> bool,
+) -> Result<Option<(tolk_auth::tokens::AccessClaims, ApiKey)>, tolk_storage::StorageError> {
     let Ok(claims) = verifier.verify(token) else {
         return Ok(None);
     };
@@ -157,7 +173,7 @@ async fn bearer_key(
     let Some(tenant) = tenant.filter(|a| claims.aud.admits(&a.domain, api_resource)) else {
         return Ok(None);
     };
-    if !claims.has_scope(scope_for_path(path)) {
+    if !admit(&claims) {
         return Ok(None);
     }
     let jti = uuid::Uuid::parse_str(&claims.jti).ok();
@@ -171,13 +187,14 @@ async fn bearer_key(
     } else {
         format!("OAuth: {}", claims.u.e)
     };
-    Ok(keys::bearer_key(
+    let key = keys::bearer_key(
         &state.db,
         &format!("oauth-{}", claims.sub),
         &tenant.domain,
         &label,
     )
-    .await?)
+    .await?;
+    Ok(key.map(|key| (claims, key)))
 }
 
 #[cfg(test)]

@@ -48,6 +48,9 @@ pub struct AppState {
     /// The workers' heartbeat period (`TOLK_WORKER_HEARTBEAT_SECS`): a worker
     /// loop seen within 3 of them counts as live in `/metrics`.
     pub worker_heartbeat: std::time::Duration,
+    /// Where the dashboard's operators sign in with an account (`None`:
+    /// admin keys only).
+    pub dashboard_sign_in: Option<crate::routes::admin_ui::DashboardSignIn>,
 }
 
 /// Largest document upload by default, in bytes (`TOLK_MAX_UPLOAD_BYTES`).
@@ -80,6 +83,7 @@ impl AppState {
             glossary_cache: Arc::default(),
             bearer: None,
             worker_heartbeat: std::time::Duration::from_secs(5),
+            dashboard_sign_in: None,
         }
     }
 

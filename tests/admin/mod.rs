@@ -12,6 +12,7 @@ use crate::support::{Answer, Api, World, call, exchange, message};
 
 mod analytics;
 mod dashboard;
+mod dashboard_sign_in;
 mod keys;
 mod limits;
 

@@ -60,7 +60,7 @@ async fn check(engine: &dyn Engine, pairs: &[Pair]) -> Health {
 
 pub(super) async fn show(
     State(state): State<AppState>,
-    _: Operator,
+    operator: Operator,
 ) -> Result<Html<String>, Refused> {
     let engines = state.translator.engines();
     let pairs: Vec<Vec<Pair>> = engines.iter().map(|e| e.pairs()).collect();
@@ -127,5 +127,5 @@ pub(super) async fn show(
             }
         }
     };
-    Ok(page(Tab::Engines, "Engines", content))
+    Ok(page(&operator, Tab::Engines, "Engines", content))
 }

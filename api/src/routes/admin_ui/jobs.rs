@@ -137,7 +137,7 @@ pub(super) async fn show(
             }
         }
     };
-    Ok(page(Tab::Jobs, "Jobs", content))
+    Ok(page(&operator, Tab::Jobs, "Jobs", content))
 }
 
 /// `POST /admin/ui/jobs/{id}/cancel` and `…/retry` (form: the page's
@@ -193,7 +193,7 @@ fn action_button(id: &str, action: &str, label: &str, token: &str) -> Markup {
 }
 
 /// Whether a request's `Origin`, when it has one, is this host.
-fn same_origin(headers: &HeaderMap) -> bool {
+pub(super) fn same_origin(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get("origin").and_then(|v| v.to_str().ok()) else {
         return true;
     };

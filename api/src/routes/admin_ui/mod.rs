@@ -13,21 +13,25 @@
 //! - `/admin/ui/engines`: the translation engines, each checked on the spot,
 //!   and their language pairs.
 //!
-//! A browser signs in with HTTP Basic authentication, the admin key as the
-//! password (any user name); `Authorization: DeepL-Auth-Key …` works too. No
-//! key → 401 with a `Basic` challenge, a developer key → 403.
+//! A browser signs in with an account of the auth service whose user has the
+//! system-administrator permission (`/admin/ui/sign-in`, [`session`]), or
+//! with HTTP Basic authentication, the admin key as the password (any user
+//! name); `Authorization: DeepL-Auth-Key …` works too. Neither → 401 with a
+//! `Basic` challenge and a link to sign in; a developer key or a user
+//! without the permission → 403.
 //!
 //! Two actions, each recorded in `operator_actions`: cancelling a job that
 //! waits (`POST /admin/ui/jobs/{id}/cancel`) and running again one that
-//! ended in failure (`…/retry`). A browser sends Basic credentials by
-//! itself, so an action needs the page's token too (derived from the
-//! credentials: another site cannot read it) and, when the browser names an
-//! `Origin`, this host's.
+//! ended in failure (`…/retry`). A browser sends Basic credentials and
+//! cookies by itself, so an action needs the page's token too (derived from
+//! the credentials: another site cannot read it) and, when the browser names
+//! an `Origin`, this host's.
 
 mod chart;
 mod engines;
 mod jobs;
 mod queues;
+mod session;
 mod usage;
 mod workers;
 
@@ -44,6 +48,8 @@ use tolk_storage::keys;
 
 use crate::AppState;
 
+pub use session::DashboardSignIn;
+
 /// Routes of the dashboard.
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -56,6 +62,9 @@ pub fn router() -> Router<AppState> {
             "/admin/ui/jobs/{id}/{action}",
             axum::routing::post(jobs::act),
         )
+        .route("/admin/ui/sign-in", get(session::start))
+        .route("/admin/ui/callback", get(session::callback))
+        .route("/admin/ui/sign-out", axum::routing::post(session::sign_out))
 }
 
 /// An admin signed in to the dashboard.
@@ -67,6 +76,9 @@ pub(super) struct Operator {
     /// The token its actions carry: another site can make a browser send
     /// its credentials, not read this.
     pub token: String,
+    /// Seconds its session has left, when it signed in with an account
+    /// (`None` for a key).
+    pub expires_in: Option<i64>,
 }
 
 /// Why a dashboard request is refused, or failed.
@@ -79,6 +91,10 @@ pub(super) enum Refused {
     Forged,
     /// No such page or action: 404.
     NotFound,
+    /// Signing in with an account is not configured: 404.
+    NoAccounts,
+    /// A sign-in with an account did not finish: 400, and why.
+    SignInFailed(String),
     /// The database failed: 503.
     Unavailable(tolk_storage::StorageError),
 }
@@ -100,8 +116,18 @@ impl IntoResponse for Refused {
             Refused::NotAdmin => (
                 StatusCode::FORBIDDEN,
                 "Admins only",
-                "The dashboard needs an admin API key.".to_owned(),
+                "The dashboard needs an admin API key, or an account with the \
+                 system-administrator permission."
+                    .to_owned(),
             ),
+            Refused::NoAccounts => (
+                StatusCode::NOT_FOUND,
+                "No accounts",
+                "Signing in with an account is not configured here \
+                 (TOLK_DASHBOARD_CLIENT_ID); sign in with an admin API key."
+                    .to_owned(),
+            ),
+            Refused::SignInFailed(why) => (StatusCode::BAD_REQUEST, "Sign-in failed", why.clone()),
             Refused::Forged => (
                 StatusCode::FORBIDDEN,
                 "Refused",
@@ -125,7 +151,13 @@ impl IntoResponse for Refused {
             (DOCTYPE)
             html lang="en" {
                 head { meta charset="utf-8"; title { "Tolk: " (title) } }
-                body { h1 { (title) } p { (text) } }
+                body {
+                    h1 { (title) }
+                    p { (text) }
+                    @if matches!(self, Refused::SignIn | Refused::SignInFailed(_)) {
+                        p { a href="/admin/ui/sign-in" { "Sign in with your account" } }
+                    }
+                }
             }
         };
         let mut res = (status, Html(body.into_string())).into_response();
@@ -153,15 +185,52 @@ impl FromRequestParts<AppState> for Operator {
         ) {
             (Some(basic), _) => basic_password(basic).ok_or(Refused::SignIn)?,
             (None, Some(key)) => key.trim().to_owned(),
-            _ => return Err(Refused::SignIn),
+            _ => match session::session_token(&parts.headers) {
+                Some(token) => return Operator::of_session(state, &parts.headers, &token).await,
+                None => return Err(Refused::SignIn),
+            },
         };
         match keys::authenticate(&state.db, &presented).await? {
             Some(key) if key.is_admin => Ok(Operator {
                 key_id: key.key_id,
                 organization_id: key.organization_id,
                 token: token(&presented),
+                expires_in: None,
             }),
             Some(_) => Err(Refused::NotAdmin),
+            None => Err(Refused::SignIn),
+        }
+    }
+}
+
+impl Operator {
+    /// The operator signed in with the auth service's access token
+    /// `access`: valid, live, of this host's authority, and of a user with
+    /// the system-administrator permission (a user without it → 403). Its
+    /// usage is that of the authority's organization.
+    async fn of_session(
+        state: &AppState,
+        headers: &axum::http::HeaderMap,
+        access: &str,
+    ) -> Result<Operator, Refused> {
+        let Some(verifier) = &state.bearer else {
+            return Err(Refused::SignIn);
+        };
+        let host = tolk_auth::context::host(headers);
+        let mut not_admin = false;
+        let found = crate::auth::bearer_identity(state, verifier, access, &host, |claims| {
+            not_admin = claims.u.p & tolk_storage::auth::users::SYS_ADMIN == 0;
+            !not_admin
+        })
+        .await?;
+        match found {
+            Some((claims, key)) => Ok(Operator {
+                key_id: key.key_id,
+                organization_id: key.organization_id,
+                token: token(access),
+                expires_in: Some(claims.exp - Utc::now().timestamp()),
+            }),
+            None if not_admin => Err(Refused::NotAdmin),
             None => Err(Refused::SignIn),
         }
     }
@@ -200,7 +269,7 @@ pub(super) enum Tab {
 
 /// A dashboard page: the navigation, `title` and `content`, with the styles
 /// inline (nothing to fetch).
-pub(super) fn page(tab: Tab, title: &str, content: Markup) -> Html<String> {
+pub(super) fn page(operator: &Operator, tab: Tab, title: &str, content: Markup) -> Html<String> {
     let link = |target: Tab, href: &str, label: &str| {
         html! {
             @if target == tab {
@@ -228,6 +297,12 @@ pub(super) fn page(tab: Tab, title: &str, content: Markup) -> Html<String> {
                         (link(Tab::Jobs, "/admin/ui/jobs", "Jobs"))
                         (link(Tab::Usage, "/admin/ui/usage", "Usage"))
                         (link(Tab::Engines, "/admin/ui/engines", "Engines"))
+                        @if operator.expires_in.is_some() {
+                            form.sign-out method="post" action="/admin/ui/sign-out" {
+                                input type="hidden" name="token" value=(operator.token);
+                                button type="submit" { "Sign out" }
+                            }
+                        }
                     }
                 }
                 main {
@@ -249,7 +324,7 @@ table{border-collapse:collapse;margin:.5rem 0 1.5rem}caption{text-align:left;fon
 th,td{border:1px solid #888;padding:.25rem .6rem;text-align:left;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}.bad{color:#9b0000;font-weight:bold}\
 form{margin:.5rem 0 1rem}label{margin-right:.4rem}input,select,button{font:inherit;margin-right:.8rem}\
-pre{white-space:pre-wrap;max-width:60rem;margin:0}";
+pre{white-space:pre-wrap;max-width:60rem;margin:0}form.sign-out{display:inline;margin:0}";
 
 /// A time as `2026-11-27 19:05:03 UTC`.
 pub(super) fn time(t: DateTime<Utc>) -> String {
@@ -284,9 +359,23 @@ mod tests {
 
     #[test]
     fn pages_mark_the_current_tab_and_escape_text() {
-        let Html(text) = page(Tab::Workers, "W <&>", html! { p { "x" } });
+        let operator = Operator {
+            key_id: "k".into(),
+            organization_id: uuid::Uuid::nil(),
+            token: "t".into(),
+            expires_in: None,
+        };
+        let Html(text) = page(&operator, Tab::Workers, "W <&>", html! { p { "x" } });
+        assert!(!text.contains("Sign out"));
         assert!(text.contains(r#"<a href="/admin/ui/workers" aria-current="page">Workers</a>"#));
         assert!(text.contains(r#"<a href="/admin/ui">Queues</a>"#));
         assert!(text.contains("<h1>W &lt;&amp;&gt;</h1>"));
+        let signed_in = Operator {
+            expires_in: Some(60),
+            ..operator
+        };
+        let Html(text) = page(&signed_in, Tab::Queues, "Q", html! {});
+        assert!(text.contains(r#"<input type="hidden" name="token" value="t">"#));
+        assert!(text.contains("Sign out"));
     }
 }

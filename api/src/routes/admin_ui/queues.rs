@@ -26,7 +26,7 @@ struct Row {
 
 pub(super) async fn show(
     State(state): State<AppState>,
-    _: Operator,
+    operator: Operator,
 ) -> Result<Html<String>, Refused> {
     let rows = gather(&state).await?;
     let content = html! {
@@ -34,7 +34,7 @@ pub(super) async fn show(
         (served(&rows))
         (last_hour(&rows))
     };
-    Ok(page(Tab::Queues, "Queues", content))
+    Ok(page(&operator, Tab::Queues, "Queues", content))
 }
 
 /// Every queue's figures, read at once.

@@ -147,7 +147,7 @@ pub(super) async fn show(
             }
         }
     };
-    Ok(page(Tab::Usage, "Usage", content))
+    Ok(page(&operator, Tab::Usage, "Usage", content))
 }
 
 /// The figures added up.

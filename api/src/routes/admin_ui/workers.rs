@@ -14,7 +14,7 @@ const LIMIT: i64 = 500;
 
 pub(super) async fn show(
     State(state): State<AppState>,
-    _: Operator,
+    operator: Operator,
 ) -> Result<Html<String>, Refused> {
     let loops = queue_admin::worker_loops(&state.db, LIMIT).await?;
     let dead_after = chrono::Duration::from_std(state.worker_heartbeat.saturating_mul(3))
@@ -60,5 +60,5 @@ pub(super) async fn show(
             }
         }
     };
-    Ok(page(Tab::Workers, "Workers", content))
+    Ok(page(&operator, Tab::Workers, "Workers", content))
 }
