@@ -33,6 +33,8 @@
 //! Figures only: a target that is missed is printed as MISS; the command fails only on
 //! errors.
 //!
+//! `--kinds` runs only the comparison of worker pools by job kind ([`kinds`]).
+//!
 //! One concern per file: [`settings`] (Tolk's configurations), [`schema`] (their
 //! schema variants), [`bench`] (the throwaway database and its connections),
 //! [`probe`] (the job and what handlers report), [`workers`], [`enqueue`] (as the
@@ -44,6 +46,7 @@
 mod bench;
 mod enqueue;
 mod graphile;
+mod kinds;
 mod load;
 mod node;
 mod noise;
@@ -154,6 +157,17 @@ pub struct QueueArgs {
     /// Folder of the server's Unix socket (for the "Unix socket" settings).
     #[arg(long, default_value = "/var/run/postgresql")]
     socket_dir: PathBuf,
+    /// Only the worker pools comparison: documents, evaluations and voice jobs
+    /// on one all-queues worker vs a documents pool and a voice pool
+    /// (`kinds.rs`); needs two CPUs, no Node.
+    #[arg(long)]
+    kinds: bool,
+    /// Seconds of offered load of each `--kinds` run.
+    #[arg(long, default_value_t = 20)]
+    kinds_secs: u64,
+    /// Rounds of the three `--kinds` runs (the verdict takes the median).
+    #[arg(long, default_value_t = 3)]
+    kinds_rounds: usize,
     /// Folder of the Node side (package.json, graphile.js).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/node"))]
     node_dir: PathBuf,
@@ -207,7 +221,7 @@ pub async fn run(args: QueueArgs) -> anyhow::Result<()> {
     probe::now_us();
     let plan = Plan::new(args)?;
     let args = &plan.args;
-    if !args.skip_graphile {
+    if !args.skip_graphile && !args.kinds {
         node::prepare_node(&args.node_dir).await?;
     }
     let admin: PgConnectOptions = args
@@ -239,6 +253,9 @@ async fn run_on(plan: &Plan, admin: &PgConnectOptions, db: &ThrowawayDb) -> anyh
         bench::log_statements(admin, db, ms).await?;
     }
     let b = Bench::open(plan, admin, db).await?;
+    if plan.args.kinds {
+        return kinds::run(&b, plan.args.kinds_secs.max(1), plan.args.kinds_rounds).await;
+    }
     report::print_header(&b, plan).await?;
     let rows = phases::throughput(&b, plan).await?;
     let (lat_rows, graphile_version) = if plan.args.skip_latency {

@@ -1,0 +1,502 @@
+//! `tolk-bench queue --kinds`: worker pools by job kind under a mixed load.
+//!
+//! Each "process" is a thread pinned to its CPUs (`sched_setaffinity`, as a
+//! container's CPU set pins a pod) running its own runtime, connection pool,
+//! wake hub and apalis workers, built as `tolk worker` builds them
+//! (`tolk_worker::run::backend`, the platform's `WorkerConfig`). Handlers
+//! burn a fixed amount of CPU work per kind on a blocking thread (documents
+//! light and frequent, evaluations light, voice heavy) at the lowest
+//! priority, so that the bench's PostgreSQL and producer (other machines in
+//! a deployment) are served first, and record the wait of each document job,
+//! from the start of its enqueue to the start of its handler.
+//!
+//! Three runs of the same document and evaluation load, offered at a fixed
+//! rate (open loop) for `--kinds-secs`:
+//! - **documents only**: the documents pool (documents and evaluations) on
+//!   CPU 0, no voice jobs: the baseline;
+//! - **one worker, all queues**: one process on CPUs 0 and 1 running every
+//!   kind at the pools' concurrencies, while a backlog of voice jobs keeps its
+//!   voice lanes busy;
+//! - **two pools**: the documents pool on CPU 0 and a voice pool on CPU 1
+//!   (the same total concurrency and CPUs), the same voice backlog.
+//!
+//! Target: with pools, the document wait (p50 and p99) stays within 1.2 × the
+//! documents-only run's.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use apalis::prelude::*;
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use sqlx::postgres::PgConnectOptions;
+use tokio::sync::oneshot;
+use tolk_storage::queue as tq;
+
+use super::bench::Bench;
+use super::load::open_loop;
+use super::probe::now_us;
+use super::settings::{TolkSetting, Transport, platform_worker};
+
+/// Documents offered per second.
+const DOCUMENT_RATE: u32 = 30;
+/// CPU work of a document job, in milliseconds of one idle core.
+const DOCUMENT_WORK_MS: f64 = 10.0;
+/// Evaluations offered per second.
+const QUALITY_RATE: u32 = 10;
+/// CPU work of an evaluation.
+const QUALITY_WORK_MS: f64 = 20.0;
+/// CPU work of a voice job.
+const VOICE_WORK_MS: f64 = 500.0;
+/// Jobs each pool runs at once, per kind.
+const DOCUMENT_LANES: usize = 2;
+const QUALITY_LANES: usize = 1;
+const VOICE_LANES: usize = 2;
+
+/// A job of the bench: its kind, its work and the start of its enqueue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct KindJob {
+    kind: Kind,
+    /// Iterations of [`burn`].
+    work: u64,
+    /// [`now_us`] when its enqueue started.
+    enqueued_us: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Kind {
+    Document,
+    Quality,
+    Voice,
+}
+
+impl Kind {
+    fn queue(self) -> &'static str {
+        match self {
+            Kind::Document => tq::TRANSLATE_DOCUMENT,
+            Kind::Quality => tq::EVALUATE_QUALITY,
+            Kind::Voice => tq::VOICE_TRANSLATE,
+        }
+    }
+}
+
+/// What the handlers report: the waits of document jobs (µs) and the jobs
+/// of each kind finished.
+#[derive(Default)]
+struct KindProbe {
+    document_waits: std::sync::Mutex<Vec<u64>>,
+    /// Time each document's work took (µs): longer when its CPU is shared.
+    document_runs: std::sync::Mutex<Vec<u64>>,
+    documents: AtomicUsize,
+    qualities: AtomicUsize,
+    voices: AtomicUsize,
+}
+
+/// `n` iterations of a small hash: CPU work that takes longer when the
+/// thread gets less of a core.
+fn burn(n: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for i in 0..n {
+        x = x.rotate_left(5) ^ i.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    }
+    std::hint::black_box(x)
+}
+
+/// Lowers the calling thread's priority to the least (nice 19), once: the
+/// bench's PostgreSQL and its API producer share these CPUs, where a
+/// deployment runs them on other machines; the jobs' work yields to them in
+/// every run alike, so the runs differ only in how the workers share CPUs.
+fn yield_to_the_platform() {
+    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    LOWERED.with(|lowered| {
+        if !lowered.replace(true) {
+            // SAFETY: setpriority on the calling thread (who 0) only reads its
+            // arguments; a failure leaves the priority as it was.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+            }
+        }
+    });
+}
+
+/// Iterations of [`burn`] per millisecond of this (idle) core.
+fn calibrate() -> f64 {
+    let n = 2_000_000;
+    let t = Instant::now();
+    burn(n);
+    n as f64 / (t.elapsed().as_secs_f64() * 1000.0).max(1e-3)
+}
+
+async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynError> {
+    if job.kind == Kind::Document {
+        let waited = now_us().saturating_sub(job.enqueued_us);
+        if let Ok(mut w) = probe.document_waits.lock() {
+            w.push(waited);
+        }
+    }
+    let work = job.work;
+    let ran = tokio::task::spawn_blocking(move || {
+        yield_to_the_platform();
+        let t = Instant::now();
+        burn(work);
+        t.elapsed()
+    })
+    .await?;
+    if job.kind == Kind::Document
+        && let Ok(mut r) = probe.document_runs.lock()
+    {
+        r.push(u64::try_from(ran.as_micros()).unwrap_or(u64::MAX));
+    }
+    let finished = match job.kind {
+        Kind::Document => &probe.documents,
+        Kind::Quality => &probe.qualities,
+        Kind::Voice => &probe.voices,
+    };
+    finished.fetch_add(1, Ordering::Release);
+    Ok(())
+}
+
+/// One `tolk worker` process of a run: its CPUs and the lanes of each kind.
+struct Process {
+    cpus: &'static [usize],
+    lanes: &'static [(Kind, usize)],
+}
+
+/// A running process: its stop signal and its thread.
+struct Running {
+    stop: oneshot::Sender<()>,
+    thread: std::thread::JoinHandle<Result<()>>,
+}
+
+/// Pins the calling thread (and the threads it starts) to `cpus`.
+fn pin(cpus: &[usize]) -> Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it
+    // for indices below CPU_SETSIZE, and sched_setaffinity reads that many
+    // bytes of it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            bail!(
+                "sched_setaffinity({cpus:?}): {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+    Ok(())
+}
+
+impl Process {
+    /// Starts the process on its own thread.
+    fn start(&'static self, options: PgConnectOptions, probe: Arc<KindProbe>) -> Result<Running> {
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<()>>();
+        let thread = std::thread::Builder::new()
+            .name("bench-worker".into())
+            .spawn(move || -> Result<()> {
+                pin(self.cpus)?;
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(self.cpus.len())
+                    .enable_all()
+                    .build()
+                    .context("worker runtime")?;
+                rt.block_on(self.run(options, probe, stopped, ready_tx))
+            })
+            .context("worker thread")?;
+        ready_rx
+            .recv_timeout(Duration::from_secs(30))
+            .context("the worker did not start")??;
+        Ok(Running { stop, thread })
+    }
+
+    async fn run(
+        &self,
+        options: PgConnectOptions,
+        probe: Arc<KindProbe>,
+        stopped: oneshot::Receiver<()>,
+        ready: std::sync::mpsc::Sender<Result<()>>,
+    ) -> Result<()> {
+        let pool =
+            match tolk_storage::db::connect(tolk_storage::db::queue_options(options), 10).await {
+                Ok(p) => p,
+                Err(e) => {
+                    let _ = ready.send(Err(anyhow::anyhow!("worker pool: {e}")));
+                    return Ok(());
+                }
+            };
+        let config = platform_worker();
+        let hub = config.wake_hub(&pool);
+        let mut monitor = Monitor::new();
+        for &(kind, lanes) in self.lanes {
+            let (pool, config, hub, probe) =
+                (pool.clone(), config.clone(), hub.clone(), probe.clone());
+            monitor = monitor.register(move |_restarts| {
+                let name = tolk_worker::run::unique_name(kind.queue());
+                WorkerBuilder::new(name.clone())
+                    .backend(tolk_worker::run::backend::<KindJob>(
+                        &pool,
+                        &config,
+                        &hub,
+                        kind.queue(),
+                        &name,
+                    ))
+                    .data(probe.clone())
+                    .catch_panic()
+                    .concurrency(lanes)
+                    .build(handle)
+            });
+        }
+        let _ = ready.send(Ok(()));
+        monitor
+            .shutdown_timeout(Duration::from_secs(30))
+            .run_with_signal(async move {
+                let _ = stopped.await;
+                Ok(())
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("apalis monitor: {e}"))?;
+        drop(hub);
+        pool.close().await;
+        Ok(())
+    }
+}
+
+impl Running {
+    fn stop(self) -> Result<()> {
+        let _ = self.stop.send(());
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?
+    }
+}
+
+/// The documents pool: documents and evaluations on CPU 0.
+static DOCUMENTS_POOL: Process = Process {
+    cpus: &[0],
+    lanes: &[
+        (Kind::Document, DOCUMENT_LANES),
+        (Kind::Quality, QUALITY_LANES),
+    ],
+};
+/// The voice pool on CPU 1.
+static VOICE_POOL: Process = Process {
+    cpus: &[1],
+    lanes: &[(Kind::Voice, VOICE_LANES)],
+};
+/// One worker running every kind at the pools' concurrencies, on both CPUs.
+static ALL_QUEUES: Process = Process {
+    cpus: &[0, 1],
+    lanes: &[
+        (Kind::Document, DOCUMENT_LANES),
+        (Kind::Quality, QUALITY_LANES),
+        (Kind::Voice, VOICE_LANES),
+    ],
+};
+
+/// One run's figures.
+struct Figures {
+    name: &'static str,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Median time a document's work took.
+    run_ms: f64,
+    documents: usize,
+    voices: usize,
+}
+
+/// Enqueues one job of `kind` as the API does (its own transaction, then the
+/// workers' wake-up).
+async fn enqueue(pool: &PgPool, kind: Kind, work: u64) -> Result<f64> {
+    let job = KindJob {
+        kind,
+        work,
+        enqueued_us: now_us(),
+    };
+    let mut tx = pool.begin().await.context("BEGIN")?;
+    let id = tq::new_job_id();
+    tq::enqueue(&mut tx, kind.queue(), &id, &job, 3, &format!("bench:{id}"))
+        .await
+        .context("enqueue")?;
+    tx.commit().await.context("COMMIT")?;
+    tq::notify_enqueued(pool, kind.queue())
+        .await
+        .context("notify")?;
+    Ok((now_us() - job.enqueued_us) as f64 / 1000.0)
+}
+
+/// One run: `processes` started, the voice backlog (when `voice`), the
+/// documents and evaluations offered for `secs`, then every document waited
+/// for.
+async fn run_once(
+    b: &Bench,
+    platform: &TolkSetting,
+    name: &'static str,
+    processes: &[&'static Process],
+    voice: bool,
+    secs: u64,
+    per_ms: f64,
+) -> Result<Figures> {
+    b.reset_tolk(platform).await?;
+    let options = b.connect_options(Transport::Url)?;
+    let api = tolk_storage::db::connect(options.clone(), 10).await?;
+    let probe = Arc::new(KindProbe::default());
+    let mut running = Vec::new();
+    for p in processes {
+        running.push(p.start(options.clone(), probe.clone())?);
+    }
+    // Let the lanes register and listen.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let work = |ms: f64| (ms * per_ms) as u64;
+    if voice {
+        // Enough voice jobs to keep the voice lanes busy through the run.
+        let backlog = (secs as f64 * 1000.0 / VOICE_WORK_MS) as usize * VOICE_LANES * 2;
+        for _ in 0..backlog {
+            enqueue(&api, Kind::Voice, work(VOICE_WORK_MS)).await?;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let documents = DOCUMENT_RATE as usize * secs as usize;
+    let qualities = QUALITY_RATE as usize * secs as usize;
+    let (doc_work, quality_work) = (work(DOCUMENT_WORK_MS), work(QUALITY_WORK_MS));
+    let offer_documents = open_loop(documents, DOCUMENT_RATE, |_| {
+        let api = api.clone();
+        async move { enqueue(&api, Kind::Document, doc_work).await }
+    });
+    let offer_qualities = open_loop(qualities, QUALITY_RATE, |_| {
+        let api = api.clone();
+        async move { enqueue(&api, Kind::Quality, quality_work).await }
+    });
+    let (d, q) = tokio::join!(offer_documents, offer_qualities);
+    d?;
+    q?;
+    let deadline = Instant::now() + Duration::from_secs(secs * 3 + 30);
+    while probe.documents.load(Ordering::Acquire) < documents {
+        if Instant::now() > deadline {
+            bail!(
+                "{name}: {} of {documents} documents done in time",
+                probe.documents.load(Ordering::Acquire)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let voices = probe.voices.load(Ordering::Acquire);
+    for r in running {
+        r.stop()?;
+    }
+    api.close().await;
+    let sorted = |samples: &std::sync::Mutex<Vec<u64>>| -> Result<Vec<u64>> {
+        let mut v = samples
+            .lock()
+            .map_err(|_| anyhow::anyhow!("samples lock"))?
+            .clone();
+        v.sort_unstable();
+        Ok(v)
+    };
+    let at = |v: &[u64], q: f64| {
+        let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+        v.get(i).copied().unwrap_or(0) as f64 / 1000.0
+    };
+    let (waits, runs) = (
+        sorted(&probe.document_waits)?,
+        sorted(&probe.document_runs)?,
+    );
+    Ok(Figures {
+        name,
+        p50_ms: at(&waits, 0.50),
+        p99_ms: at(&waits, 0.99),
+        run_ms: at(&runs, 0.50),
+        documents,
+        voices,
+    })
+}
+
+/// Runs `rounds` rounds of the three runs, prints each run's figures and
+/// the verdict on the median of the rounds' ratios (a slow moment of the
+/// machine does not decide it alone).
+pub(super) async fn run(b: &Bench, secs: u64, rounds: usize) -> Result<()> {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus < 2 {
+        bail!("--kinds needs two CPUs (one per pool); this machine has {cpus}");
+    }
+    let platform = TolkSetting::platform();
+    let per_ms = tokio::task::spawn_blocking(|| {
+        pin(&[0])?;
+        Ok::<_, anyhow::Error>(calibrate())
+    })
+    .await??;
+    println!();
+    println!(
+        "## Worker pools by kind: documents {DOCUMENT_RATE}/s × {DOCUMENT_WORK_MS} ms of CPU, \
+         evaluations {QUALITY_RATE}/s × {QUALITY_WORK_MS} ms, voice backlog × {VOICE_WORK_MS} ms, \
+         {secs} s offered, {rounds} round(s)"
+    );
+    println!();
+    println!(
+        "| round | run | documents | voice jobs done | document wait p50 | p99 | p50 / baseline | p99 / baseline | document work p50 |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let runs: [(&str, &[&'static Process], bool); 3] = [
+        (
+            "documents only (documents pool, CPU 0)",
+            &[&DOCUMENTS_POOL],
+            false,
+        ),
+        ("one worker, all queues (CPUs 0-1)", &[&ALL_QUEUES], true),
+        (
+            "two pools (documents CPU 0, voice CPU 1)",
+            &[&DOCUMENTS_POOL, &VOICE_POOL],
+            true,
+        ),
+    ];
+    let (mut shared_ratios, mut pool_ratios) = (Vec::new(), Vec::new());
+    for round in 1..=rounds.max(1) {
+        let mut figures = Vec::new();
+        for (name, processes, voice) in runs {
+            figures.push(run_once(b, &platform, name, processes, voice, secs, per_ms).await?);
+        }
+        let baseline = &figures[0];
+        let ratio = |f: &Figures| {
+            (
+                f.p50_ms / baseline.p50_ms.max(1e-3),
+                f.p99_ms / baseline.p99_ms.max(1e-3),
+            )
+        };
+        for f in &figures {
+            let (p50, p99) = ratio(f);
+            println!(
+                "| {round} | {} | {} | {} | {:.1} ms | {:.1} ms | {p50:.2} × | {p99:.2} × | {:.1} ms |",
+                f.name, f.documents, f.voices, f.p50_ms, f.p99_ms, f.run_ms,
+            );
+        }
+        shared_ratios.push(ratio(&figures[1]));
+        pool_ratios.push(ratio(&figures[2]));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let medians = |ratios: &[(f64, f64)]| {
+        (
+            median(&mut ratios.iter().map(|r| r.0).collect()),
+            median(&mut ratios.iter().map(|r| r.1).collect()),
+        )
+    };
+    let (shared50, shared99) = medians(&shared_ratios);
+    let (pools50, pools99) = medians(&pool_ratios);
+    println!();
+    println!(
+        "median of the rounds: one worker, all queues {shared50:.2} × (p50) / {shared99:.2} × (p99) \
+         of the documents-only wait; two pools {pools50:.2} × / {pools99:.2} ×"
+    );
+    let worst = pools50.max(pools99);
+    println!(
+        "target: with pools, the document wait ≤ 1.2 × the documents-only run's (p50 and p99): {worst:.2} × → {}",
+        if worst <= 1.2 { "PASS" } else { "MISS" }
+    );
+    Ok(())
+}
