@@ -15,7 +15,7 @@ use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 
 use super::*;
 use crate::auth_browser::{Driver, save_screenshot};
-use crate::auth_server::{Auth, admin_json, query_of, sign_in};
+use crate::auth_server::{Auth, admin_json, query_of, sign_in, tolk_up};
 use crate::support::free_port;
 
 /// `tolk up` on one address with the dashboard's application registered,
@@ -56,34 +56,11 @@ async fn up_with_dashboard(name: &str) -> Result<(World, Auth)> {
         admin_json(&world, &args).await?;
     }
     let client_id = app["uid"].as_str().context("uid")?.to_owned();
-    world.extra_env.extend([
-        ("TOLK_DASHBOARD_CLIENT_ID".to_owned(), client_id),
-        (
-            "COOKIE_SESSION_SECRET".to_owned(),
-            "a dashboard e2e session secret of more than 32 bytes".to_owned(),
-        ),
-    ]);
-    let listen = format!("127.0.0.1:{port}");
-    world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
-    let auth = Auth {
-        base,
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(60))
-            .build()?,
-        channel: String::new(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let up = auth.http.get(auth.url("/auth/healthz")).send().await;
-        if matches!(&up, Ok(r) if r.status().is_success()) {
-            return Ok((world, auth));
-        }
-        if Instant::now() > deadline {
-            bail!("tolk up did not come up: {}", world.log("up"));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    world
+        .extra_env
+        .push(("TOLK_DASHBOARD_CLIENT_ID".to_owned(), client_id));
+    let (_, auth) = tolk_up(&mut world, port, "localhost").await?;
+    Ok((world, auth))
 }
 
 /// The `name=value` of cookie `name` among a response's `Set-Cookie`s.

@@ -335,33 +335,8 @@ async fn tolk_up_serves_auth_beside_the_api() -> Result<()> {
     )
     .await?;
     let client = Client::of(&app)?;
-    world
-        .extra_env
-        .push(("COOKIE_SESSION_SECRET".into(), SECRET.into()));
     let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let up = world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
-    let auth = Auth {
-        base: format!("http://{listen}"),
-        http: reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(60))
-            .build()?,
-        channel: String::new(),
-    };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let auth_up = auth.http.get(auth.url("/auth/healthz")).send().await;
-        let api_up = auth.http.get(auth.url("/healthz")).send().await;
-        if matches!((&auth_up, &api_up), (Ok(a), Ok(b)) if a.status().is_success() && b.status().is_success())
-        {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!("tolk up did not come up: {}", world.log("up"));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let (up, auth) = tolk_up(&mut world, port, "127.0.0.1").await?;
 
     // One address: discovery, a token from /auth, the token on /v2.
     let meta: Value = auth

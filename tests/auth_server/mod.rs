@@ -143,6 +143,38 @@ pub async fn start_auth(world: &mut World) -> Result<Auth> {
     }
 }
 
+/// `tolk up` listening on `127.0.0.1:{port}`, reached as
+/// `http://{host}:{port}`, once both the API and the auth routes answer:
+/// its pid and the client of its address.
+pub async fn tolk_up(world: &mut World, port: u16, host: &str) -> Result<(u32, Auth)> {
+    world
+        .extra_env
+        .push(("COOKIE_SESSION_SECRET".into(), SECRET.into()));
+    let listen = format!("127.0.0.1:{port}");
+    let up = world.spawn(&["up", "--listen", &listen, "--no-migrate"], "up")?;
+    let auth = Auth {
+        base: format!("http://{host}:{port}"),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .build()?,
+        channel: String::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let auth_up = auth.http.get(auth.url("/auth/healthz")).send().await;
+        let api_up = auth.http.get(auth.url("/healthz")).send().await;
+        if matches!((&auth_up, &api_up), (Ok(a), Ok(b)) if a.status().is_success() && b.status().is_success())
+        {
+            return Ok((up, auth));
+        }
+        if Instant::now() > deadline {
+            bail!("tolk up did not come up: {}", world.log("up"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The `_coauth_session=…` pair of a response's Set-Cookie headers.
 fn session_cookie(res: &reqwest::Response) -> Option<(String, String)> {
     res.headers()
