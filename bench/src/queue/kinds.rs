@@ -5,9 +5,9 @@
 //! wake hub and apalis workers, built as `tolk worker` builds them
 //! (`tolk_worker::run::backend`, the platform's `WorkerConfig`). Handlers
 //! burn a fixed amount of CPU work per kind on a blocking thread (documents
-//! light and frequent, evaluations light, voice heavy) at the lowest
-//! priority, so that the bench's PostgreSQL and producer (other machines in
-//! a deployment) are served first, and record the wait of each document job,
+//! light and frequent, evaluations light, voice heavy) in the idle
+//! scheduling class, so that the bench's PostgreSQL and producer (other
+//! machines in a deployment) are served first, and record the wait of each document job,
 //! from the start of its enqueue to the start of its handler.
 //!
 //! Three runs of the same document and evaluation load, offered at a fixed
@@ -105,18 +105,20 @@ fn burn(n: u64) -> u64 {
     std::hint::black_box(x)
 }
 
-/// Lowers the calling thread's priority to the least (nice 19), once: the
-/// bench's PostgreSQL and its API producer share these CPUs, where a
-/// deployment runs them on other machines; the jobs' work yields to them in
-/// every run alike, so the runs differ only in how the workers share CPUs.
+/// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`),
+/// once: the bench's PostgreSQL and its API producer share these CPUs, where
+/// a deployment runs them on other machines; the jobs' work runs only when
+/// they do not want the CPU, in every run alike, so the runs differ only in
+/// how the workers share CPUs with each other.
 fn yield_to_the_platform() {
     thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
     LOWERED.with(|lowered| {
         if !lowered.replace(true) {
-            // SAFETY: setpriority on the calling thread (who 0) only reads its
-            // arguments; a failure leaves the priority as it was.
+            let param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: sched_setscheduler on the calling thread (pid 0) only
+            // reads `param`; a failure leaves the thread as it was.
             unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
             }
         }
     });
