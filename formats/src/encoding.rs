@@ -9,6 +9,9 @@
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE, WINDOWS_1252};
 
+/// UTF-8's byte-order mark.
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Text decoded from a document's bytes.
 #[derive(Debug)]
 pub(crate) struct Decoded {
@@ -64,7 +67,7 @@ impl Form {
         let utf8 = |bom: bool| {
             let mut out = Vec::with_capacity(text.len() + 3);
             if bom {
-                out.extend_from_slice(b"\xef\xbb\xbf");
+                out.extend_from_slice(UTF8_BOM);
             }
             out.extend_from_slice(text.as_bytes());
             out
@@ -126,7 +129,7 @@ pub(crate) fn html_declared(input: &[u8]) -> Option<&'static Encoding> {
 /// `None` for UTF-8 and UTF-16, which the bytes themselves tell.
 pub(crate) fn xml_declared(input: &[u8]) -> Option<&'static Encoding> {
     let head = &input[..input.len().min(256)];
-    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let head = head.strip_prefix(UTF8_BOM).unwrap_or(head);
     if !head.starts_with(b"<?xml") {
         return None;
     }

@@ -178,7 +178,7 @@ fn in_pieces<F: Filter + ?Sized>(
     };
     let count = cut.pieces.len();
     let options = ExtractOptions {
-        encoding: cut.encoding.or(walk.options.encoding),
+        encoding: cut.read_in().or(walk.options.encoding),
         ..walk.options.clone()
     };
     // Every piece is read once before the first is translated, one at a

@@ -131,21 +131,44 @@ pub(crate) struct Container {
 pub(crate) struct Cut {
     pub pieces: Vec<Range<usize>>,
     pub envelope: Envelope,
-    /// The encoding every piece is read in, when the file's bytes do not
-    /// say it and a piece's could say another ([`cut_latin1_at`]).
-    pub encoding: Option<&'static encoding_rs::Encoding>,
-    /// The legacy encoding of a file whose pieces are handed to the filter
-    /// as UTF-8 and whose output is written back in it ([`cut_legacy_at`],
-    /// [`Written`]).
-    pub transcoded: Option<&'static encoding_rs::Encoding>,
+    /// How the pieces of a file in a legacy encoding its bytes do not
+    /// declare are read; `None` for the others.
+    pub legacy: Option<Legacy>,
+}
+
+/// How the pieces of a file in a legacy encoding are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Legacy {
+    /// Every piece is read in the encoding (a piece of ASCII alone could
+    /// read as another) and written in it by the filter ([`cut_latin1_at`]).
+    ReadIn(&'static encoding_rs::Encoding),
+    /// Every piece is handed to the filter as UTF-8 and the output encoded
+    /// back ([`cut_legacy_at`], [`Written`]).
+    Transcoded(&'static encoding_rs::Encoding),
 }
 
 impl Cut {
+    /// The encoding every piece is read in ([`Legacy::ReadIn`]).
+    pub(crate) fn read_in(&self) -> Option<&'static encoding_rs::Encoding> {
+        match self.legacy {
+            Some(Legacy::ReadIn(encoding)) => Some(encoding),
+            _ => None,
+        }
+    }
+
+    /// The encoding of a [`Legacy::Transcoded`] cut.
+    fn transcoded(&self) -> Option<&'static encoding_rs::Encoding> {
+        match self.legacy {
+            Some(Legacy::Transcoded(encoding)) => Some(encoding),
+            _ => None,
+        }
+    }
+
     /// Piece `index` of `input` as a document of its own (as UTF-8 when
-    /// the cut is [`transcoded`](Cut::transcoded)).
+    /// the cut is [`Legacy::Transcoded`]).
     pub(crate) fn document(&self, input: &[u8], index: usize) -> Vec<u8> {
         let document = self.enveloped(input, index);
-        match self.transcoded {
+        match self.transcoded() {
             Some(encoding) => encoding
                 .decode_without_bom_handling(&document)
                 .0
@@ -304,8 +327,7 @@ fn cut_text(
     (pieces.len() > 1).then_some(Cut {
         pieces,
         envelope,
-        encoding: None,
-        transcoded: None,
+        legacy: None,
     })
 }
 
@@ -345,25 +367,25 @@ fn cut_latin1_at(
     size: usize,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
-    let (mut cut, legacy) = cut_windows_1252_at(input, size, points)?;
-    cut.encoding = legacy;
-    Some(cut)
+    cut_windows_1252_at(input, size, Legacy::ReadIn, points)
 }
 
 /// The cut of a file read as windows-1252 when its bytes are not UTF-8,
-/// with that encoding when they are not; `None` for a file with a
-/// byte-order mark other than UTF-8's.
+/// its pieces read as `legacy` says when they are not; `None` for a file
+/// with a byte-order mark other than UTF-8's.
 fn cut_windows_1252_at(
     input: &[u8],
     size: usize,
+    legacy: fn(&'static encoding_rs::Encoding) -> Legacy,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
-) -> Option<(Cut, Option<&'static encoding_rs::Encoding>)> {
+) -> Option<Cut> {
     if matches!(encoding_rs::Encoding::for_bom(input), Some((e, _)) if e != encoding_rs::UTF_8) {
         return None;
     }
-    let legacy = std::str::from_utf8(input).is_err();
-    let cut = cut_ascii_at(input, size, Some(encoding_rs::WINDOWS_1252), points)?;
-    Some((cut, legacy.then_some(encoding_rs::WINDOWS_1252)))
+    let not_utf8 = std::str::from_utf8(input).is_err();
+    let mut cut = cut_ascii_at(input, size, Some(encoding_rs::WINDOWS_1252), points)?;
+    cut.legacy = not_utf8.then(|| legacy(encoding_rs::WINDOWS_1252));
+    Some(cut)
 }
 
 /// [`cut_at`] for a format read as windows-1252 when its bytes are not
@@ -377,13 +399,11 @@ fn cut_legacy_at(
     size: usize,
     points: impl FnOnce(&str) -> Option<(Vec<usize>, Envelope)>,
 ) -> Option<Cut> {
-    let (mut cut, legacy) = cut_windows_1252_at(input, size, points)?;
-    cut.transcoded = legacy;
-    Some(cut)
+    cut_windows_1252_at(input, size, Legacy::Transcoded, points)
 }
 
 /// The translated file of a cut, written as its pieces come back: as the
-/// filter writes them, or for a [`transcoded`](Cut::transcoded) cut in the
+/// filter writes them, or for a [`Legacy::Transcoded`] cut in the
 /// file's encoding while every translation fits in it, and from the first
 /// that does not the whole file as UTF-8 with a byte-order mark (what the
 /// filter writes for such a file read whole, [`crate::encoding::Form`]).
@@ -409,7 +429,7 @@ impl Written {
     pub(crate) fn new(cut: &Cut, capacity: usize) -> Self {
         Self {
             out: Vec::with_capacity(capacity),
-            state: match cut.transcoded {
+            state: match cut.transcoded() {
                 Some(encoding) => Transcoding::Encoding(encoding),
                 None => Transcoding::None,
             },
@@ -431,7 +451,7 @@ impl Written {
         drop(encoded);
         let (before, _) = encoding.decode_without_bom_handling(&self.out);
         let mut out = Vec::with_capacity(self.out.capacity().max(before.len() + output.len() + 3));
-        out.extend_from_slice(b"\xef\xbb\xbf");
+        out.extend_from_slice(crate::encoding::UTF8_BOM);
         out.extend_from_slice(before.as_bytes());
         drop(before);
         out.extend_from_slice(output);

@@ -236,7 +236,10 @@ fn small_utf16_and_multi_byte_files_stay_whole() {
     // UTF-16 it stays whole.
     let latin1: Vec<u8> = b"Caf\xe9\n".repeat(100);
     let latin1_cut = cut(DocumentFormat::Txt, &latin1, 100).expect("cut");
-    assert_eq!(latin1_cut.transcoded, Some(encoding_rs::WINDOWS_1252));
+    assert_eq!(
+        latin1_cut.legacy,
+        Some(super::Legacy::Transcoded(encoding_rs::WINDOWS_1252))
+    );
     assert_eq!(latin1_cut.document(&latin1, 1)[..6], *"Café\n".as_bytes());
     let utf16: Vec<u8> = [&b"\xff\xfe"[..], &b"C\0a\0f\0\xe9\0\n\0".repeat(100)].concat();
     assert!(cut(DocumentFormat::Txt, &utf16, 100).is_none());
