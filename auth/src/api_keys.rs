@@ -6,7 +6,6 @@
 use std::time::Duration;
 
 use axum::http::HeaderMap;
-use axum::http::header::COOKIE;
 use tolk_storage::PgPool;
 use tolk_storage::keys::{self, ApiKey};
 
@@ -37,14 +36,7 @@ pub fn presented(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     {
         return Some(v);
     }
-    headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == "api-key")
-        .map(|(_, v)| v.to_owned())
+    crate::context::cookie(headers, "api-key")
 }
 
 /// Checks API keys.
@@ -131,6 +123,7 @@ impl ApiKeyAuth {
 mod tests {
     use super::*;
     use axum::http::HeaderValue;
+    use axum::http::header::COOKIE;
 
     #[test]
     fn header_query_and_cookie() {

@@ -1,11 +1,24 @@
 //! What a request tells about where it was sent: host, base URL, authority.
 
 use axum::http::HeaderMap;
-use axum::http::header::HOST;
+use axum::http::header::{COOKIE, HOST};
 use tolk_storage::auth::authorities::{self, Authority};
 
 use crate::AuthState;
 use crate::error::message;
+
+/// The value of the request's cookie `name` (the first, across every
+/// `Cookie` header), as sent.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
+}
 
 /// The request's host name, lowercased, without port (from `Host`).
 pub fn host(headers: &HeaderMap) -> String {

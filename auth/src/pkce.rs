@@ -18,13 +18,20 @@ pub fn valid_challenge(challenge: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The S256 `code_challenge` of `verifier` (what a client sends).
+pub fn challenge_s256(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
 /// Whether `verifier` (43 to 128 unreserved characters) hashes to `challenge`.
 pub fn verify_s256(verifier: &str, challenge: &str) -> bool {
     if !(43..=128).contains(&verifier.len()) || !unreserved(verifier) {
         return false;
     }
-    let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    computed.as_bytes().ct_eq(challenge.as_bytes()).into()
+    challenge_s256(verifier)
+        .as_bytes()
+        .ct_eq(challenge.as_bytes())
+        .into()
 }
 
 #[cfg(test)]
@@ -36,6 +43,7 @@ mod tests {
         let v = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         let c = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(valid_challenge(c));
+        assert_eq!(challenge_s256(v), c);
         assert!(verify_s256(v, c));
         assert!(!verify_s256(
             "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX",

@@ -14,11 +14,12 @@
 //! cookie of their own for ten minutes.
 
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use base64::Engine as _;
 use maud::html;
-use sha2::Digest as _;
+use tolk_auth::context::cookie;
+use tolk_auth::pkce::challenge_s256;
+use tolk_auth::routes::signin::with_cookies;
 
 use super::{Operator, Refused};
 use crate::AppState;
@@ -47,20 +48,7 @@ pub struct DashboardSignIn {
 
 /// The access token of the session cookie among `headers`' cookies.
 pub(super) fn session_token(headers: &HeaderMap) -> Option<String> {
-    cookie(headers, SESSION_COOKIE)
-}
-
-/// The value of cookie `name`.
-fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_owned())
-        .filter(|v| !v.is_empty())
+    cookie(headers, SESSION_COOKIE).filter(|v| !v.is_empty())
 }
 
 /// A `Set-Cookie` value for `/admin/ui`, HTTP-only and same-site.
@@ -96,11 +84,6 @@ fn callback_url(state: &AppState, headers: &HeaderMap) -> String {
     )
 }
 
-/// The PKCE S256 challenge of `verifier`.
-fn challenge(verifier: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier))
-}
-
 /// `GET /admin/ui/sign-in`: to the auth service's authorization endpoint.
 pub(super) async fn start(
     State(state): State<AppState>,
@@ -119,7 +102,7 @@ pub(super) async fn start(
         ("redirect_uri", callback_url(&state, &headers).as_str()),
         ("scope", "openid"),
         ("state", flow_state.as_str()),
-        ("code_challenge", challenge(&verifier).as_str()),
+        ("code_challenge", challenge_s256(&verifier).as_str()),
         ("code_challenge_method", "S256"),
     ])
     .unwrap_or_default();
@@ -257,22 +240,13 @@ fn secure(state: &AppState, headers: &HeaderMap) -> bool {
     crate::requests::public_base_url(state, headers).starts_with("https://")
 }
 
-/// `res` with `cookies` set.
-fn with_cookies(mut res: Response, cookies: &[String]) -> Response {
-    for c in cookies {
-        if let Ok(v) = HeaderValue::from_str(c) {
-            res.headers_mut().append(header::SET_COOKIE, v);
-        }
-    }
-    res
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_session_cookie_is_read_among_others() {
+        use axum::http::{HeaderValue, header};
         let mut h = HeaderMap::new();
         h.append(
             header::COOKIE,
@@ -296,14 +270,5 @@ mod tests {
             "tolk_dashboard=t; Path=/admin/ui; HttpOnly; SameSite=Lax; Max-Age=60; Secure"
         );
         assert!(set_cookie(FLOW_COOKIE, "", -5, false).ends_with("Max-Age=0"));
-    }
-
-    #[test]
-    fn the_challenge_is_rfc_7636s() {
-        // RFC 7636, appendix B.
-        assert_eq!(
-            challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
-            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
-        );
     }
 }
