@@ -48,7 +48,7 @@ RUN apt-get update \
         libreoffice-writer-nogui \
         libreoffice-calc-nogui \
         libreoffice-impress-nogui \
-        fonts-dejavu-core \
+        fonts-dejavu-core fonts-liberation2 \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 tolk \
  && useradd --system --uid 10001 --gid tolk --home-dir /var/lib/tolk --create-home --shell /usr/sbin/nologin tolk

@@ -105,6 +105,7 @@ RUN_PACKAGES=(
     lame                                      # MP3 output of TTS streams
     libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
     fonts-dejavu-core                         # output_format pdf/docx: LibreOffice converts
+    fonts-liberation2                         # translated PDFs are set in these (and DejaVu)
 )
 # What only the tests need, on top of RUN_PACKAGES (setup.sh test,
 # scripts/test.sh). The Python modules' packages come from
@@ -115,7 +116,8 @@ TEST_PACKAGES=(
     chromium chromium-driver fonts-dejavu-core # the auth browser tests
     xmlsec1                                   # pysaml2's identity provider signs with it (SAML tests)
     python3 python3-venv                      # the tests' virtual environment
-    poppler-utils                             # pdftotext reads the PDFs LibreOffice makes
+    poppler-utils                             # pdftotext, pdfinfo, pdffonts read the PDFs made
+    qpdf                                      # checks the structure of translated PDFs
 )
 # Every Python module the tests import beyond the standard library (tests/*.rs
 # snippets run with TOLK_TEST_PYTHON, formats/testdata/make_docx.py):
@@ -136,6 +138,8 @@ TEST_PYTHON_MODULES=(
     "webvtt                               python3-webvtt       webvtt-py"
     "markdown                             python3-markdown     Markdown"
     "yaml                                 python3-yaml         PyYAML"        # reads YAML in the filter's tests
+    "reportlab                            python3-reportlab    reportlab"     # writes PDFs for the PDF filter's tests
+    "PIL                                  python3-pil          pillow"        # images in the PDF tests' documents
     "pptx                                 -                    python-pptx"   # not packaged by Debian
     "mcp.client.auth                      -                    mcp"           # the MCP Python SDK (OAuth client tests)
     "jproperties                          -                    jproperties"   # reads .properties in the filter's tests

@@ -343,6 +343,12 @@ pub struct WorkerArgs {
     /// and the document ends in error).
     #[arg(long, env = "TOLK_CONVERT_TIMEOUT_SECS", default_value_t = tolk_worker::office::DEFAULT_TIMEOUT_SECS)]
     pub convert_timeout_secs: u64,
+    /// Folders (`:`-separated, searched recursively) of the TrueType and
+    /// OpenType fonts translated PDFs are set in; each paragraph gets the
+    /// installed face closest to its original font that covers its
+    /// translation.
+    #[arg(long = "fonts-dirs", env = "TOLK_FONTS_DIRS", default_value = tolk_worker::fonts::DEFAULT_DIRS)]
+    pub fonts_dirs: String,
 }
 
 /// Scheduler settings.

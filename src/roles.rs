@@ -285,6 +285,7 @@ async fn run_worker(
             program: args.soffice.clone(),
             timeout: Duration::from_secs(args.convert_timeout_secs.max(1)),
         },
+        fonts: tolk_worker::PdfFonts::new(std::env::split_paths(&args.fonts_dirs).collect()),
     };
     tolk_worker::run(config, state, stopped(stop)).await;
     Ok(())

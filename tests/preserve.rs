@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 
 use crate::documents::{platform, testdata_script, translated};
-use crate::support::{World, python};
+use crate::support::{World, libreoffice, python};
 
 /// A sentence holding the spans the pipeline protects in every format:
 /// placeholders of several syntaxes, a URL, a file name, a snake_case
@@ -179,33 +179,6 @@ async fn read(world: &World, name: &str, bytes: &[u8], reader: &Reader) -> Resul
             Ok(std::fs::read_to_string(text)?)
         }
     }
-}
-
-/// The file LibreOffice makes of `input` with the filter `to`
-/// (`odt`, `txt:Text (encoded):UTF8`…), in a folder of its own.
-async fn libreoffice(
-    world: &World,
-    input: &std::path::Path,
-    to: &str,
-) -> Result<std::path::PathBuf> {
-    let extension = to.split(':').next().unwrap_or(to);
-    let out_dir = world.path(&format!("lo-{extension}"));
-    let out = tokio::process::Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            world.path("lo-profile").display()
-        ))
-        .args(["--headless", "--convert-to", to, "--outdir"])
-        .arg(&out_dir)
-        .arg(input)
-        .output()
-        .await
-        .context("soffice")?;
-    anyhow::ensure!(out.status.success(), "soffice: {out:?}");
-    let stem = input.file_stem().context("file name")?;
-    let made = out_dir.join(stem).with_extension(extension);
-    anyhow::ensure!(made.exists(), "soffice made no {}: {out:?}", made.display());
-    Ok(made)
 }
 
 /// [`PROSE`] in a file of the world's folder, for the writers to read.

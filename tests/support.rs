@@ -755,3 +755,30 @@ pub async fn billed_settled(
     )
     .await
 }
+
+/// The file LibreOffice makes of `input` with the filter `to`
+/// (`odt`, `txt:Text (encoded):UTF8`…), in a folder of its own.
+pub async fn libreoffice(
+    world: &World,
+    input: &std::path::Path,
+    to: &str,
+) -> Result<std::path::PathBuf> {
+    let extension = to.split(':').next().unwrap_or(to);
+    let out_dir = world.path(&format!("lo-{extension}"));
+    let out = Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            world.path("lo-profile").display()
+        ))
+        .args(["--headless", "--convert-to", to, "--outdir"])
+        .arg(&out_dir)
+        .arg(input)
+        .output()
+        .await
+        .context("soffice")?;
+    anyhow::ensure!(out.status.success(), "soffice: {out:?}");
+    let stem = input.file_stem().context("file name")?;
+    let made = out_dir.join(stem).with_extension(extension);
+    anyhow::ensure!(made.exists(), "soffice made no {}: {out:?}", made.display());
+    Ok(made)
+}

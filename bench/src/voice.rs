@@ -107,6 +107,7 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
         espeak: Default::default(),
         recognizer: Default::default(),
         office: Default::default(),
+        fonts: Default::default(),
     };
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {

@@ -15,7 +15,7 @@
 use crate::cut::{self, Cut};
 use crate::package::{self, Package};
 use crate::{
-    DocumentFormat, ExtractOptions, FormatError, android, html, its, json, markdown, mif,
+    DocumentFormat, ExtractOptions, FormatError, android, html, its, json, markdown, mif, pdf,
     properties, resx, rtf, scorm, strings, subtitles, txt, xliff, yaml,
 };
 
@@ -495,6 +495,15 @@ pub(crate) static FORMATS: &[Row] = &[
             cut: None,
         },
     },
+    Row {
+        format: DocumentFormat::Pdf,
+        extensions: &["pdf"],
+        media_type: "application/pdf",
+        filter: &Functions {
+            extract: pdf::extract,
+            cut: None,
+        },
+    },
 ];
 
 /// The row of `format`.
@@ -523,6 +532,6 @@ mod tests {
                 assert_eq!(*ext, ext.to_ascii_lowercase());
             }
         }
-        assert_eq!(FORMATS.len(), DocumentFormat::Scorm as usize + 1);
+        assert_eq!(FORMATS.len(), DocumentFormat::Pdf as usize + 1);
     }
 }

@@ -51,7 +51,11 @@
 //!   footnotes, comments, shape text), formatting groups as tags, text in
 //!   its fonts' code pages (`rtf`);
 //! * **zip** — SCORM packages: HTML pages and XML files by their filters, the
-//!   manifest's titles; every other entry byte for byte (`scorm`).
+//!   manifest's titles; every other entry byte for byte (`scorm`);
+//! * **pdf** — one segment per paragraph of the pages (lines grouped from
+//!   the content streams' glyphs), the outline's titles, Title and Subject;
+//!   the original text removed and the translation set in its box in an
+//!   embedded subset of one of [`ExtractOptions::fonts`] (`pdf`).
 //!
 //! ```
 //! use tolk_formats::{extract, DocumentFormat};
@@ -83,6 +87,7 @@ mod mif;
 mod odf;
 mod output;
 mod package;
+mod pdf;
 pub mod placeholders;
 mod pptx;
 mod properties;
@@ -107,6 +112,8 @@ mod yaml;
 
 pub use error::FormatError;
 pub use output::{Conversion, Output, can_convert, conversion, convert, office_input};
+pub use pdf::MAX_PAGES as PDF_MAX_PAGES;
+pub use pdf::fonts::Fonts;
 pub use stream::{TranslateError, Translator, sample, translate};
 
 /// A document format handled by [`extract`].
@@ -161,6 +168,8 @@ pub enum DocumentFormat {
     Mif,
     /// SCORM packages (`.zip` with an `imsmanifest.xml`).
     Scorm,
+    /// PDF (`.pdf`): translated in place, page by page.
+    Pdf,
 }
 
 impl DocumentFormat {
@@ -255,6 +264,10 @@ pub struct ExtractOptions {
     /// of a cut Latin-1 file is read as the whole file was. `None`: found
     /// from the bytes.
     pub encoding: Option<&'static encoding_rs::Encoding>,
+    /// The fonts a translated PDF's text is set in (the one closest to
+    /// each paragraph's original font that covers its translation); a PDF
+    /// with text to translate cannot be written back without them.
+    pub fonts: Option<Fonts>,
 }
 
 /// [`extract`] with options.
@@ -376,7 +389,10 @@ mod tests {
             Some(DocumentFormat::Txt)
         );
         assert_eq!(DocumentFormat::from_extension(""), None);
-        assert_eq!(DocumentFormat::from_extension("pdf"), None);
+        assert_eq!(
+            DocumentFormat::from_extension("pdf"),
+            Some(DocumentFormat::Pdf)
+        );
         assert_eq!(
             DocumentFormat::from_filename("a.b.Report.DocX"),
             Some(DocumentFormat::Docx)

@@ -9,20 +9,15 @@ use crate::{DocumentFormat, FormatError, encoding, subtitles};
 /// A format a translated document can be delivered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Output {
-    /// A document format.
+    /// A document format (PDF too, made by LibreOffice from office
+    /// documents).
     Document(DocumentFormat),
-    /// PDF, made from the translated document.
-    Pdf,
 }
 
 impl Output {
     /// The output format of a file extension (`"pdf"`, `"docx"`…),
     /// case-insensitive; a leading dot is tolerated.
     pub fn from_extension(ext: &str) -> Option<Self> {
-        let ext = ext.strip_prefix('.').unwrap_or(ext);
-        if ext.eq_ignore_ascii_case("pdf") {
-            return Some(Self::Pdf);
-        }
         DocumentFormat::from_extension(ext).map(Self::Document)
     }
 
@@ -30,7 +25,6 @@ impl Output {
     pub fn extension(&self) -> &'static str {
         match self {
             Self::Document(f) => f.extension(),
-            Self::Pdf => "pdf",
         }
     }
 
@@ -38,7 +32,6 @@ impl Output {
     pub fn content_type(&self) -> &'static str {
         match self {
             Self::Document(f) => f.content_type(),
-            Self::Pdf => "application/pdf",
         }
     }
 }
@@ -88,7 +81,7 @@ pub fn conversion(from: DocumentFormat, to: Output) -> Option<Conversion> {
                 export: "docx:MS Word 2007 XML",
             })
         }
-        Output::Pdf
+        Output::Document(Pdf)
             if matches!(
                 from,
                 Docx | Odt | Rtf | Html | Txt | Pptx | Odp | Xlsx | Xlsm | Ods
@@ -152,10 +145,10 @@ mod tests {
 
     #[test]
     fn each_format_is_delivered_as_itself_and_as_what_libreoffice_makes_of_it() {
-        assert_eq!(Output::from_extension(".PDF"), Some(Output::Pdf));
+        assert_eq!(Output::from_extension(".PDF"), Some(Output::Document(Pdf)));
         assert_eq!(Output::from_extension("docx"), Some(Output::Document(Docx)));
         assert_eq!(Output::from_extension("exe"), None);
-        assert_eq!(Output::Pdf.content_type(), "application/pdf");
+        assert_eq!(Output::Document(Pdf).content_type(), "application/pdf");
         assert_eq!(
             conversion(Json, Output::Document(Json)),
             Some(Conversion::Same)
@@ -172,15 +165,15 @@ mod tests {
             })
         ));
         assert!(matches!(
-            conversion(Pptx, Output::Pdf),
+            conversion(Pptx, Output::Document(Pdf)),
             Some(Conversion::Office {
                 import: None,
                 export: "pdf"
             })
         ));
         for (from, to) in [
-            (Srt, Output::Pdf),
-            (Json, Output::Pdf),
+            (Srt, Output::Document(Pdf)),
+            (Json, Output::Document(Pdf)),
             (Xliff, Output::Document(Docx)),
             (Docx, Output::Document(Odt)),
             (Pptx, Output::Document(Docx)),

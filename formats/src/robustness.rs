@@ -131,7 +131,47 @@ fn samples_of(format: DocumentFormat) -> Vec<Sample> {
         F::Scorm => vec![Sample::Part(HTML_PAGE, |part| {
             zip_of(&[("imsmanifest.xml", SCORM_MANIFEST), ("index.html", part)])
         })],
+        F::Pdf => vec![file(&pdf_sample())],
     }
+}
+
+/// A one-page PDF with uncompressed content, written by reportlab (once).
+fn pdf_sample() -> Vec<u8> {
+    static SAMPLE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    SAMPLE
+        .get_or_init(|| {
+            let dir = crate::testdoc::test_folder("pdf-sample");
+            let path = dir.join("sample.pdf");
+            crate::testdoc::python_snippet(
+                r#"
+import sys
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1], pageCompression=0)
+c.setTitle('The report')
+c.setFont('Helvetica-Bold', 14)
+c.drawString(72, 740, 'The house is big.')
+c.setFont('Times-Roman', 11)
+t = c.beginText(72, 710)
+t.textLines('The dog runs in the garden and the cat\nsleeps in the house (50 %).')
+c.drawText(t)
+c.linkURL('https://example.com/', (72, 700, 200, 720))
+c.save()
+"#,
+                &[&path],
+            );
+            std::fs::read(&path).expect("reportlab wrote the sample")
+        })
+        .clone()
+}
+
+/// How the mutation tests read a document: with fonts, which a PDF's
+/// translation is written in.
+fn read(format: DocumentFormat, input: &[u8]) -> Result<crate::Extracted, crate::FormatError> {
+    let options = crate::ExtractOptions {
+        fonts: Some(crate::pdf::tests::system_fonts()),
+        ..crate::ExtractOptions::default()
+    };
+    crate::extract_with(format, input, options)
 }
 
 const RTF: &[u8] = concat!(
@@ -296,7 +336,7 @@ fn mutated_inputs_are_read_or_refused_never_a_panic() {
         let mut read = 0;
         for _ in 0..3_000 {
             let input = mutate(&mut rng, &sample);
-            let Ok(doc) = extract(format, &input) else {
+            let Ok(doc) = self::read(format, &input) else {
                 continue;
             };
             read += 1;
@@ -319,7 +359,7 @@ fn mutated_package_parts_read_alike_in_chunks_and_never_panic() {
             let mutant = String::from_utf8_lossy(&mutate(&mut rng, part.as_bytes())).into_owned();
             let file = build(&mutant);
             let Some(package) = crate::filter::of(format).package() else {
-                if let Ok(doc) = extract(format, &file) {
+                if let Ok(doc) = self::read(format, &file) {
                     read += 1;
                     merges_whatever_the_translation(format, &doc);
                 }

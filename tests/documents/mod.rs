@@ -1,6 +1,7 @@
 //! Document translation end to end: upload → poll → download, per format.
 
 mod office;
+mod pdf;
 mod publishing;
 mod software;
 mod table;
@@ -293,33 +294,6 @@ pub(crate) async fn testdata_script(script: &str, args: &[&std::path::Path]) -> 
         &all,
     )
     .await
-}
-
-/// Converts `file` with LibreOffice headless into the folder `out` as `to`.
-async fn soffice(
-    world: &World,
-    to: &str,
-    out: &std::path::Path,
-    file: &std::path::Path,
-) -> Result<()> {
-    let profile = world.path("lo-profile");
-    let status = tokio::process::Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.display()
-        ))
-        .args(["--headless", "--convert-to", to, "--outdir"])
-        .arg(out)
-        .arg(file)
-        .output()
-        .await
-        .context("LibreOffice (soffice) runs (scripts/setup.sh installs it for the tests)")?;
-    anyhow::ensure!(
-        status.status.success(),
-        "soffice: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    Ok(())
 }
 
 /// A Latin-1 text file and an ISO-8859-1 page that declares its charset are

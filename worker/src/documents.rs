@@ -104,6 +104,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         target_language: Some(doc.target_lang.clone()),
         overwrite_targets: doc.xliff_targets.as_deref() == Some("overwrite"),
         encoding: None,
+        fonts: None,
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let custom = customizations(state, &doc, &source_lang).await?;
@@ -125,7 +126,12 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             output_format.extension()
         ))
     })?;
+    let fonts = (format == DocumentFormat::Pdf).then(|| state.fonts.clone());
     let filter = tokio::task::spawn_blocking(move || {
+        let options = tolk_formats::ExtractOptions {
+            fonts: fonts.map(|f| f.get()),
+            ..options
+        };
         let mut hand_over = |segments: &[String], read: f32| {
             let (reply, answer) = tokio::sync::oneshot::channel();
             let batch = Batch {

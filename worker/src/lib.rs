@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod documents;
+pub mod fonts;
 mod job;
 pub mod office;
 pub mod pools;
@@ -19,6 +20,7 @@ pub mod tmx_import;
 pub mod voice;
 pub mod wake;
 
+pub use fonts::PdfFonts;
 pub use office::Office;
 pub use pools::{Kind, Pools};
 pub use run::{WorkerConfig, WorkerState, run};

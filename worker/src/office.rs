@@ -171,7 +171,13 @@ mod tests {
             ..Office::default()
         };
         let err = office
-            .convert(b"x", "txt", None, "pdf", Output::Pdf)
+            .convert(
+                b"x",
+                "txt",
+                None,
+                "pdf",
+                Output::Document(tolk_formats::DocumentFormat::Pdf),
+            )
             .await
             .expect_err("no program");
         assert!(err.to_string().contains("/nonexistent/soffice"), "{err}");
@@ -193,7 +199,13 @@ mod tests {
             timeout: Duration::from_millis(300),
         };
         let err = office
-            .convert(b"x", "txt", None, "pdf", Output::Pdf)
+            .convert(
+                b"x",
+                "txt",
+                None,
+                "pdf",
+                Output::Document(tolk_formats::DocumentFormat::Pdf),
+            )
             .await
             .expect_err("timed out");
         assert!(matches!(err, OfficeError::TimedOut(_)), "{err}");

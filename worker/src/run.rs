@@ -154,6 +154,8 @@ pub struct WorkerState {
     pub recognizer: tolk_voice::asr::Recognizer,
     /// LibreOffice, for documents delivered in another format.
     pub office: crate::Office,
+    /// The fonts translated PDFs are set in.
+    pub fonts: crate::PdfFonts,
 }
 
 impl WorkerState {

@@ -284,6 +284,7 @@ pub(crate) async fn start_platform_with(
         espeak: Default::default(),
         recognizer: Default::default(),
         office: Default::default(),
+        fonts: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
         concurrency: concurrency.max(1),

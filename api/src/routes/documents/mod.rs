@@ -667,7 +667,13 @@ mod tests {
             delivered_name("no-extension", doc(DocumentFormat::Vtt)),
             "no-extension.vtt"
         );
-        assert_eq!(delivered_name("report.docx", Output::Pdf), "report.pdf");
+        assert_eq!(
+            delivered_name(
+                "report.docx",
+                Output::Document(tolk_formats::DocumentFormat::Pdf)
+            ),
+            "report.pdf"
+        );
     }
 
     #[test]

@@ -1,0 +1,318 @@
+//! A page's glyphs as lines and paragraphs, so that the engine sees whole
+//! sentences: glyphs on one baseline, close together, make a line (a space
+//! where a gap says one is, as TeX and most producers write no spaces);
+//! lines below one another at one size and leading, overlapping in width,
+//! make a paragraph (a hyphen at a line's end joined away), columns and
+//! table cells apart because their lines do not overlap.
+
+use super::fonts::Style;
+use super::text::{Color, Shown};
+
+/// How a paragraph's lines sit in its box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Align {
+    Left,
+    Center,
+    Right,
+}
+
+/// A line of text on a page.
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    pub text: String,
+    pub x0: f32,
+    pub x1: f32,
+    pub y: f32,
+    pub size: f32,
+    /// The show operators it came from (indices into the page's shows).
+    pub shows: Vec<usize>,
+    pub style: Style,
+    pub color: Color,
+    /// The right edge of the column it starts in: the farthest any line
+    /// starting where it starts reaches.
+    pub column_right: f32,
+}
+
+/// A paragraph: lines read as one text.
+#[derive(Debug, Clone)]
+pub(crate) struct Paragraph {
+    pub text: String,
+    pub lines: Vec<Line>,
+    pub size: f32,
+    pub style: Style,
+    pub color: Color,
+    /// How far left and right its text may spread without meeting other
+    /// text on the page.
+    pub room: (f32, f32),
+}
+
+impl Paragraph {
+    /// Its top and bottom: its first line's ascent, its last's descent.
+    fn band(&self) -> (f32, f32) {
+        let first = &self.lines[0];
+        let last = &self.lines[self.lines.len() - 1];
+        (first.y + self.size * 0.8, last.y - self.size * 0.25)
+    }
+
+    /// The left and right edges of its lines.
+    pub(crate) fn x_range(&self) -> (f32, f32) {
+        self.lines
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), l| (a.min(l.x0), b.max(l.x1)))
+    }
+
+    /// The distance between its baselines (1.2 × its size for one line).
+    pub(crate) fn leading(&self) -> f32 {
+        match self.lines.len() {
+            0 | 1 => self.size * 1.2,
+            n => (self.lines[0].y - self.lines[n - 1].y) / (n - 1) as f32,
+        }
+    }
+
+    /// How its lines are aligned; one line is centred when it sits in the
+    /// middle of the page (`page_center`), else left.
+    pub(crate) fn align(&self, page_center: f32) -> Align {
+        let tolerance = self.size * 0.5;
+        let same = |f: &dyn Fn(&Line) -> f32| {
+            let first = f(&self.lines[0]);
+            self.lines.iter().all(|l| (f(l) - first).abs() <= tolerance)
+        };
+        match self.lines.len() {
+            0 => Align::Left,
+            1 => {
+                let line = &self.lines[0];
+                match ((line.x0 + line.x1) / 2.0 - page_center).abs() < 2.0 {
+                    true => Align::Center,
+                    false => Align::Left,
+                }
+            }
+            _ if same(&|l| l.x0) => Align::Left,
+            _ if same(&|l| (l.x0 + l.x1) / 2.0) => Align::Center,
+            _ if same(&|l| l.x1) => Align::Right,
+            _ => Align::Left,
+        }
+    }
+}
+
+/// The lines of the translatable shows of a page, in their order.
+pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut last_end: Option<f32> = None;
+    for (index, shown) in shows.iter().enumerate() {
+        if !shown.translatable {
+            continue;
+        }
+        for glyph in &shown.glyphs {
+            let Some(text) = glyph.text.as_deref() else {
+                continue;
+            };
+            let joins = lines.last().zip(last_end).is_some_and(|(line, end)| {
+                let size = line.size.max(glyph.size);
+                (glyph.y - line.y).abs() <= size * 0.35
+                    && glyph.x0 >= end - size * 0.5
+                    && glyph.x0 - end <= size * 1.2
+            });
+            if joins && let Some(line) = lines.last_mut() {
+                let gap = glyph.x0 - last_end.unwrap_or(glyph.x0);
+                let spaced = line.text.ends_with(char::is_whitespace)
+                    || text.starts_with(char::is_whitespace);
+                if gap > glyph.size.max(line.size) * 0.15 && !spaced {
+                    line.text.push(' ');
+                }
+                line.text.push_str(text);
+                line.x1 = line.x1.max(glyph.x1);
+                line.size = line.size.max(glyph.size);
+                if line.shows.last() != Some(&index) {
+                    line.shows.push(index);
+                }
+            } else {
+                lines.push(Line {
+                    text: text.to_owned(),
+                    x0: glyph.x0,
+                    x1: glyph.x1,
+                    y: glyph.y,
+                    size: glyph.size,
+                    shows: vec![index],
+                    style: shown.style,
+                    color: shown.color,
+                    column_right: 0.0,
+                });
+            }
+            last_end = Some(glyph.x1);
+        }
+    }
+    for line in &mut lines {
+        // A line's edges are those of its ink, not of trailing spaces.
+        let trimmed = line.text.trim().to_owned();
+        line.text = trimmed;
+    }
+    lines.retain(|l| !l.text.is_empty());
+    let edges: Vec<(f32, f32, f32)> = lines.iter().map(|l| (l.x0, l.x1, l.size)).collect();
+    for line in &mut lines {
+        line.column_right = edges
+            .iter()
+            .filter(|(x0, _, _)| (x0 - line.x0).abs() <= line.size)
+            .fold(line.x1, |right, (_, x1, _)| right.max(*x1));
+    }
+    lines
+}
+
+/// How many paragraphs back a line may continue (table cells interleave).
+const LOOK_BACK: usize = 8;
+
+/// The paragraphs of a page's lines.
+pub(crate) fn paragraphs(lines: Vec<Line>) -> Vec<Paragraph> {
+    let mut paragraphs: Vec<Paragraph> = Vec::new();
+    for line in lines {
+        let start = paragraphs.len().saturating_sub(LOOK_BACK);
+        let continued = (start..paragraphs.len())
+            .rev()
+            .find(|&i| continues(&paragraphs[i], &line));
+        match continued {
+            Some(i) => {
+                let p = &mut paragraphs[i];
+                join(&mut p.text, &line.text);
+                p.lines.push(line);
+            }
+            None => paragraphs.push(Paragraph {
+                text: line.text.clone(),
+                size: line.size,
+                style: line.style,
+                color: line.color,
+                room: (line.x0, line.x1),
+                lines: vec![line],
+            }),
+        }
+    }
+    make_room(&mut paragraphs);
+    paragraphs
+}
+
+/// Each paragraph's room: up to the nearest paragraph beside it (in its
+/// band), else the edges of the page's text.
+fn make_room(paragraphs: &mut [Paragraph]) {
+    let boxes: Vec<(f32, f32, f32, f32)> = paragraphs
+        .iter()
+        .map(|p| {
+            let (x0, x1) = p.x_range();
+            let (top, bottom) = p.band();
+            (x0, x1, top, bottom)
+        })
+        .collect();
+    let text_left = boxes.iter().map(|b| b.0).fold(f32::MAX, f32::min);
+    let text_right = boxes.iter().map(|b| b.1).fold(f32::MIN, f32::max);
+    for (i, p) in paragraphs.iter_mut().enumerate() {
+        let (x0, x1, top, bottom) = boxes[i];
+        let gap = p.size * 0.25;
+        let beside = boxes
+            .iter()
+            .enumerate()
+            .filter(|(j, b)| *j != i && b.2 > bottom && b.3 < top);
+        let (mut left, mut right) = (text_left.min(x0), text_right.max(x1));
+        for (_, b) in beside {
+            if b.0 >= x1 - 0.5 {
+                right = right.min(b.0 - gap);
+            } else if b.1 <= x0 + 0.5 {
+                left = left.max(b.1 + gap);
+            }
+        }
+        p.room = (left.min(x0), right.max(x1));
+    }
+}
+
+/// Whether `line` goes on paragraph `p`: directly below its last line at
+/// its size and leading, overlapping it in width, after a line that did not
+/// end the paragraph.
+fn continues(p: &Paragraph, line: &Line) -> bool {
+    let Some(last) = p.lines.last() else {
+        return false;
+    };
+    let size = p.size;
+    let drop = last.y - line.y;
+    let (x0, x1) = p.x_range();
+    let same_size = (line.size - size).abs() <= size * 0.15;
+    let below = drop > size * 0.6
+        && match p.lines.len() {
+            1 => drop <= size * 1.75,
+            _ => (drop - p.leading()).abs() <= size * 0.25,
+        };
+    let overlaps = line.x0 < x1 && line.x1 > x0 && line.x0 >= x0 - size * 3.0;
+    // A sentence ending well before its column's edge ends its paragraph.
+    let short_end = last.x1 < x1.max(last.column_right) - size * 2.5
+        && last.text.ends_with(['.', '!', '?', ':', '。']);
+    same_size && below && overlaps && !short_end
+}
+
+/// Adds a line's text to a paragraph's: a hyphen at the end joined away
+/// before a lower-case word, else a space between.
+fn join(text: &mut String, next: &str) {
+    let mut chars = text.chars().rev();
+    let hyphen = matches!(chars.next(), Some('-' | '\u{ad}'));
+    let after_letter = chars.next().is_some_and(char::is_alphabetic);
+    let lower_next = next.chars().next().is_some_and(char::is_lowercase);
+    if hyphen && after_letter && lower_next {
+        text.pop();
+    } else if text.ends_with('\u{ad}') {
+        text.pop();
+        text.push(' ');
+    } else {
+        text.push(' ');
+    }
+    text.push_str(next);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, x0: f32, x1: f32, y: f32) -> Line {
+        Line {
+            text: text.to_owned(),
+            x0,
+            x1,
+            y,
+            size: 10.0,
+            shows: vec![0],
+            style: Style::default(),
+            color: Color::Gray(0.0),
+            column_right: x1,
+        }
+    }
+
+    #[test]
+    fn lines_below_one_another_make_a_paragraph_and_hyphens_join() {
+        let ps = paragraphs(vec![
+            line("The trans-", 50.0, 250.0, 700.0),
+            line("lation of the", 50.0, 251.0, 688.0),
+            line("text.", 50.0, 80.0, 676.0),
+            line("Next paragraph.", 50.0, 250.0, 640.0),
+        ]);
+        let texts: Vec<&str> = ps.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(texts, ["The translation of the text.", "Next paragraph."]);
+    }
+
+    #[test]
+    fn columns_and_cells_stay_apart() {
+        let ps = paragraphs(vec![
+            line("Left column one", 50.0, 250.0, 700.0),
+            line("Right column one", 300.0, 500.0, 700.0),
+            line("left two", 50.0, 250.0, 688.0),
+            line("right two", 300.0, 500.0, 688.0),
+        ]);
+        let texts: Vec<&str> = ps.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["Left column one left two", "Right column one right two"]
+        );
+    }
+
+    #[test]
+    fn a_short_line_ending_a_sentence_ends_the_paragraph() {
+        let ps = paragraphs(vec![
+            line("A long first line of text", 50.0, 250.0, 700.0),
+            line("ends.", 50.0, 90.0, 688.0),
+            line("Another starts here", 50.0, 250.0, 676.0),
+        ]);
+        assert_eq!(ps.len(), 2);
+    }
+}

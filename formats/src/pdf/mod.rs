@@ -1,0 +1,274 @@
+//! PDF: translated in place, page by page. Each page's content stream is
+//! read for the text it shows ([`text`]), its glyphs grouped into lines and
+//! paragraphs ([`layout`]): one segment per paragraph, then the document
+//! outline's titles and the document's Title and Subject. Writing back
+//! ([`write`]) removes the original text of every translated paragraph from
+//! the content stream (its operators replaced by ones that move as far and
+//! paint nothing) and sets the translation in the paragraph's box
+//! ([`typeset`]) in an embedded subset of the closest installed face
+//! ([`fonts`], [`embed`]). Pages, their sizes, images, vector art, links,
+//! annotations and form fields stay as they are.
+//!
+//! Left as they are (and so in the source language): text in form XObjects,
+//! rotated or invisible text, text in Type3 fonts or in composite fonts
+//! without a `ToUnicode` map.
+
+mod decode;
+mod embed;
+pub(crate) mod fonts;
+mod layout;
+mod text;
+mod typeset;
+mod write;
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use lopdf::content::Content;
+use lopdf::{Document as Pdf, LoadOptions, ObjectId};
+
+use crate::filter::Document;
+use crate::{ExtractOptions, FormatError, inline};
+use decode::PdfFont;
+use fonts::Fonts;
+use layout::Paragraph;
+use text::Show;
+
+/// The most a page's content may inflate to.
+const CONTENT_LIMIT: usize = 64 << 20;
+/// The most any stream may inflate to while the file is read.
+const STREAM_LIMIT: usize = 64 << 20;
+/// The most pages a PDF may have.
+pub const MAX_PAGES: usize = 2000;
+
+/// A show operator whose text is removed, and how it still moves.
+#[derive(Debug, Clone)]
+struct Removed {
+    op: usize,
+    kind: Show,
+    advance: f32,
+    scale: f32,
+}
+
+/// What a page's translation needs: its translated paragraphs (with their
+/// segment) and the operators their text came from.
+struct Page {
+    id: ObjectId,
+    paragraphs: Vec<(Paragraph, usize)>,
+    removed: Vec<Removed>,
+    center: f32,
+}
+
+/// Where a segment outside the pages goes.
+enum Field {
+    /// An outline item's title.
+    Outline(ObjectId),
+    /// An entry of the document information dictionary.
+    Info(&'static [u8]),
+}
+
+/// Everything of a PDF but its translatable text.
+struct Skeleton {
+    pdf: Pdf,
+    pages: Vec<Page>,
+    fields: Vec<(Field, usize)>,
+    fonts: Fonts,
+}
+
+/// Reads a PDF: one segment per paragraph of its pages, then its outline's
+/// titles, Title and Subject.
+pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document, FormatError> {
+    let pdf = load(input)?;
+    let fonts = options.fonts.clone().unwrap_or_default();
+    let mut segments = Vec::new();
+    let mut pages = Vec::new();
+    for (_, id) in pdf.get_pages() {
+        if let Some(page) = read_page(&pdf, id, &fonts, &mut segments) {
+            pages.push(page);
+        }
+    }
+    let mut fields = Vec::new();
+    for item in write::outline_items(&pdf) {
+        if let Some(title) = pdf
+            .get_dictionary(item)
+            .ok()
+            .and_then(|d| d.get(b"Title").ok())
+            .and_then(|t| lopdf::decode_text_string(t).ok())
+        {
+            push_text(&mut segments, &mut fields, Field::Outline(item), &title);
+        }
+    }
+    if let Some(info) = write::info(&pdf) {
+        for key in [&b"Title"[..], b"Subject"] {
+            if let Some(text) = info
+                .get(key)
+                .ok()
+                .and_then(|t| pdf.dereference(t).ok())
+                .and_then(|(_, t)| lopdf::decode_text_string(t).ok())
+            {
+                let key: &'static [u8] = if key == b"Title" {
+                    b"Title"
+                } else {
+                    b"Subject"
+                };
+                push_text(&mut segments, &mut fields, Field::Info(key), &text);
+            }
+        }
+    }
+    Ok(Document::new(
+        segments,
+        Skeleton {
+            pdf,
+            pages,
+            fields,
+            fonts,
+        },
+    ))
+}
+
+fn push_text(
+    segments: &mut Vec<String>,
+    fields: &mut Vec<(Field, usize)>,
+    field: Field,
+    text: &str,
+) {
+    if text.chars().any(char::is_alphabetic) {
+        fields.push((field, segments.len()));
+        segments.push(inline::escape(text.trim()));
+    }
+}
+
+/// A PDF read with bounds on what its streams inflate to; a damaged one (or
+/// one lopdf cannot read) is a clear error, a password-protected one too.
+fn load(input: &[u8]) -> Result<Pdf, FormatError> {
+    let options = LoadOptions {
+        max_decompressed_size: Some(STREAM_LIMIT),
+        ..LoadOptions::default()
+    };
+    let loaded = std::panic::catch_unwind(|| Pdf::load_mem_with_options(input, options));
+    let pdf = match loaded {
+        Ok(Ok(pdf)) => pdf,
+        Ok(Err(lopdf::Error::Decryption(_) | lopdf::Error::InvalidPassword)) => {
+            return Err(protected());
+        }
+        Ok(Err(e)) => {
+            return Err(FormatError::corrupt(format!(
+                "The file is not a readable PDF ({e})."
+            )));
+        }
+        Err(_) => return Err(FormatError::corrupt("The file is not a readable PDF.")),
+    };
+    if pdf.is_encrypted() {
+        return Err(protected());
+    }
+    let pages = pdf.get_pages().len();
+    if pages == 0 {
+        return Err(FormatError::corrupt("The PDF has no pages."));
+    }
+    if pages > MAX_PAGES {
+        return Err(FormatError::unsupported(format!(
+            "The PDF has {pages} pages; at most {MAX_PAGES} are translated in one document."
+        )));
+    }
+    Ok(pdf)
+}
+
+fn protected() -> FormatError {
+    FormatError::unsupported(
+        "The PDF is protected with a password: remove the password (or upload a copy without it) and try again.",
+    )
+}
+
+/// A page's paragraphs as segments; `None` when it has none (or its content
+/// cannot be read, which leaves it as it is).
+fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>) -> Option<Page> {
+    let content = pdf.get_page_content_with_limit(id, CONTENT_LIMIT).ok()?;
+    let ops = Content::decode(&content).ok()?.operations;
+    let resources = pdf.get_page_fonts(id).unwrap_or_default();
+    let shows = text::shown(&ops, |name| {
+        let dict = resources.get(name)?;
+        Some(Rc::new(PdfFont::read(pdf, dict, Some(fonts))))
+    });
+    let lines = layout::lines(&shows);
+    let paragraphs = layout::paragraphs(lines);
+    let translated = translated_paragraphs(&paragraphs, shows.len());
+    let mut removed_shows = BTreeSet::new();
+    let mut kept = Vec::new();
+    for (index, paragraph) in paragraphs.into_iter().enumerate() {
+        if !translated.contains(&index) {
+            continue;
+        }
+        for line in &paragraph.lines {
+            removed_shows.extend(line.shows.iter().copied());
+        }
+        segments.push(inline::escape(&paragraph.text));
+        kept.push((paragraph, segments.len() - 1));
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    let removed = removed_shows
+        .into_iter()
+        .map(|i| Removed {
+            op: shows[i].op,
+            kind: shows[i].kind,
+            advance: shows[i].advance,
+            scale: shows[i].scale,
+        })
+        .collect();
+    let (x0, _, x1, _) = write::media_box(pdf, id);
+    Some(Page {
+        id,
+        paragraphs: kept,
+        removed,
+        center: (x0 + x1) / 2.0,
+    })
+}
+
+/// The paragraphs translated: those with a letter, and those sharing a show
+/// operator with one (its text is removed as a whole).
+fn translated_paragraphs(paragraphs: &[Paragraph], shows: usize) -> BTreeSet<usize> {
+    let mut of_show: Vec<Vec<usize>> = vec![Vec::new(); shows];
+    for (index, p) in paragraphs.iter().enumerate() {
+        for line in &p.lines {
+            for &s in &line.shows {
+                if let Some(list) = of_show.get_mut(s)
+                    && !list.contains(&index)
+                {
+                    list.push(index);
+                }
+            }
+        }
+    }
+    let mut translated: BTreeSet<usize> = paragraphs
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.text.chars().any(char::is_alphabetic))
+        .map(|(i, _)| i)
+        .collect();
+    loop {
+        let before = translated.len();
+        for list in &of_show {
+            if list.iter().any(|p| translated.contains(p)) {
+                translated.extend(list.iter().copied());
+            }
+        }
+        if translated.len() == before {
+            break translated;
+        }
+    }
+}
+
+impl crate::filter::Skeleton for Skeleton {
+    fn merge(
+        &self,
+        _source: &[String],
+        translated: &[String],
+        lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        write::merge(self, translated, lang)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

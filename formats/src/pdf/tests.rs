@@ -1,0 +1,319 @@
+//! PDFs made by real producers (reportlab; LibreOffice from a Word file),
+//! read into paragraphs and written back translated, the output checked by
+//! poppler (pdftotext, pdfinfo, pdffonts) and qpdf.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::testdoc::{python_snippet, test_folder};
+use crate::{DocumentFormat, ExtractOptions, Extracted, Fonts, extract_with};
+
+/// The fonts Debian's fonts-liberation2 and fonts-dejavu-core install
+/// (scripts/setup.sh installs both); the tests fail without them.
+pub(crate) fn system_fonts() -> Fonts {
+    static FONTS: std::sync::OnceLock<Fonts> = std::sync::OnceLock::new();
+    FONTS.get_or_init(load_system_fonts).clone()
+}
+
+fn load_system_fonts() -> Fonts {
+    let mut files = Vec::new();
+    for dir in [
+        "/usr/share/fonts/truetype/liberation2",
+        "/usr/share/fonts/truetype/dejavu",
+    ] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "ttf") {
+                files.push(std::fs::read(entry.path()).unwrap());
+            }
+        }
+    }
+    let fonts = Fonts::from_files(files);
+    assert!(
+        fonts.families().contains(&"Liberation Sans"),
+        "fonts-liberation2 is installed (scripts/setup.sh): {fonts:?}"
+    );
+    fonts
+}
+
+fn read(bytes: &[u8]) -> Extracted {
+    let options = ExtractOptions {
+        fonts: Some(system_fonts()),
+        ..ExtractOptions::default()
+    };
+    extract_with(DocumentFormat::Pdf, bytes, options).unwrap()
+}
+
+/// Runs a poppler or qpdf tool on `file`; its stdout (the test fails when
+/// the tool does).
+fn tool(program: &str, args: &[&str], file: &Path) -> String {
+    // pdftotext writes to a file unless told "-".
+    let stdout = (program == "pdftotext").then_some("-");
+    let out = Command::new(program)
+        .args(args)
+        .arg(file)
+        .args(stdout)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} runs (poppler-utils, qpdf: scripts/setup.sh): {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A stand-in translation: every English word of the samples in Spanish.
+fn spanish(text: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("Annual report", "Informe anual"),
+        ("The state of the house", "El estado de la casa"),
+        ("First chapter", "Primer capítulo"),
+        (
+            "The house is big and the garden is green.",
+            "La casa es grande y el jardín es verde.",
+        ),
+        (
+            "The dog sleeps in the house and the cat sleeps in the garden.",
+            "El perro duerme en la casa y el gato duerme en el jardín.",
+        ),
+        ("Visit our site for more.", "Visite nuestro sitio para más."),
+        ("The house", "La casa"),
+        ("The garden", "El jardín"),
+        ("Name", "Nombre"),
+        ("City", "Ciudad"),
+    ];
+    let mut out = text.to_owned();
+    for (en, es) in WORDS {
+        out = out.replace(en, es);
+    }
+    out
+}
+
+const REPORTLAB: &str = r#"
+import sys
+from reportlab.lib.pagesizes import A4
+from reportlab.platypus import SimpleDocTemplate, Paragraph, Table
+from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+pdfmetrics.registerFont(TTFont('DejaVu', '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf'))
+styles = getSampleStyleSheet()
+def outline(canvas, doc):
+    canvas.bookmarkPage('p1')
+    canvas.addOutlineEntry('First chapter', 'p1', level=0)
+doc = SimpleDocTemplate(sys.argv[1], pagesize=A4, title='Annual report',
+                        subject='The state of the house')
+doc.build([
+    Paragraph('Annual report', styles['Title']),
+    Paragraph('The house is big and the garden is green. ' * 6, styles['Normal']),
+    Paragraph('<font name="DejaVu">The dog sleeps in the house and the cat sleeps in the garden.</font>', styles['Normal']),
+    Paragraph('Visit <a href="https://example.org/" color="blue">our site</a> for more.', styles['Normal']),
+    Table([['Name', 'City'], ['The house', 'The garden']], colWidths=[200, 200]),
+], onFirstPage=outline)
+"#;
+
+fn reportlab(dir: &Path) -> PathBuf {
+    let path = dir.join("report.pdf");
+    python_snippet(REPORTLAB, &[&path]);
+    path
+}
+
+#[test]
+fn paragraphs_outline_and_metadata_of_a_reportlab_pdf_are_segments() {
+    let dir = test_folder("pdf-segments");
+    let doc = read(&std::fs::read(reportlab(&dir)).unwrap());
+    let long = ["The house is big and the garden is green."; 6].join(" ");
+    assert_eq!(
+        doc.segments(),
+        [
+            "Annual report",
+            long.as_str(),
+            "The dog sleeps in the house and the cat sleeps in the garden.",
+            "Visit our site for more.",
+            "Name",
+            "City",
+            "The house",
+            "The garden",
+            "First chapter",
+            "Annual report",
+            "The state of the house",
+        ]
+    );
+}
+
+#[test]
+fn a_translated_pdf_keeps_its_pages_links_and_reads_in_the_translation() {
+    let dir = test_folder("pdf-translated");
+    let source = reportlab(&dir);
+    let doc = read(&std::fs::read(&source).unwrap());
+    let translations: Vec<String> = doc.segments().iter().map(|s| spanish(s)).collect();
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
+
+    tool("qpdf", &["--check"], &out);
+    let text = tool("pdftotext", &["-layout"], &out);
+    for wanted in [
+        "Informe anual",
+        "La casa es grande y el jardín es verde.",
+        "El perro duerme",
+        "Visite nuestro sitio",
+        "Nombre",
+        "Ciudad",
+        "El jardín",
+    ] {
+        assert!(text.contains(wanted), "{wanted:?} in {text}");
+    }
+    for gone in ["house", "garden", "Annual", "Visit our"] {
+        assert!(!text.contains(gone), "{gone:?} left in {text}");
+    }
+    let info = |file: &Path| {
+        tool("pdfinfo", &[], file)
+            .lines()
+            .filter(|l| {
+                l.starts_with("Pages:")
+                    || l.starts_with("Page size:")
+                    || l.starts_with("Title:")
+                    || l.starts_with("Subject:")
+            })
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let (before, after) = (info(&source), info(&out));
+    assert_eq!(before.len(), after.len(), "{before:?} {after:?}");
+    assert!(
+        after.contains(&"Title:           Informe anual".to_owned()),
+        "{after:?}"
+    );
+    assert!(
+        after.iter().any(|l| l.contains("El estado de la casa")),
+        "{after:?}"
+    );
+    assert_eq!(
+        before
+            .iter()
+            .filter(|l| l.starts_with("Pag"))
+            .collect::<Vec<_>>(),
+        after
+            .iter()
+            .filter(|l| l.starts_with("Pag"))
+            .collect::<Vec<_>>()
+    );
+    let urls = tool("pdfinfo", &["-url"], &source);
+    assert!(urls.contains("https://example.org/"), "{urls}");
+    assert_eq!(urls, tool("pdfinfo", &["-url"], &out));
+    let fonts = tool("pdffonts", &[], &out);
+    assert!(
+        fonts.lines().any(|l| l.contains("+LiberationSans")
+            && l.contains("CID TrueType")
+            && l.contains(" yes ")),
+        "{fonts}"
+    );
+    // The outline's title, read back through the filter.
+    let again = read(&std::fs::read(&out).unwrap());
+    assert!(
+        again.segments().iter().any(|s| s == "Primer capítulo"),
+        "{:?}",
+        again.segments()
+    );
+}
+
+/// The boxes of the blocks pdftotext finds on page 1: `[x0, y0, x1, y1]`
+/// (top-down).
+fn boxes(html: &str, tag: &str) -> Vec<[f32; 4]> {
+    let mut out = Vec::new();
+    for piece in html.split(&format!("<{tag} ")).skip(1) {
+        let attr = |name: &str| {
+            let start = piece.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            piece[start..]
+                .split('"')
+                .next()
+                .unwrap()
+                .parse::<f32>()
+                .unwrap()
+        };
+        out.push([attr("xMin"), attr("yMin"), attr("xMax"), attr("yMax")]);
+    }
+    out
+}
+
+#[test]
+fn each_translated_word_lies_within_an_original_block() {
+    let dir = test_folder("pdf-boxes");
+    let source = reportlab(&dir);
+    let doc = read(&std::fs::read(&source).unwrap());
+    let translations: Vec<String> = doc.segments().iter().map(|s| spanish(s)).collect();
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
+    let blocks = boxes(
+        &tool(
+            "pdftotext",
+            &["-bbox-layout", "-f", "1", "-l", "1"],
+            &source,
+        ),
+        "block",
+    );
+    let words = boxes(
+        &tool("pdftotext", &["-bbox", "-f", "1", "-l", "1"], &out),
+        "word",
+    );
+    assert!(
+        blocks.len() >= 4 && words.len() >= 30,
+        "{blocks:?} {words:?}"
+    );
+    // Across 3 points; up and down 4.5, as fonts' ascents differ (a
+    // word's box is as tall as its font says).
+    let (across, up) = (3.0, 4.5);
+    for w in &words {
+        assert!(
+            blocks.iter().any(|b| w[0] >= b[0] - across
+                && w[1] >= b[1] - up
+                && w[2] <= b[2] + across
+                && w[3] <= b[3] + up),
+            "word {w:?} outside every block {blocks:?}"
+        );
+    }
+}
+
+#[test]
+fn damaged_and_password_protected_pdfs_are_clear_errors() {
+    let options = ExtractOptions::default;
+    let err = extract_with(DocumentFormat::Pdf, b"%PDF-1.4\nnot really", options()).unwrap_err();
+    assert!(err.to_string().contains("not a readable PDF"), "{err}");
+    let dir = test_folder("pdf-protected");
+    let locked = dir.join("locked.pdf");
+    let owner_only = dir.join("owner.pdf");
+    python_snippet(
+        r#"
+import sys
+from reportlab.pdfgen import canvas
+from reportlab.lib import pdfencrypt
+for path, user in ((sys.argv[1], 'secret'), (sys.argv[2], '')):
+    c = canvas.Canvas(path, encrypt=pdfencrypt.StandardEncryption(user, ownerPassword='owner', canPrint=0))
+    c.drawString(72, 720, 'The house is big.')
+    c.save()
+"#,
+        &[&locked, &owner_only],
+    );
+    let err = extract_with(
+        DocumentFormat::Pdf,
+        &std::fs::read(&locked).unwrap(),
+        options(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("protected with a password"),
+        "{err}"
+    );
+    // Only an owner password: readable by anyone, so translated.
+    let doc = read(&std::fs::read(&owner_only).unwrap());
+    // reportlab's own Title and Subject too.
+    assert_eq!(
+        doc.segments(),
+        ["The house is big.", "untitled", "unspecified"]
+    );
+    let out = dir.join("owner-translated.pdf");
+    let translations = ["La casa es grande.", "sin título", "sin especificar"].map(String::from);
+    std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
+    assert!(tool("pdftotext", &[], &out).contains("La casa es grande."));
+}

@@ -1,0 +1,277 @@
+//! A translation set in its paragraph's box: shaped word by word
+//! (rustybuzz), wrapped at the box's width, and shrunk in steps (to 60 %
+//! of the original size at least) until its lines fit the original's
+//! height; its lines aligned as the original's were.
+
+use rustybuzz::{Face, UnicodeBuffer};
+
+use super::fonts::Fonts;
+use super::layout::{Align, Paragraph};
+
+/// A glyph of the set text.
+#[derive(Debug, Clone)]
+pub(crate) struct SetGlyph {
+    /// Its id in the face.
+    pub gid: u16,
+    /// Its shaped advance, in font units.
+    pub advance: i32,
+    /// The text it stands for (a cluster's text on its first glyph).
+    pub text: String,
+}
+
+/// A line of the set text: its start on the baseline, in page space.
+#[derive(Debug, Clone)]
+pub(crate) struct SetLine {
+    pub x: f32,
+    pub y: f32,
+    pub glyphs: Vec<SetGlyph>,
+}
+
+/// A translation set in a face at a size.
+#[derive(Debug, Clone)]
+pub(crate) struct Set {
+    pub face: usize,
+    pub size: f32,
+    pub lines: Vec<SetLine>,
+}
+
+/// The smallest share of the original size a translation shrinks to.
+const MIN_SCALE: f32 = 0.6;
+/// The steps it shrinks by.
+const STEP: f32 = 0.05;
+
+/// A shaped word: its glyphs and width.
+struct Word {
+    glyphs: Vec<SetGlyph>,
+    width: i32,
+}
+
+/// `text` set in face `face` of `fonts` in paragraph `p`'s box; `None`
+/// when the face cannot be read.
+pub(crate) fn typeset(
+    fonts: &Fonts,
+    face_index: usize,
+    text: &str,
+    p: &Paragraph,
+    page_center: f32,
+) -> Option<Set> {
+    let (data, index) = fonts.face(face_index);
+    let face = Face::from_slice(data, index)?;
+    let upem = face.units_per_em() as f32;
+    let space = face
+        .glyph_index(' ')
+        .map(|g| (g.0, face.glyph_hor_advance(g).map_or(0, i32::from)));
+    let words: Vec<Word> = text.split_whitespace().map(|w| shape(&face, w)).collect();
+    let (x0, x1) = p.x_range();
+    let align = p.align(page_center);
+    // A left-aligned paragraph's box reaches its column's right edge (a
+    // short last line, or a one-line paragraph, says nothing of it).
+    let box_width = match align {
+        Align::Left => {
+            let column = p.lines.iter().map(|l| l.column_right).fold(x1, f32::max);
+            column.min(p.room.1).max(x1) - x0
+        }
+        _ => x1 - x0,
+    }
+    .max(p.size);
+    let first = &p.lines[0];
+    let last = &p.lines[p.lines.len() - 1];
+    let room_width = match align {
+        Align::Left => p.room.1 - x0,
+        Align::Right => x1 - p.room.0,
+        Align::Center => {
+            let center = (first.x0 + first.x1) / 2.0;
+            2.0 * (p.room.1 - center).min(center - p.room.0)
+        }
+    }
+    .max(box_width);
+    // At the box's width, shrinking step by step; failing that, at the
+    // smallest size, as wide as the room beside it allows.
+    let attempts = (0..)
+        .map(|step| 1.0 - step as f32 * STEP)
+        .take_while(|scale| *scale >= MIN_SCALE - 1e-3)
+        .map(|scale| (scale, box_width))
+        .chain(std::iter::once((MIN_SCALE, room_width)));
+    let space_width = space.map_or(0, |s| s.1);
+    let mut chosen = None;
+    for (scale, width) in attempts {
+        let size = p.size * scale;
+        let leading = p.leading() * scale;
+        let units = (width * upem / size) as i32;
+        let fits_width = words.iter().all(|w| w.width <= units);
+        let lines = wrap(&words, space_width, units);
+        let top = first.y + p.size * 0.8 - size * 0.8;
+        let bottom = top - (lines.len().max(1) - 1) as f32 * leading;
+        let fits = fits_width && bottom >= last.y - p.size * 0.3;
+        chosen = Some((size, leading, lines, width));
+        if fits {
+            break;
+        }
+    }
+    let (size, leading, lines, width) = chosen?;
+    let x1 = match align {
+        Align::Left => x0 + width,
+        _ => x1,
+    };
+    let top = first.y + p.size * 0.8 - size * 0.8;
+    let per_unit = size / upem;
+    let set_lines = lines
+        .into_iter()
+        .enumerate()
+        .map(|(n, words_of_line)| {
+            let mut glyphs = Vec::new();
+            for (k, word) in words_of_line.iter().enumerate() {
+                if k > 0
+                    && let Some((gid, advance)) = space
+                {
+                    glyphs.push(SetGlyph {
+                        gid,
+                        advance,
+                        text: " ".to_owned(),
+                    });
+                }
+                glyphs.extend(word.glyphs.iter().cloned());
+            }
+            let width = glyphs.iter().map(|g| g.advance).sum::<i32>() as f32 * per_unit;
+            let x = match align {
+                Align::Left => x0,
+                Align::Center => (first.x0 + first.x1) / 2.0 - width / 2.0,
+                Align::Right => x1 - width,
+            };
+            SetLine {
+                x,
+                y: top - n as f32 * leading,
+                glyphs,
+            }
+        })
+        .collect();
+    Some(Set {
+        face: face_index,
+        size,
+        lines: set_lines,
+    })
+}
+
+/// A word shaped in `face`.
+fn shape(face: &Face<'_>, word: &str) -> Word {
+    let mut buffer = UnicodeBuffer::new();
+    buffer.push_str(word);
+    buffer.guess_segment_properties();
+    let shaped = rustybuzz::shape(face, &[], buffer);
+    let infos = shaped.glyph_infos();
+    let positions = shaped.glyph_positions();
+    let mut glyphs = Vec::with_capacity(infos.len());
+    for (i, (info, pos)) in infos.iter().zip(positions).enumerate() {
+        let start = info.cluster as usize;
+        let first_of_cluster = i == 0 || infos[i - 1].cluster != info.cluster;
+        // A cluster's text runs to the next cluster's start (or the end).
+        let end = infos
+            .iter()
+            .map(|g| g.cluster as usize)
+            .filter(|&c| c > start)
+            .min()
+            .unwrap_or(word.len());
+        glyphs.push(SetGlyph {
+            gid: info.glyph_id as u16,
+            advance: pos.x_advance,
+            text: match first_of_cluster {
+                true => word.get(start..end).unwrap_or_default().to_owned(),
+                false => String::new(),
+            },
+        });
+    }
+    let width = glyphs.iter().map(|g| g.advance).sum();
+    Word { glyphs, width }
+}
+
+/// Words wrapped into lines no wider than `width` (font units); a word
+/// wider than a line is broken between its glyphs.
+fn wrap(words: &[Word], space: i32, width: i32) -> Vec<Vec<Word>> {
+    let mut lines: Vec<Vec<Word>> = Vec::new();
+    let mut current: Vec<Word> = Vec::new();
+    let mut used = 0;
+    let mut add = |word: Word, lines: &mut Vec<Vec<Word>>| {
+        let extra = if current.is_empty() {
+            word.width
+        } else {
+            space + word.width
+        };
+        if !current.is_empty() && used + extra > width {
+            lines.push(std::mem::take(&mut current));
+            used = 0;
+        }
+        used += if current.is_empty() {
+            word.width
+        } else {
+            space + word.width
+        };
+        current.push(word);
+    };
+    for word in words {
+        if word.width <= width {
+            add(
+                Word {
+                    glyphs: word.glyphs.clone(),
+                    width: word.width,
+                },
+                &mut lines,
+            );
+            continue;
+        }
+        // Too wide for any line: as many glyphs a line as fit.
+        let mut piece = Word {
+            glyphs: Vec::new(),
+            width: 0,
+        };
+        for glyph in &word.glyphs {
+            if !piece.glyphs.is_empty() && piece.width + glyph.advance > width {
+                add(
+                    std::mem::replace(
+                        &mut piece,
+                        Word {
+                            glyphs: Vec::new(),
+                            width: 0,
+                        },
+                    ),
+                    &mut lines,
+                );
+            }
+            piece.width += glyph.advance;
+            piece.glyphs.push(glyph.clone());
+        }
+        if !piece.glyphs.is_empty() {
+            add(piece, &mut lines);
+        }
+    }
+    if !current.is_empty() {
+        lines.push(current);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(width: i32) -> Word {
+        Word {
+            glyphs: vec![SetGlyph {
+                gid: 1,
+                advance: width,
+                text: "x".into(),
+            }],
+            width,
+        }
+    }
+
+    #[test]
+    fn words_wrap_at_the_width() {
+        let words = vec![word(40), word(40), word(40), word(150)];
+        let lines = wrap(&words, 10, 100);
+        let widths: Vec<Vec<i32>> = lines
+            .iter()
+            .map(|l| l.iter().map(|w| w.width).collect())
+            .collect();
+        assert_eq!(widths, vec![vec![40, 40], vec![40], vec![150]]);
+    }
+}

@@ -1,0 +1,346 @@
+//! A PDF's translation written back: on each page, the original text of its
+//! translated paragraphs removed from the content stream and the
+//! translations drawn in their boxes; the outline's titles, the Title and
+//! Subject, and the catalog's `Lang` set.
+
+use rustybuzz::ttf_parser;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use lopdf::content::{Content, Operation};
+use lopdf::{Dictionary, Document as Pdf, Object, ObjectId};
+
+use super::decode::{deref, number};
+use super::embed::{self, Embedder};
+use super::text::{Color, Show};
+use super::typeset::{Set, typeset};
+use super::{CONTENT_LIMIT, Field, Removed, Skeleton};
+use crate::{FormatError, inline};
+
+/// The translated PDF.
+pub(super) fn merge(
+    skeleton: &Skeleton,
+    translated: &[String],
+    lang: Option<&str>,
+) -> Result<Vec<u8>, FormatError> {
+    let mut pdf = skeleton.pdf.clone();
+    let fonts = &skeleton.fonts;
+    let mut embedder = Embedder::default();
+    let mut page_fonts: Vec<(ObjectId, BTreeSet<String>)> = Vec::new();
+    for page in &skeleton.pages {
+        let content = pdf
+            .get_page_content_with_limit(page.id, CONTENT_LIMIT)
+            .map_err(|e| FormatError::Write(format!("a page could not be read again: {e}")))?;
+        let mut ops = Content::decode(&content)
+            .map_err(|e| FormatError::Write(format!("a page could not be read again: {e}")))?
+            .operations;
+        let mut out = Vec::with_capacity(ops.len() + page.removed.len() * 2);
+        let mut removed = page.removed.iter().peekable();
+        for (index, op) in ops.drain(..).enumerate() {
+            match removed.next_if(|r| r.op == index) {
+                Some(r) => out.extend(painting_nothing(r)),
+                None => out.push(op),
+            }
+        }
+        let mut names = BTreeSet::new();
+        let mut drawn = Vec::new();
+        for (paragraph, segment) in &page.paragraphs {
+            let text = inline::plain_text(&translated[*segment]);
+            let Some(face) = fonts.choose(paragraph.style, &text) else {
+                return Err(FormatError::Write(
+                    "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
+                ));
+            };
+            let Some(set) = typeset(fonts, face, &text, paragraph, page.center) else {
+                continue;
+            };
+            let name = embedder.resource(face);
+            drawn.extend(draw(&set, &name, paragraph.color, &mut embedder, fonts));
+            names.insert(name);
+        }
+        let mut bytes = b"q\n".to_vec();
+        bytes.extend(encode(out)?);
+        bytes.extend(b"\nQ\n");
+        bytes.extend(encode(drawn)?);
+        let stream = pdf.add_object(embed::compressed(Dictionary::new(), bytes));
+        pdf.get_dictionary_mut(page.id)
+            .map_err(write_error)?
+            .set("Contents", Object::Reference(stream));
+        page_fonts.push((page.id, names));
+    }
+    let embedded: BTreeMap<String, ObjectId> =
+        embedder.finish(&mut pdf, fonts)?.into_iter().collect();
+    for (page, names) in page_fonts {
+        let fonts: Vec<(&String, ObjectId)> = names
+            .iter()
+            .filter_map(|n| embedded.get(n).map(|id| (n, *id)))
+            .collect();
+        add_fonts(&mut pdf, page, &fonts)?;
+    }
+    for (field, segment) in &skeleton.fields {
+        let text = lopdf::text_string(&inline::plain_text(&translated[*segment]));
+        match field {
+            Field::Outline(id) => {
+                if let Ok(item) = pdf.get_dictionary_mut(*id) {
+                    item.set("Title", text);
+                }
+            }
+            Field::Info(key) => {
+                if let Some(id) = info_id(&pdf)
+                    && let Ok(info) = pdf.get_dictionary_mut(id)
+                {
+                    info.set(*key, text);
+                } else if let Ok(Object::Dictionary(info)) = pdf.trailer.get_mut(b"Info") {
+                    info.set(*key, text);
+                }
+            }
+        }
+    }
+    if let Some(lang) = lang
+        && let Ok(catalog) = pdf.catalog_mut()
+    {
+        catalog.set("Lang", Object::string_literal(lang));
+    }
+    pdf.prune_objects();
+    let mut out = Vec::new();
+    pdf.save_to(&mut out)
+        .map_err(|e| FormatError::Write(e.to_string()))?;
+    Ok(out)
+}
+
+fn write_error(e: lopdf::Error) -> FormatError {
+    FormatError::Write(e.to_string())
+}
+
+fn encode(ops: Vec<Operation>) -> Result<Vec<u8>, FormatError> {
+    Content { operations: ops }.encode().map_err(write_error)
+}
+
+/// What replaces a removed show operator: one that moves the text position
+/// as far (and to the next line first, as `'` and `"` do) and paints
+/// nothing.
+fn painting_nothing(r: &Removed) -> Vec<Operation> {
+    let mut ops = Vec::new();
+    if let Show::Spaced(word, char) = r.kind {
+        ops.push(Operation::new("Tw", vec![Object::Real(word)]));
+        ops.push(Operation::new("Tc", vec![Object::Real(char)]));
+    }
+    if r.kind != Show::Plain {
+        ops.push(Operation::new("T*", vec![]));
+    }
+    let moves = match r.scale.abs() > f32::EPSILON {
+        true => vec![Object::Real(-r.advance * 1000.0 / r.scale)],
+        false => Vec::new(),
+    };
+    ops.push(Operation::new("TJ", vec![Object::Array(moves)]));
+    ops
+}
+
+/// The operators drawing a set translation in resource font `name`.
+fn draw(
+    set: &Set,
+    name: &str,
+    color: Color,
+    embedder: &mut Embedder,
+    fonts: &super::fonts::Fonts,
+) -> Vec<Operation> {
+    let (data, index) = fonts.face(set.face);
+    let Ok(face) = ttf_parser::Face::parse(data, index) else {
+        return Vec::new();
+    };
+    let upem = face.units_per_em();
+    let mut ops = vec![
+        Operation::new("BT", vec![]),
+        Operation::new(
+            "Tf",
+            vec![
+                Object::Name(name.as_bytes().to_vec()),
+                Object::Real(set.size),
+            ],
+        ),
+        match color {
+            Color::Gray(g) => Operation::new("g", vec![Object::Real(g)]),
+            Color::Rgb(r, g, b) => Operation::new(
+                "rg",
+                vec![Object::Real(r), Object::Real(g), Object::Real(b)],
+            ),
+            Color::Cmyk(c, m, y, k) => Operation::new(
+                "k",
+                vec![
+                    Object::Real(c),
+                    Object::Real(m),
+                    Object::Real(y),
+                    Object::Real(k),
+                ],
+            ),
+        },
+    ];
+    for line in &set.lines {
+        let mut items = Vec::new();
+        let mut run: Vec<u16> = Vec::new();
+        for glyph in &line.glyphs {
+            run.push(embedder.cid(set.face, glyph.gid, &glyph.text));
+            let natural = face
+                .glyph_hor_advance(ttf_parser::GlyphId(glyph.gid))
+                .map_or(0, i32::from);
+            // The W array holds the natural width; kerning moves by the rest.
+            let adjust = embed::width_of(natural, upem) - embed::width_of(glyph.advance, upem);
+            if adjust != 0.0 {
+                items.push(embed::cid_string(&std::mem::take(&mut run)));
+                items.push(Object::Real(adjust));
+            }
+        }
+        if !run.is_empty() {
+            items.push(embed::cid_string(&run));
+        }
+        ops.push(Operation::new(
+            "Tm",
+            [1.0, 0.0, 0.0, 1.0, line.x, line.y]
+                .into_iter()
+                .map(Object::Real)
+                .collect(),
+        ));
+        ops.push(Operation::new("TJ", vec![Object::Array(items)]));
+    }
+    ops.push(Operation::new("ET", vec![]));
+    ops
+}
+
+/// Adds fonts to a page's resources (its own, or the dictionary it refers
+/// to; inherited ones copied into the page first).
+fn add_fonts(
+    pdf: &mut Pdf,
+    page: ObjectId,
+    fonts: &[(&String, ObjectId)],
+) -> Result<(), FormatError> {
+    if fonts.is_empty() {
+        return Ok(());
+    }
+    let resources_ref = match pdf
+        .get_dictionary(page)
+        .map_err(write_error)?
+        .get(b"Resources")
+    {
+        Ok(Object::Reference(id)) => Some(*id),
+        Ok(Object::Dictionary(_)) => None,
+        _ => {
+            let inherited = pdf
+                .get_page_resources(page)
+                .ok()
+                .and_then(|(direct, ids)| {
+                    direct.cloned().or_else(|| {
+                        ids.first()
+                            .and_then(|id| pdf.get_dictionary(*id).ok().cloned())
+                    })
+                })
+                .unwrap_or_default();
+            pdf.get_dictionary_mut(page)
+                .map_err(write_error)?
+                .set("Resources", Object::Dictionary(inherited));
+            None
+        }
+    };
+    let resources = match resources_ref {
+        Some(id) => pdf.get_dictionary(id).map_err(write_error)?,
+        None => pdf
+            .get_dictionary(page)
+            .and_then(|p| p.get(b"Resources"))
+            .and_then(Object::as_dict)
+            .map_err(write_error)?,
+    };
+    let font_ref = match resources.get(b"Font") {
+        Ok(Object::Reference(id)) => Some(*id),
+        _ => None,
+    };
+    let target: &mut Dictionary = match (font_ref, resources_ref) {
+        (Some(id), _) => pdf.get_dictionary_mut(id).map_err(write_error)?,
+        (None, Some(id)) => font_dict(pdf.get_dictionary_mut(id).map_err(write_error)?)?,
+        (None, None) => font_dict(
+            pdf.get_dictionary_mut(page)
+                .and_then(|p| p.get_mut(b"Resources"))
+                .and_then(Object::as_dict_mut)
+                .map_err(write_error)?,
+        )?,
+    };
+    for (name, id) in fonts {
+        target.set(name.as_bytes(), Object::Reference(*id));
+    }
+    Ok(())
+}
+
+/// The `Font` dictionary of a resource dictionary, made when missing.
+fn font_dict(resources: &mut Dictionary) -> Result<&mut Dictionary, FormatError> {
+    if !matches!(resources.get(b"Font"), Ok(Object::Dictionary(_))) {
+        resources.set("Font", Object::Dictionary(Dictionary::new()));
+    }
+    resources
+        .get_mut(b"Font")
+        .and_then(Object::as_dict_mut)
+        .map_err(write_error)
+}
+
+/// A page's media box (inherited through the page tree), as `x0 y0 x1 y1`;
+/// US Letter when it has none.
+pub(super) fn media_box(pdf: &Pdf, page: ObjectId) -> (f32, f32, f32, f32) {
+    let mut id = page;
+    for _ in 0..32 {
+        let Ok(dict) = pdf.get_dictionary(id) else {
+            break;
+        };
+        if let Some(Object::Array(b)) = dict.get(b"MediaBox").ok().and_then(|b| deref(pdf, b))
+            && let [x0, y0, x1, y1] = b.as_slice()
+            && let (Some(x0), Some(y0), Some(x1), Some(y1)) =
+                (number(x0), number(y0), number(x1), number(y1))
+        {
+            return (x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1));
+        }
+        match dict.get(b"Parent") {
+            Ok(Object::Reference(parent)) => id = *parent,
+            _ => break,
+        }
+    }
+    (0.0, 0.0, 612.0, 792.0)
+}
+
+/// The items of the document outline (bookmarks), depth first.
+pub(super) fn outline_items(pdf: &Pdf) -> Vec<ObjectId> {
+    let mut items = Vec::new();
+    let Some(first) = pdf
+        .catalog()
+        .ok()
+        .and_then(|c| c.get(b"Outlines").ok())
+        .and_then(|o| deref(pdf, o))
+        .and_then(|o| o.as_dict().ok())
+        .and_then(|o| o.get(b"First").ok())
+        .and_then(|f| f.as_reference().ok())
+    else {
+        return items;
+    };
+    let mut seen = HashSet::new();
+    let mut stack = vec![first];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) || items.len() >= 100_000 {
+            continue;
+        }
+        let Ok(item) = pdf.get_dictionary(id) else {
+            continue;
+        };
+        items.push(id);
+        if let Ok(next) = item.get(b"Next").and_then(Object::as_reference) {
+            stack.push(next);
+        }
+        if let Ok(child) = item.get(b"First").and_then(Object::as_reference) {
+            stack.push(child);
+        }
+    }
+    items
+}
+
+fn info_id(pdf: &Pdf) -> Option<ObjectId> {
+    pdf.trailer.get(b"Info").ok()?.as_reference().ok()
+}
+
+/// The document information dictionary.
+pub(super) fn info(pdf: &Pdf) -> Option<&Dictionary> {
+    let object = pdf.trailer.get(b"Info").ok()?;
+    deref(pdf, object)?.as_dict().ok()
+}

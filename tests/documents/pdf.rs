@@ -1,0 +1,177 @@
+//! PDF end to end: a PDF LibreOffice made from a Word file (two columns, a
+//! heading, a table, an image, a hyperlink's text) translated EN→ES by
+//! Apertium, checked by poppler and qpdf: same pages and sizes, same
+//! images, the translation's fonts embedded, Spanish where English was and
+//! no English left, the structure sound, and every translated word within
+//! an original block of text, overlapping no other. (LibreOffice 7.4 as
+//! Debian ships it writes no link annotations; the filter's own tests keep
+//! reportlab's.)
+
+use super::*;
+use crate::support::libreoffice;
+
+const MAKE_COLUMNS_DOCX: &str = r#"
+import sys, docx
+from docx.shared import Inches
+from docx.oxml.shared import OxmlElement, qn
+from docx.opc.constants import RELATIONSHIP_TYPE as RT
+from PIL import Image
+Image.new("RGB", (120, 80), (200, 40, 40)).save(sys.argv[2])
+d = docx.Document()
+cols = d.sections[0]._sectPr.find(qn("w:cols"))
+if cols is None:
+    cols = OxmlElement("w:cols"); d.sections[0]._sectPr.append(cols)
+cols.set(qn("w:num"), "2"); cols.set(qn("w:space"), "720")
+d.add_heading("The annual report", level=1)
+for _ in range(3):
+    d.add_paragraph("The house is big and the garden is green. The dog runs in the park "
+                    "and the cat sleeps in the house. The city has many people.")
+d.add_picture(sys.argv[2], width=Inches(1.5))
+q = d.add_paragraph("Read more on ")
+r_id = q.part.relate_to("http://example.com/", RT.HYPERLINK, is_external=True)
+h = OxmlElement("w:hyperlink"); h.set(qn("r:id"), r_id)
+r = OxmlElement("w:r"); t = OxmlElement("w:t"); t.text = "the website"; r.append(t); h.append(r)
+q._p.append(h)
+t = d.add_table(rows=2, cols=2)
+t.style = "Table Grid"
+t.cell(0, 0).text = "The house is big."
+t.cell(0, 1).text = "The water is cold."
+t.cell(1, 0).text = "The city has many people."
+t.cell(1, 1).text = "The tree is green."
+d.save(sys.argv[1])
+"#;
+
+/// A tool's standard output for `file` (`pdftotext` writes to "-").
+async fn tool(program: &str, args: &[&str], file: &std::path::Path) -> Result<String> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).arg(file);
+    if program == "pdftotext" {
+        command.arg("-");
+    }
+    let out = command
+        .output()
+        .await
+        .with_context(|| format!("{program} (poppler-utils, qpdf: scripts/setup.sh)"))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{program} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The boxes (`x0 y0 x1 y1`, top down) of `tag` elements pdftotext's
+/// `-bbox`/`-bbox-layout` HTML lists.
+fn boxes(html: &str, tag: &str) -> Result<Vec<[f32; 4]>> {
+    let mut out = Vec::new();
+    for piece in html.split(&format!("<{tag} ")).skip(1) {
+        let mut b = [0.0; 4];
+        for (slot, name) in b.iter_mut().zip(["xMin", "yMin", "xMax", "yMax"]) {
+            let at = piece.find(&format!("{name}=\"")).context(name)? + name.len() + 2;
+            *slot = piece[at..].split('"').next().unwrap_or_default().parse()?;
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+#[tokio::test]
+async fn a_libreoffice_pdf_comes_back_in_spanish_with_its_pages_images_and_links() -> Result<()> {
+    let (world, api, key) = platform("pdf_libreoffice").await?;
+    let docx = world.path("columns.docx");
+    python(MAKE_COLUMNS_DOCX, &[&docx, &world.path("red.png")]).await?;
+    let source = libreoffice(&world, &docx, "pdf").await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "columns.pdf",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES"), ("source_lang", "EN")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/pdf");
+    let out = world.path("translated.pdf");
+    std::fs::write(&out, bytes)?;
+
+    tool("qpdf", &["--check"], &out).await?;
+    let text = tool("pdftotext", &["-layout"], &out).await?;
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for spanish in [
+        "La casa es grande",
+        "perro en el parque",
+        "La ciudad tiene",
+        "informe anual",
+    ] {
+        assert!(flat.contains(spanish), "{spanish:?} in {text}");
+    }
+    for english in [
+        "The house",
+        "The dog",
+        "The city",
+        "Read more",
+        "annual report",
+        "The tree",
+    ] {
+        assert!(!flat.contains(english), "{english:?} left in {text}");
+    }
+    let pages = |info: String| {
+        info.lines()
+            .filter(|l| l.starts_with("Pages:") || l.starts_with("Page size:"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        pages(tool("pdfinfo", &[], &source).await?),
+        pages(tool("pdfinfo", &[], &out).await?)
+    );
+    let images = tool("pdfimages", &["-list"], &source).await?;
+    assert!(
+        images.lines().count() >= 3,
+        "the source has its image: {images}"
+    );
+    assert_eq!(
+        images.lines().count(),
+        tool("pdfimages", &["-list"], &out).await?.lines().count()
+    );
+    let fonts = tool("pdffonts", &[], &out).await?;
+    assert!(
+        fonts
+            .lines()
+            .any(|l| l.contains("CID TrueType") && l.contains(" yes ")),
+        "an embedded font of the translation: {fonts}"
+    );
+
+    // Each translated word lies within a block of the original page (3
+    // points across, 4.5 up and down, where fonts' ascents differ), and no
+    // two words overlap.
+    let blocks = boxes(
+        &tool("pdftotext", &["-bbox-layout", "-l", "1"], &source).await?,
+        "block",
+    )?;
+    let words = boxes(
+        &tool("pdftotext", &["-bbox", "-l", "1"], &out).await?,
+        "word",
+    )?;
+    assert!(words.len() > 40, "{words:?}");
+    for w in &words {
+        assert!(
+            blocks.iter().any(|b| w[0] >= b[0] - 3.0
+                && w[2] <= b[2] + 3.0
+                && w[1] >= b[1] - 4.5
+                && w[3] <= b[3] + 4.5),
+            "word {w:?} outside the original blocks {blocks:?}"
+        );
+    }
+    for (i, a) in words.iter().enumerate() {
+        for b in &words[i + 1..] {
+            let across = a[2].min(b[2]) - a[0].max(b[0]);
+            let down = a[3].min(b[3]) - a[1].max(b[1]);
+            assert!(
+                across <= 0.5 || down <= 2.0,
+                "words {a:?} and {b:?} overlap"
+            );
+        }
+    }
+    Ok(())
+}
