@@ -27,7 +27,8 @@
 #   - Debian packages (TEST_PACKAGES below): apertium-apy (the engine tests
 #     start it), flac and vorbis-tools (the voice tests encode FLAC/OGG inputs),
 #     chromium, chromium-driver and fonts-dejavu-core (the auth browser tests),
-#     poppler-utils (pdftotext reads the PDFs the platform makes),
+#     poppler-utils and qpdf (read and check the PDFs the platform makes),
+#     texlive-latex-base (pdfTeX makes PDFs for the PDF filter's tests),
 #     python3, python3-venv and the Python modules of TEST_PYTHON_MODULES.
 #   - Node.js and npm (Debian's nodejs and npm when node is missing), and
 #     the npm packages of TEST_NODE_PACKAGES in $TOLK_TEST_NODE (the OAuth
@@ -118,6 +119,7 @@ TEST_PACKAGES=(
     python3 python3-venv                      # the tests' virtual environment
     poppler-utils                             # pdftotext, pdfinfo, pdffonts read the PDFs made
     qpdf                                      # checks the structure of translated PDFs
+    texlive-latex-base                        # pdfTeX writes PDFs for the PDF filter's tests
 )
 # Every Python module the tests import beyond the standard library (tests/*.rs
 # snippets run with TOLK_TEST_PYTHON, formats/testdata/make_docx.py):

@@ -12,6 +12,8 @@ use super::text::{Color, Shown};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Align {
     Left,
+    /// Left, every line but the last reaching the right edge too.
+    Justified,
     Center,
     Right,
 }
@@ -85,6 +87,13 @@ impl Paragraph {
                     true => Align::Center,
                     false => Align::Left,
                 }
+            }
+            _ if same(&|l| l.x0)
+                && self.lines[..self.lines.len() - 1]
+                    .iter()
+                    .all(|l| (l.x1 - self.x_range().1).abs() <= tolerance) =>
+            {
+                Align::Justified
             }
             _ if same(&|l| l.x0) => Align::Left,
             _ if same(&|l| (l.x0 + l.x1) / 2.0) => Align::Center,

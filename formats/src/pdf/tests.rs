@@ -317,3 +317,86 @@ for path, user in ((sys.argv[1], 'secret'), (sys.argv[2], '')):
     std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
     assert!(tool("pdftotext", &[], &out).contains("La casa es grande."));
 }
+
+const LATEX: &str = r"\documentclass{article}
+\setlength{\textwidth}{2.3in}
+\pagestyle{empty}
+\begin{document}
+\section{Introduction}
+The internationalization of documentation demands considerable understanding of typographical conventions, and the translation of every paragraph follows.
+
+The second paragraph is short and difficult to find.
+\end{document}
+";
+
+/// A PDF pdfTeX made (Type1 Computer Modern fonts with their own
+/// encodings, ligatures, no spaces between words, words hyphenated at line
+/// ends).
+fn pdftex(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("paper.tex"), LATEX).unwrap();
+    let out = Command::new("pdflatex")
+        .args([
+            "-interaction=nonstopmode",
+            "-halt-on-error",
+            "-output-directory",
+        ])
+        .arg(dir)
+        .arg(dir.join("paper.tex"))
+        .output()
+        .expect("pdflatex runs (texlive-latex-base: scripts/setup.sh)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    dir.join("paper.pdf")
+}
+
+#[test]
+fn a_pdftex_paper_reads_as_whole_sentences_and_comes_back_translated() {
+    let dir = test_folder("pdf-pdftex");
+    let source = pdftex(&dir);
+    let lines = tool("pdftotext", &["-layout"], &source);
+    assert!(
+        lines.lines().any(|l| l.trim_end().ends_with('-')),
+        "TeX hyphenated a word at a line's end: {lines}"
+    );
+    let doc = read(&std::fs::read(&source).unwrap());
+    assert_eq!(
+        doc.segments(),
+        [
+            "1 Introduction",
+            "The internationalization of documentation demands considerable understanding of typographical conventions, and the translation of every paragraph follows.",
+            "The second paragraph is short and difficult to find.",
+        ]
+    );
+    let translations = [
+        "1 Introducción",
+        "La internacionalización de la documentación exige un conocimiento considerable de las convenciones tipográficas, y sigue la traducción de cada párrafo.",
+        "El segundo párrafo es corto y difícil de encontrar.",
+    ]
+    .map(String::from);
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
+    tool("qpdf", &["--check"], &out);
+    let text = tool("pdftotext", &[], &out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("La internacionalización de la documentación exige"),
+        "{text}"
+    );
+    assert!(
+        text.contains("El segundo párrafo es corto y difícil de encontrar."),
+        "{text}"
+    );
+    for gone in ["Introduction", "paragraph", "The "] {
+        assert!(!text.contains(gone), "{gone:?} left in {text}");
+    }
+    let fonts = tool("pdffonts", &[], &out);
+    assert!(
+        fonts.contains("LiberationSerif"),
+        "a serif face for Computer Modern: {fonts}"
+    );
+}

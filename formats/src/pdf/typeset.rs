@@ -25,6 +25,8 @@ pub(crate) struct SetLine {
     pub x: f32,
     pub y: f32,
     pub glyphs: Vec<SetGlyph>,
+    /// Room added after each space (justified lines), in points.
+    pub word_gap: f32,
 }
 
 /// A translation set in a face at a size.
@@ -67,7 +69,7 @@ pub(crate) fn typeset(
     // A left-aligned paragraph's box reaches its column's right edge (a
     // short last line, or a one-line paragraph, says nothing of it).
     let box_width = match align {
-        Align::Left => {
+        Align::Left | Align::Justified => {
             let column = p.lines.iter().map(|l| l.column_right).fold(x1, f32::max);
             column.min(p.room.1).max(x1) - x0
         }
@@ -77,7 +79,7 @@ pub(crate) fn typeset(
     let first = &p.lines[0];
     let last = &p.lines[p.lines.len() - 1];
     let room_width = match align {
-        Align::Left => p.room.1 - x0,
+        Align::Left | Align::Justified => p.room.1 - x0,
         Align::Right => x1 - p.room.0,
         Align::Center => {
             let center = (first.x0 + first.x1) / 2.0;
@@ -93,13 +95,23 @@ pub(crate) fn typeset(
         .map(|scale| (scale, box_width))
         .chain(std::iter::once((MIN_SCALE, room_width)));
     let space_width = space.map_or(0, |s| s.1);
+    // A first line indented as the original's was.
+    let indent = match align {
+        Align::Left | Align::Justified if p.lines.len() > 1 => first.x0 - x0,
+        _ => 0.0,
+    };
+    let indent = if indent > p.size * 0.5 && indent < box_width / 2.0 {
+        indent
+    } else {
+        0.0
+    };
     let mut chosen = None;
     for (scale, width) in attempts {
         let size = p.size * scale;
         let leading = p.leading() * scale;
         let units = (width * upem / size) as i32;
         let fits_width = words.iter().all(|w| w.width <= units);
-        let lines = wrap(&words, space_width, units);
+        let lines = wrap(&words, space_width, units, (indent * upem / size) as i32);
         let top = first.y + p.size * 0.8 - size * 0.8;
         let bottom = top - (lines.len().max(1) - 1) as f32 * leading;
         let fits = fits_width && bottom >= last.y - p.size * 0.3;
@@ -110,9 +122,10 @@ pub(crate) fn typeset(
     }
     let (size, leading, lines, width) = chosen?;
     let x1 = match align {
-        Align::Left => x0 + width,
+        Align::Left | Align::Justified => x0 + width,
         _ => x1,
     };
+    let count = lines.len();
     let top = first.y + p.size * 0.8 - size * 0.8;
     let per_unit = size / upem;
     let set_lines = lines
@@ -133,8 +146,24 @@ pub(crate) fn typeset(
                 glyphs.extend(word.glyphs.iter().cloned());
             }
             let width = glyphs.iter().map(|g| g.advance).sum::<i32>() as f32 * per_unit;
+            let start = if n == 0 { x0 + indent } else { x0 };
+            let spaces = glyphs.iter().filter(|g| g.text == " ").count();
+            // A justified line (not the last) spreads its spaces, unless
+            // that would open gaps wider than two spaces.
+            let word_gap = match (align, spaces) {
+                (Align::Justified, 1..) if n + 1 < count => {
+                    let gap = (x1 - start - width) / spaces as f32;
+                    let space = space.map_or(0.0, |s| s.1 as f32 * per_unit);
+                    if gap > 0.0 && gap <= space * 2.0 {
+                        gap
+                    } else {
+                        0.0
+                    }
+                }
+                _ => 0.0,
+            };
             let x = match align {
-                Align::Left => x0,
+                Align::Left | Align::Justified => start,
                 Align::Center => (first.x0 + first.x1) / 2.0 - width / 2.0,
                 Align::Right => x1 - width,
             };
@@ -142,6 +171,7 @@ pub(crate) fn typeset(
                 x,
                 y: top - n as f32 * leading,
                 glyphs,
+                word_gap,
             }
         })
         .collect();
@@ -184,9 +214,10 @@ fn shape(face: &Face<'_>, word: &str) -> Word {
     Word { glyphs, width }
 }
 
-/// Words wrapped into lines no wider than `width` (font units); a word
-/// wider than a line is broken between its glyphs.
-fn wrap(words: &[Word], space: i32, width: i32) -> Vec<Vec<Word>> {
+/// Words wrapped into lines no wider than `width` (font units), the first
+/// `indent` narrower; a word wider than a line is broken between its
+/// glyphs.
+fn wrap(words: &[Word], space: i32, width: i32, indent: i32) -> Vec<Vec<Word>> {
     let mut lines: Vec<Vec<Word>> = Vec::new();
     let mut current: Vec<Word> = Vec::new();
     let mut used = 0;
@@ -196,7 +227,12 @@ fn wrap(words: &[Word], space: i32, width: i32) -> Vec<Vec<Word>> {
         } else {
             space + word.width
         };
-        if !current.is_empty() && used + extra > width {
+        let limit = if lines.is_empty() {
+            width - indent
+        } else {
+            width
+        };
+        if !current.is_empty() && used + extra > limit {
             lines.push(std::mem::take(&mut current));
             used = 0;
         }
@@ -267,7 +303,7 @@ mod tests {
     #[test]
     fn words_wrap_at_the_width() {
         let words = vec![word(40), word(40), word(40), word(150)];
-        let lines = wrap(&words, 10, 100);
+        let lines = wrap(&words, 10, 100, 0);
         let widths: Vec<Vec<i32>> = lines
             .iter()
             .map(|l| l.iter().map(|w| w.width).collect())

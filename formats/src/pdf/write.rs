@@ -183,7 +183,10 @@ fn draw(
                 .glyph_hor_advance(ttf_parser::GlyphId(glyph.gid))
                 .map_or(0, i32::from);
             // The W array holds the natural width; kerning moves by the rest.
-            let adjust = embed::width_of(natural, upem) - embed::width_of(glyph.advance, upem);
+            let mut adjust = embed::width_of(natural, upem) - embed::width_of(glyph.advance, upem);
+            if glyph.text == " " && line.word_gap > 0.0 {
+                adjust -= line.word_gap * 1000.0 / set.size;
+            }
             if adjust != 0.0 {
                 items.push(embed::cid_string(&std::mem::take(&mut run)));
                 items.push(Object::Real(adjust));
