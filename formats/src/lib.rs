@@ -112,8 +112,8 @@ mod yaml;
 
 pub use error::FormatError;
 pub use output::{Conversion, Output, can_convert, conversion, convert, office_input};
-pub use pdf::MAX_PAGES as PDF_MAX_PAGES;
 pub use pdf::fonts::Fonts;
+pub use pdf::{MAX_PAGES as PDF_MAX_PAGES, page_count as pdf_page_count};
 pub use stream::{TranslateError, Translator, sample, translate};
 
 /// A document format handled by [`extract`].

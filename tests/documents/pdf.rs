@@ -175,3 +175,57 @@ async fn a_libreoffice_pdf_comes_back_in_spanish_with_its_pages_images_and_links
     }
     Ok(())
 }
+
+/// A PDF of more pages than a document may have is refused at upload (413,
+/// its page count read from its page tree); a damaged one ends in state
+/// error with the reason, and the worker goes on.
+#[tokio::test]
+async fn too_many_pages_are_refused_at_upload_and_a_damaged_pdf_ends_in_error() -> Result<()> {
+    let (world, api, key) = platform("pdf_limits").await?;
+    let big = world.path("big.pdf");
+    python(
+        r#"
+import sys
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1])
+for i in range(2001):
+    c.drawString(72, 720, 'Page %d' % i)
+    c.showPage()
+c.save()
+"#,
+        &[&big],
+    )
+    .await?;
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let (code, body) = api
+        .upload(&key, "big.pdf", std::fs::read(&big)?, &fields)
+        .await?;
+    assert_eq!(code, 413, "{body}");
+    assert_eq!(
+        body["message"],
+        "The PDF has 2001 pages; at most 2000 are translated in one document."
+    );
+
+    let (id, dk) = api
+        .upload_ok(
+            &key,
+            "broken.pdf",
+            b"%PDF-1.7\n1 0 obj <<".to_vec(),
+            &fields,
+        )
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(60)).await?;
+    assert_eq!(st.status, "error", "{}", st.body);
+    let message = st.body["error_message"].as_str().unwrap_or_default();
+    assert!(message.contains("not a readable PDF"), "{message}");
+    let (_, after) = translated(
+        &api,
+        &key,
+        "after.txt",
+        b"The house is big.\n".to_vec(),
+        &fields,
+    )
+    .await?;
+    assert_eq!(after, b"La casa es grande.\n");
+    Ok(())
+}

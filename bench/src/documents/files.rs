@@ -44,6 +44,9 @@ pub enum Format {
     /// FrameMaker MIF: one `Para` per paragraph in one text flow, bold as a
     /// `Font` change.
     Mif,
+    /// PDF: lines of Helvetica, ten points, paragraphs a gap apart, pages
+    /// of US Letter.
+    Pdf,
 }
 
 impl Format {
@@ -67,6 +70,7 @@ impl Format {
             Format::Dita => "dita",
             Format::Rtf => "rtf",
             Format::Mif => "mif",
+            Format::Pdf => "pdf",
         }
     }
 
@@ -141,6 +145,7 @@ impl Format {
                     }
                 },
             )),
+            Format::Pdf => pdf(paragraphs),
             Format::Mif => Ok(lines(
                 "<MIFFile 2015> # Benchmark\n<TextFlow\n <TFTag `A'>\n",
                 paragraphs,
@@ -541,4 +546,79 @@ fn odt(paragraphs: &[String]) -> Result<Vec<u8>> {
         ],
         true,
     )
+}
+
+/// Characters a line of the PDF holds.
+const PDF_LINE: usize = 95;
+
+/// A PDF of `paragraphs`: each wrapped into lines of at most [`PDF_LINE`]
+/// characters, one `Tj` a line, as a word processor writes them.
+fn pdf(paragraphs: &[String]) -> Result<Vec<u8>> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
+    let mut kids = Vec::new();
+    let mut ops: Vec<Operation> = Vec::new();
+    let mut y = 740.0;
+    let mut finish = |doc: &mut Document, ops: &mut Vec<Operation>| -> Result<()> {
+        let content = Content {
+            operations: std::mem::take(ops),
+        }
+        .encode()?;
+        let stream = doc.add_object(Stream::new(dictionary! {}, content));
+        kids.push(Object::Reference(doc.add_object(dictionary! {
+            "Type" => "Page", "Parent" => pages_id, "Contents" => stream,
+            "Resources" => resources, "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        })));
+        Ok(())
+    };
+    for paragraph in paragraphs {
+        let mut line = String::new();
+        let mut lines = Vec::new();
+        for word in paragraph.split_whitespace() {
+            if !line.is_empty() && line.len() + 1 + word.len() > PDF_LINE {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+        for text in lines {
+            if y < 60.0 {
+                finish(&mut doc, &mut ops)?;
+                y = 740.0;
+            }
+            let bytes = encoding_rs::WINDOWS_1252.encode(&text).0.into_owned();
+            ops.extend([
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 10.into()]),
+                Operation::new("Td", vec![56.into(), Object::Real(y)]),
+                Operation::new("Tj", vec![Object::string_literal(bytes)]),
+                Operation::new("ET", vec![]),
+            ]);
+            y -= 12.0;
+        }
+        y -= 6.0;
+    }
+    if !ops.is_empty() {
+        finish(&mut doc, &mut ops)?;
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => count }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out)?;
+    Ok(out)
 }

@@ -66,12 +66,26 @@ fn upper(segments: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// How the worker reads a document: with the fonts a PDF is set in (read
+/// once, before any measure).
+fn options() -> tolk_formats::ExtractOptions {
+    static FONTS: std::sync::OnceLock<tolk_formats::Fonts> = std::sync::OnceLock::new();
+    tolk_formats::ExtractOptions {
+        fonts: Some(
+            FONTS
+                .get_or_init(|| tolk_worker::PdfFonts::default().get())
+                .clone(),
+        ),
+        ..Default::default()
+    }
+}
+
 /// Translates `file` as the worker does, batch by batch
 /// (`tolk_formats::translate`); the output size.
 fn streamed(format: DocumentFormat, file: &[u8]) -> Result<usize> {
     let mut translator =
         |segments: &[String], _: f32| Ok::<_, std::convert::Infallible>(upper(segments));
-    let out = tolk_formats::translate(format, file, Default::default(), "ES", &mut translator)?;
+    let out = tolk_formats::translate(format, file, options(), "ES", &mut translator)?;
     Ok(out.len())
 }
 
@@ -79,7 +93,7 @@ fn streamed(format: DocumentFormat, file: &[u8]) -> Result<usize> {
 /// interface, which holds every segment and translation at once); the
 /// output size.
 fn whole(format: DocumentFormat, file: &[u8]) -> Result<usize> {
-    let doc = tolk_formats::extract(format, file)?.with_target_language("ES");
+    let doc = tolk_formats::extract_with(format, file, options())?.with_target_language("ES");
     Ok(doc.merge(&upper(doc.segments()))?.len())
 }
 
@@ -113,6 +127,9 @@ const REPEATS: [usize; 3] = [1, 8, 32];
 pub fn report(format: Format, paragraphs: &[String]) -> Result<()> {
     let kind = DocumentFormat::from_extension(format.extension())
         .ok_or_else(|| anyhow::anyhow!("no filter for {}", format.extension()))?;
+    if format == Format::Pdf {
+        return pdf_report(paragraphs);
+    }
     let utf8 = table(
         kind,
         REPEATS.map(|repeat| format.build(&repeated(paragraphs, repeat))),
@@ -132,6 +149,47 @@ pub fn report(format: Format, paragraphs: &[String]) -> Result<()> {
     println!(
         "target: peak worker memory ≤ 4 × the largest file: {largest:.1} × → {}",
         if largest <= 4.0 { "PASS" } else { "MISS" }
+    );
+    Ok(())
+}
+
+/// The pages of a PDF the benchmark measures the memory of.
+const PDF_PAGES: usize = 300;
+/// The most a worker may hold for it.
+const PDF_TARGET_MB: f64 = 300.0;
+
+/// Prints the peak memory of a [`PDF_PAGES`]-page PDF (the benchmark's
+/// text, repeated as needed) translated batch by batch and written.
+fn pdf_report(paragraphs: &[String]) -> Result<()> {
+    let pages =
+        |file: &[u8]| -> Result<usize> { Ok(lopdf::Document::load_mem(file)?.get_pages().len()) };
+    let once = Format::Pdf.build(paragraphs)?;
+    let repeat = PDF_PAGES.div_ceil(pages(&once)?.max(1)).max(1);
+    let mut text = repeated(paragraphs, repeat);
+    let mut file = Format::Pdf.build(&text)?;
+    while pages(&file)? > PDF_PAGES && text.len() > 1 {
+        text.truncate(text.len() * PDF_PAGES / pages(&file)?.max(1));
+        file = Format::Pdf.build(&text)?;
+    }
+    options();
+    let (out, peak) = peak_during(|| streamed(DocumentFormat::Pdf, &file));
+    out?;
+    let held = (file.len() + peak) as f64 / (1 << 20) as f64;
+    println!();
+    println!("| PDF pages | file | worker holds, translating and writing it |");
+    println!("|---|---|---|");
+    println!(
+        "| {} | {} KiB | {held:.1} MiB |",
+        pages(&file)?,
+        file.len() / 1024
+    );
+    println!(
+        "target: peak worker memory for a {PDF_PAGES}-page PDF ≤ {PDF_TARGET_MB} MB: {held:.1} MiB → {}",
+        if held * 1.048_576 <= PDF_TARGET_MB {
+            "PASS"
+        } else {
+            "MISS"
+        }
     );
     Ok(())
 }

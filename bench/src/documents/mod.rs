@@ -1,4 +1,4 @@
-//! `tolk-bench documents [--format docx|pptx|xlsx|odt]`: the same generated
+//! `tolk-bench documents [--format docx|pptx|xlsx|odt|pdf|…]`: the same generated
 //! English text (≥ 100,000 words in ≥ 50 files by default) translated to
 //! Spanish
 //!
@@ -7,7 +7,8 @@
 //! 2. through the whole platform, in this process: HTTP upload → PostgreSQL queue →
 //!    worker (formats + Apertium pipelines) → object store → status polling,
 //!
-//! printing words/second for each and the platform/raw ratio (target ≥ 80 %);
+//! printing words/second for each and the platform/raw ratio (target ≥ 80 %;
+//! ≥ 50 % for PDF, whose pages are laid out again, with pages/s);
 //! then the filter's peak memory for one file (see [`memory`]).
 
 use std::io::Write as _;
@@ -494,10 +495,27 @@ pub async fn run(args: DocumentsArgs) -> Result<()> {
         100.0 * ratio,
         100.0 * ratio_n
     );
+    // A PDF is laid out again page by page: half the raw engine's pace.
+    let target = if args.format == Format::Pdf { 0.5 } else { 0.8 };
+    if args.format == Format::Pdf {
+        let pages: usize = docs
+            .iter()
+            .map(|d| lopdf::Document::load_mem(d).map(|d| d.get_pages().len()))
+            .sum::<Result<usize, _>>()?;
+        let mut pace: Vec<f64> = rounds
+            .iter()
+            .map(|(_, _, plat)| pages as f64 / plat.as_secs_f64())
+            .collect();
+        println!(
+            "{pages} pages: platform {:.1} pages/s (median)",
+            median(&mut pace)
+        );
+    }
     println!(
-        "target: platform ≥ 80 % of the raw engine (1 process, median): {:.0} % → {}",
+        "target: platform ≥ {:.0} % of the raw engine (1 process, median): {:.0} % → {}",
+        100.0 * target,
         100.0 * ratio,
-        if ratio >= 0.8 { "PASS" } else { "MISS" }
+        if ratio >= target { "PASS" } else { "MISS" }
     );
     memory::report(args.format, &all_paragraphs)?;
     std::io::stdout().flush()?;

@@ -144,8 +144,13 @@ impl Fonts {
     /// all, the one holding most.
     pub(crate) fn choose(&self, style: Style, text: &str) -> Option<usize> {
         let wanted: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut best: Option<(usize, (usize, u32))> = None;
-        for (i, face) in self.0.iter().enumerate() {
+        // Closest first (ties in the set's order): the first that holds
+        // every character is the one.
+        let mut order: Vec<usize> = (0..self.0.len()).collect();
+        order.sort_by_key(|&i| 7 - closeness(self.0[i].style, style));
+        let mut best: Option<(usize, usize)> = None;
+        for i in order {
+            let face = &self.0[i];
             let Ok(parsed) = ttf_parser::Face::parse(&face.data, face.index) else {
                 continue;
             };
@@ -153,9 +158,11 @@ impl Fonts {
                 .iter()
                 .filter(|c| parsed.glyph_index(**c).is_none())
                 .count();
-            let key = (missing, 7 - closeness(face.style, style));
-            if best.is_none_or(|(_, b)| key < b) {
-                best = Some((i, key));
+            if missing == 0 {
+                return Some(i);
+            }
+            if best.is_none_or(|(_, m)| missing < m) {
+                best = Some((i, missing));
             }
         }
         best.map(|(i, _)| i)

@@ -173,6 +173,16 @@ fn load(input: &[u8]) -> Result<Pdf, FormatError> {
     Ok(pdf)
 }
 
+/// The number of pages a PDF says it has, read from its trailer and page
+/// tree without loading the rest; `None` when that cannot be read (the
+/// worker says why).
+pub fn page_count(input: &[u8]) -> Option<usize> {
+    std::panic::catch_unwind(|| lopdf::Document::load_metadata_mem(input))
+        .ok()?
+        .ok()
+        .map(|m| m.page_count as usize)
+}
+
 fn protected() -> FormatError {
     FormatError::unsupported(
         "The PDF is protected with a password: remove the password (or upload a copy without it) and try again.",

@@ -276,6 +276,29 @@ fn each_translated_word_lies_within_an_original_block() {
 }
 
 #[test]
+fn a_pdfs_page_count_is_read_without_loading_it() {
+    let dir = test_folder("pdf-pages");
+    let path = dir.join("pages.pdf");
+    python_snippet(
+        r#"
+import sys
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1])
+for i in range(7):
+    c.drawString(72, 720, 'Page %d' % i)
+    c.showPage()
+c.save()
+"#,
+        &[&path],
+    );
+    assert_eq!(
+        crate::pdf_page_count(&std::fs::read(&path).unwrap()),
+        Some(7)
+    );
+    assert_eq!(crate::pdf_page_count(b"not a pdf"), None);
+}
+
+#[test]
 fn damaged_and_password_protected_pdfs_are_clear_errors() {
     let options = ExtractOptions::default;
     let err = extract_with(DocumentFormat::Pdf, b"%PDF-1.4\nnot really", options()).unwrap_err();
@@ -398,5 +421,74 @@ fn a_pdftex_paper_reads_as_whole_sentences_and_comes_back_translated() {
     assert!(
         fonts.contains("LiberationSerif"),
         "a serif face for Computer Modern: {fonts}"
+    );
+}
+
+/// A page whose content stream inflates beyond the bound (a deflate bomb)
+/// is left as it is, read no further; the document's other pages are
+/// translated.
+#[test]
+fn a_page_that_inflates_without_end_is_left_and_the_others_translated() {
+    let dir = test_folder("pdf-bomb");
+    let path = dir.join("bomb.pdf");
+    python_snippet(
+        r#"
+import sys, zlib
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1], pageCompression=0)
+c.drawString(72, 720, 'The house is big.')
+c.showPage()
+c.drawString(72, 720, 'BOMBPAGE')
+c.showPage()
+c.save()
+data = open(sys.argv[1], 'rb').read()
+# The second page's stream becomes 200 MB of spaces, deflated.
+bomb = zlib.compress(b' ' * 200_000_000, 9)
+start = data.index(b'BOMBPAGE')
+s = data.index(b'\n', data.rindex(b'stream', 0, start)) + 1
+e = data.index(b'endstream', start)
+head = data[:s]
+length_at = head.rindex(b'/Length')
+head = head[:length_at] + b'/Filter /FlateDecode /Length %d' % len(bomb) + head[head.index(b'>>', length_at):]
+open(sys.argv[1], 'wb').write(head + bomb + b'\n' + data[e:])
+"#,
+        &[&path],
+    );
+    let doc = read(&std::fs::read(&path).unwrap());
+    assert_eq!(doc.segments()[0], "The house is big.");
+    assert!(!doc.segments().iter().any(|s| s.contains("BOMB")));
+    let translations: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| match s.as_str() {
+            "The house is big." => "La casa es grande.".to_owned(),
+            other => other.to_owned(),
+        })
+        .collect();
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translations).unwrap()).unwrap();
+    assert!(tool("pdftotext", &["-l", "1"], &out).contains("La casa es grande."));
+}
+
+/// A paragraph gets the closest face of its style that holds all its
+/// characters: Liberation's for Latin (metric-compatible with the
+/// standard fonts), DejaVu's for a script Liberation lacks.
+#[test]
+fn a_face_is_chosen_by_style_and_by_the_characters_it_holds() {
+    use super::fonts::{Class, Style};
+    let fonts = system_fonts();
+    let serif_bold = Style {
+        class: Class::Serif,
+        bold: true,
+        italic: false,
+    };
+    let face = fonts.choose(serif_bold, "La casa es grande").unwrap();
+    assert_eq!(fonts.family(face), "Liberation Serif");
+    assert_eq!(fonts.style(face), serif_bold);
+    let armenian = fonts.choose(Style::default(), "Բարեւ ձեզ").unwrap();
+    assert!(
+        fonts.family(armenian).starts_with("DejaVu"),
+        "{}",
+        fonts.family(armenian)
     );
 }

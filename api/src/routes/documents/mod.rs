@@ -211,6 +211,15 @@ impl Checked {
         if data.is_empty() {
             return Err(ApiError::bad("Invalid file data: the file is empty."));
         }
+        if format == DocumentFormat::Pdf
+            && let Some(pages) = tolk_formats::pdf_page_count(&data)
+            && pages > tolk_formats::PDF_MAX_PAGES
+        {
+            return Err(ApiError::TooLarge(format!(
+                "The PDF has {pages} pages; at most {} are translated in one document.",
+                tolk_formats::PDF_MAX_PAGES
+            )));
+        }
         let formality = match up.formality.as_deref().map(str::trim) {
             None | Some("") => tolk_engine::Formality::Default,
             Some(f) => tolk_engine::Formality::parse(f).ok_or_else(|| {
