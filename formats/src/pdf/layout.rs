@@ -18,6 +18,30 @@ pub(crate) enum Align {
     Right,
 }
 
+/// Where a stretch of text in one font style and colour starts (a byte
+/// offset of its line's or paragraph's text).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Run {
+    pub at: usize,
+    pub style: Style,
+    pub color: Color,
+}
+
+impl Run {
+    fn looks_like(&self, other: &Run) -> bool {
+        self.style == other.style && self.color == other.color
+    }
+}
+
+/// Adds `run` to `runs` unless it looks like the last one.
+fn push_run(runs: &mut Vec<Run>, run: Run) {
+    match runs.last_mut() {
+        Some(last) if last.looks_like(&run) => {}
+        Some(last) if last.at == run.at => *last = run,
+        _ => runs.push(run),
+    }
+}
+
 /// A line of text on a page.
 #[derive(Debug, Clone)]
 pub(crate) struct Line {
@@ -28,8 +52,8 @@ pub(crate) struct Line {
     pub size: f32,
     /// The show operators it came from (indices into the page's shows).
     pub shows: Vec<usize>,
-    pub style: Style,
-    pub color: Color,
+    /// Its stretches of one style and colour, the first at 0.
+    pub runs: Vec<Run>,
     /// The right edge of the column it starts in: the farthest any line
     /// starting where it starts reaches.
     pub column_right: f32,
@@ -41,8 +65,11 @@ pub(crate) struct Paragraph {
     pub text: String,
     pub lines: Vec<Line>,
     pub size: f32,
+    /// The style and colour of most of its text.
     pub style: Style,
     pub color: Color,
+    /// Its stretches of one style and colour, the first at 0.
+    pub runs: Vec<Run>,
     /// How far left and right its text may spread without meeting other
     /// text on the page.
     pub room: (f32, f32),
@@ -128,6 +155,12 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
                 if gap > glyph.size.max(line.size) * 0.15 && !spaced {
                     line.text.push(' ');
                 }
+                let run = Run {
+                    at: line.text.len(),
+                    style: shown.style,
+                    color: shown.color,
+                };
+                push_run(&mut line.runs, run);
                 line.text.push_str(text);
                 line.x1 = line.x1.max(glyph.x1);
                 line.size = line.size.max(glyph.size);
@@ -142,8 +175,11 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
                     y: glyph.y,
                     size: glyph.size,
                     shows: vec![index],
-                    style: shown.style,
-                    color: shown.color,
+                    runs: vec![Run {
+                        at: 0,
+                        style: shown.style,
+                        color: shown.color,
+                    }],
                     column_right: 0.0,
                 });
             }
@@ -152,7 +188,18 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
     }
     for line in &mut lines {
         // A line's edges are those of its ink, not of trailing spaces.
+        let lead = line.text.len() - line.text.trim_start().len();
         let trimmed = line.text.trim().to_owned();
+        let runs = std::mem::take(&mut line.runs);
+        for run in runs {
+            let at = run.at.saturating_sub(lead).min(trimmed.len());
+            if at < trimmed.len() || line.runs.is_empty() {
+                push_run(&mut line.runs, Run { at, ..run });
+            }
+        }
+        if let Some(first) = line.runs.first_mut() {
+            first.at = 0;
+        }
         line.text = trimmed;
     }
     lines.retain(|l| !l.text.is_empty());
@@ -180,17 +227,38 @@ pub(crate) fn paragraphs(lines: Vec<Line>) -> Vec<Paragraph> {
         match continued {
             Some(i) => {
                 let p = &mut paragraphs[i];
-                join(&mut p.text, &line.text);
+                let offset = join(&mut p.text, &line.text);
+                for run in &line.runs {
+                    let at = run.at + offset;
+                    push_run(&mut p.runs, Run { at, ..*run });
+                }
                 p.lines.push(line);
             }
             None => paragraphs.push(Paragraph {
                 text: line.text.clone(),
                 size: line.size,
-                style: line.style,
-                color: line.color,
+                style: line.runs[0].style,
+                color: line.runs[0].color,
+                runs: line.runs.clone(),
                 room: (line.x0, line.x1),
                 lines: vec![line],
             }),
+        }
+    }
+    for p in &mut paragraphs {
+        // The look of most of the text is the paragraph's.
+        let mut counts: Vec<(Run, usize)> = Vec::new();
+        for (i, run) in p.runs.iter().enumerate() {
+            let end = p.runs.get(i + 1).map_or(p.text.len(), |r| r.at);
+            let chars = p.text.get(run.at..end).map_or(0, |t| t.chars().count());
+            match counts.iter_mut().find(|(r, _)| r.looks_like(run)) {
+                Some((_, n)) => *n += chars,
+                None => counts.push((*run, chars)),
+            }
+        }
+        if let Some((run, _)) = counts.iter().max_by_key(|(_, n)| *n) {
+            p.style = run.style;
+            p.color = run.color;
         }
     }
     make_room(&mut paragraphs);
@@ -253,8 +321,8 @@ fn continues(p: &Paragraph, line: &Line) -> bool {
 }
 
 /// Adds a line's text to a paragraph's: a hyphen at the end joined away
-/// before a lower-case word, else a space between.
-fn join(text: &mut String, next: &str) {
+/// before a lower-case word, else a space between; where `next` starts.
+fn join(text: &mut String, next: &str) -> usize {
     let mut chars = text.chars().rev();
     let hyphen = matches!(chars.next(), Some('-' | '\u{ad}'));
     let after_letter = chars.next().is_some_and(char::is_alphabetic);
@@ -267,7 +335,9 @@ fn join(text: &mut String, next: &str) {
     } else {
         text.push(' ');
     }
+    let at = text.len();
     text.push_str(next);
+    at
 }
 
 #[cfg(test)]
@@ -282,8 +352,11 @@ mod tests {
             y,
             size: 10.0,
             shows: vec![0],
-            style: Style::default(),
-            color: Color::Gray(0.0),
+            runs: vec![Run {
+                at: 0,
+                style: Style::default(),
+                color: Color::Gray(0.0),
+            }],
             column_right: x1,
         }
     }

@@ -31,7 +31,7 @@ use crate::filter::Document;
 use crate::{ExtractOptions, FormatError, inline};
 use decode::PdfFont;
 use fonts::Fonts;
-use layout::Paragraph;
+use layout::{Paragraph, Run};
 use text::Show;
 
 /// The most a page's content may inflate to.
@@ -50,11 +50,18 @@ struct Removed {
     scale: f32,
 }
 
-/// What a page's translation needs: its translated paragraphs (with their
-/// segment) and the operators their text came from.
+/// A translated paragraph: its segment, and the look of each tag in it.
+struct Block {
+    paragraph: Paragraph,
+    segment: usize,
+    tags: Vec<(u32, Run)>,
+}
+
+/// What a page's translation needs: its translated paragraphs and the
+/// operators their text came from.
 struct Page {
     id: ObjectId,
-    paragraphs: Vec<(Paragraph, usize)>,
+    paragraphs: Vec<Block>,
     removed: Vec<Removed>,
     center: f32,
 }
@@ -211,8 +218,13 @@ fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>)
         for line in &paragraph.lines {
             removed_shows.extend(line.shows.iter().copied());
         }
-        segments.push(inline::escape(&paragraph.text));
-        kept.push((paragraph, segments.len() - 1));
+        let (segment, tags) = segment_of(&paragraph);
+        segments.push(segment);
+        kept.push(Block {
+            paragraph,
+            segment: segments.len() - 1,
+            tags,
+        });
     }
     if kept.is_empty() {
         return None;
@@ -233,6 +245,29 @@ fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>)
         removed,
         center: (x0 + x1) / 2.0,
     })
+}
+
+/// A paragraph's segment: its text, each run that looks other than the
+/// paragraph (a bold word, a link's colour) a `<g>` span; the look of each
+/// span's id.
+fn segment_of(p: &Paragraph) -> (String, Vec<(u32, Run)>) {
+    let mut builder = inline::SegmentBuilder::new();
+    let mut tags = Vec::new();
+    for (i, run) in p.runs.iter().enumerate() {
+        let end = p.runs.get(i + 1).map_or(p.text.len(), |r| r.at);
+        let Some(text) = p.text.get(run.at..end) else {
+            continue;
+        };
+        if run.style == p.style && run.color == p.color {
+            builder.text(text);
+        } else {
+            let id = builder.open();
+            builder.text(text);
+            builder.close();
+            tags.push((id, *run));
+        }
+    }
+    (builder.finish(), tags)
 }
 
 /// The paragraphs translated: those with a letter, and those sharing a show

@@ -77,7 +77,10 @@ fn spanish(text: &str) -> String {
             "The dog sleeps in the house and the cat sleeps in the garden.",
             "El perro duerme en la casa y el gato duerme en el jardín.",
         ),
-        ("Visit our site for more.", "Visite nuestro sitio para más."),
+        (
+            "Visit <g id=\"1\">our site</g> for more.",
+            "Visite <g id=\"1\">nuestro sitio</g> para más.",
+        ),
         ("The house", "La casa"),
         ("The garden", "El jardín"),
         ("Name", "Nombre"),
@@ -130,7 +133,7 @@ fn paragraphs_outline_and_metadata_of_a_reportlab_pdf_are_segments() {
             "Annual report",
             long.as_str(),
             "The dog sleeps in the house and the cat sleeps in the garden.",
-            "Visit our site for more.",
+            "Visit <g id=\"1\">our site</g> for more.",
             "Name",
             "City",
             "The house",
@@ -209,6 +212,9 @@ fn a_translated_pdf_keeps_its_pages_links_and_reads_in_the_translation() {
             && l.contains(" yes ")),
         "{fonts}"
     );
+    // The link's words are still blue (its tag kept its colour): pixels of
+    // page 1 as poppler renders it.
+    assert!(blue_pixels(&source) > 20 && blue_pixels(&out) > 20);
     // The outline's title, read back through the filter.
     let again = read(&std::fs::read(&out).unwrap());
     assert!(
@@ -216,6 +222,32 @@ fn a_translated_pdf_keeps_its_pages_links_and_reads_in_the_translation() {
         "{:?}",
         again.segments()
     );
+}
+
+/// How many strongly blue pixels page 1 has, rendered by pdftoppm.
+fn blue_pixels(pdf: &Path) -> usize {
+    let out = Command::new("pdftoppm")
+        .args(["-r", "100", "-f", "1", "-l", "1"])
+        .arg(pdf)
+        .output()
+        .expect("pdftoppm runs (poppler-utils)");
+    assert!(out.status.success());
+    // A binary PPM: "P6", width, height, maximum, one whitespace, pixels.
+    let mut fields = 0;
+    let mut at = 0;
+    while fields < 4 {
+        while out.stdout[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        while !out.stdout[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        fields += 1;
+    }
+    out.stdout[at + 1..]
+        .chunks_exact(3)
+        .filter(|p| p[2] > 150 && p[0] < 120 && p[1] < 120)
+        .count()
 }
 
 /// The boxes of the blocks pdftotext finds on page 1: `[x0, y0, x1, y1]`

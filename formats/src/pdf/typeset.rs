@@ -1,19 +1,30 @@
 //! A translation set in its paragraph's box: shaped word by word
 //! (rustybuzz), wrapped at the box's width, and shrunk in steps (to 60 %
 //! of the original size at least) until its lines fit the original's
-//! height; its lines aligned as the original's were.
+//! height; its lines aligned as the original's were. Each stretch of the
+//! translation keeps the style and colour its tag says (a bold word, a
+//! link's blue), in the face closest to that style.
+
+use std::collections::HashMap;
 
 use rustybuzz::{Face, UnicodeBuffer};
 
-use super::fonts::Fonts;
+use super::fonts::{Fonts, Style};
 use super::layout::{Align, Paragraph};
+use super::text::Color;
+
+/// A stretch of translated text and how it looks.
+pub(crate) type Span = (String, Style, Color);
 
 /// A glyph of the set text.
 #[derive(Debug, Clone)]
 pub(crate) struct SetGlyph {
+    /// Its face (an index of the fonts) and colour.
+    pub face: usize,
+    pub color: Color,
     /// Its id in the face.
     pub gid: u16,
-    /// Its shaped advance, in font units.
+    /// Its shaped advance, in thousandths of an em.
     pub advance: i32,
     /// The text it stands for (a cluster's text on its first glyph).
     pub text: String,
@@ -29,10 +40,9 @@ pub(crate) struct SetLine {
     pub word_gap: f32,
 }
 
-/// A translation set in a face at a size.
+/// A translation set at a size.
 #[derive(Debug, Clone)]
 pub(crate) struct Set {
-    pub face: usize,
     pub size: f32,
     pub lines: Vec<SetLine>,
 }
@@ -48,22 +58,57 @@ struct Word {
     width: i32,
 }
 
-/// `text` set in face `face` of `fonts` in paragraph `p`'s box; `None`
-/// when the face cannot be read.
+/// `spans` set in paragraph `p`'s box, each in the face of `fonts` closest
+/// to its style; `None` when no face (or none readable) is installed.
 pub(crate) fn typeset(
     fonts: &Fonts,
-    face_index: usize,
-    text: &str,
+    spans: &[Span],
     p: &Paragraph,
     page_center: f32,
 ) -> Option<Set> {
-    let (data, index) = fonts.face(face_index);
-    let face = Face::from_slice(data, index)?;
-    let upem = face.units_per_em() as f32;
-    let space = face
-        .glyph_index(' ')
-        .map(|g| (g.0, face.glyph_hor_advance(g).map_or(0, i32::from)));
-    let words: Vec<Word> = text.split_whitespace().map(|w| shape(&face, w)).collect();
+    // One face a style, chosen for all the text in it.
+    let mut faces: HashMap<usize, Face<'_>> = HashMap::new();
+    let mut face_of: Vec<(Style, usize)> = Vec::new();
+    for (_, style, _) in spans
+        .iter()
+        .chain(std::iter::once(&(String::new(), p.style, p.color)))
+    {
+        if face_of.iter().any(|(s, _)| s == style) {
+            continue;
+        }
+        let text: String = spans
+            .iter()
+            .filter(|(_, s, _)| s == style)
+            .map(|(t, _, _)| t.as_str())
+            .collect();
+        let index = fonts.choose(*style, &text)?;
+        let (data, at) = fonts.face(index);
+        faces.insert(index, Face::from_slice(data, at)?);
+        face_of.push((*style, index));
+    }
+    let face_for = |style: &Style| face_of.iter().find(|(s, _)| s == style).map(|(_, f)| *f);
+    let base = face_for(&p.style)?;
+    let base_face = faces.get(&base)?;
+    let space = base_face.glyph_index(' ').map(|g| {
+        let advance = base_face.glyph_hor_advance(g).map_or(0, i32::from);
+        (g.0, thousandths(advance, base_face))
+    });
+    let mut words: Vec<Word> = Vec::new();
+    for word in words_of(spans) {
+        let mut shaped = Word {
+            glyphs: Vec::new(),
+            width: 0,
+        };
+        for (text, style, color) in word {
+            let face = face_for(&style)?;
+            let piece = shape(faces.get(&face)?, face, color, &text);
+            shaped.width += piece.width;
+            shaped.glyphs.extend(piece.glyphs);
+        }
+        words.push(shaped);
+    }
+    // Widths are in thousandths of an em.
+    let per_em = 1000.0;
     let (x0, x1) = p.x_range();
     let align = p.align(page_center);
     // A left-aligned paragraph's box reaches its column's right edge (a
@@ -109,9 +154,9 @@ pub(crate) fn typeset(
     for (scale, width) in attempts {
         let size = p.size * scale;
         let leading = p.leading() * scale;
-        let units = (width * upem / size) as i32;
+        let units = (width * per_em / size) as i32;
         let fits_width = words.iter().all(|w| w.width <= units);
-        let lines = wrap(&words, space_width, units, (indent * upem / size) as i32);
+        let lines = wrap(&words, space_width, units, (indent * per_em / size) as i32);
         let top = first.y + p.size * 0.8 - size * 0.8;
         let bottom = top - (lines.len().max(1) - 1) as f32 * leading;
         let fits = fits_width && bottom >= last.y - p.size * 0.3;
@@ -127,7 +172,7 @@ pub(crate) fn typeset(
     };
     let count = lines.len();
     let top = first.y + p.size * 0.8 - size * 0.8;
-    let per_unit = size / upem;
+    let per_unit = size / per_em;
     let set_lines = lines
         .into_iter()
         .enumerate()
@@ -138,6 +183,8 @@ pub(crate) fn typeset(
                     && let Some((gid, advance)) = space
                 {
                     glyphs.push(SetGlyph {
+                        face: base,
+                        color: p.color,
                         gid,
                         advance,
                         text: " ".to_owned(),
@@ -176,14 +223,43 @@ pub(crate) fn typeset(
         })
         .collect();
     Some(Set {
-        face: face_index,
         size,
         lines: set_lines,
     })
 }
 
-/// A word shaped in `face`.
-fn shape(face: &Face<'_>, word: &str) -> Word {
+/// Font units of `face` in thousandths of an em.
+fn thousandths(units: i32, face: &Face<'_>) -> i32 {
+    (units as f32 * 1000.0 / face.units_per_em().max(1) as f32).round() as i32
+}
+
+/// The words of `spans` (split at whitespace, whatever the spans), each
+/// as its stretches of one look.
+fn words_of(spans: &[Span]) -> Vec<Vec<Span>> {
+    let mut words: Vec<Vec<Span>> = Vec::new();
+    let mut current: Vec<Span> = Vec::new();
+    for (text, style, color) in spans {
+        for c in text.chars() {
+            if c.is_whitespace() {
+                if !current.is_empty() {
+                    words.push(std::mem::take(&mut current));
+                }
+                continue;
+            }
+            match current.last_mut() {
+                Some((t, s, k)) if s == style && k == color => t.push(c),
+                _ => current.push((c.to_string(), *style, *color)),
+            }
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// A word shaped in `face` (the fonts' `index`), painted in `color`.
+fn shape(face: &Face<'_>, index: usize, color: Color, word: &str) -> Word {
     let mut buffer = UnicodeBuffer::new();
     buffer.push_str(word);
     buffer.guess_segment_properties();
@@ -202,8 +278,10 @@ fn shape(face: &Face<'_>, word: &str) -> Word {
             .min()
             .unwrap_or(word.len());
         glyphs.push(SetGlyph {
+            face: index,
+            color,
             gid: info.glyph_id as u16,
-            advance: pos.x_advance,
+            advance: thousandths(pos.x_advance, face),
             text: match first_of_cluster {
                 true => word.get(start..end).unwrap_or_default().to_owned(),
                 false => String::new(),
@@ -292,6 +370,8 @@ mod tests {
     fn word(width: i32) -> Word {
         Word {
             glyphs: vec![SetGlyph {
+                face: 0,
+                color: Color::Gray(0.0),
                 gid: 1,
                 advance: width,
                 text: "x".into(),

@@ -12,8 +12,8 @@ use lopdf::{Dictionary, Document as Pdf, Object, ObjectId};
 use super::decode::{deref, number};
 use super::embed::{self, Embedder};
 use super::text::{Color, Show};
-use super::typeset::{Set, typeset};
-use super::{CONTENT_LIMIT, Field, Removed, Skeleton};
+use super::typeset::{Set, Span, typeset};
+use super::{Block, CONTENT_LIMIT, Field, Removed, Skeleton};
 use crate::{FormatError, inline};
 
 /// The translated PDF.
@@ -43,19 +43,14 @@ pub(super) fn merge(
         }
         let mut names = BTreeSet::new();
         let mut drawn = Vec::new();
-        for (paragraph, segment) in &page.paragraphs {
-            let text = inline::plain_text(&translated[*segment]);
-            let Some(face) = fonts.choose(paragraph.style, &text) else {
+        for block in &page.paragraphs {
+            let spans = spans(&translated[block.segment], block);
+            let Some(set) = typeset(fonts, &spans, &block.paragraph, page.center) else {
                 return Err(FormatError::Write(
                     "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
                 ));
             };
-            let Some(set) = typeset(fonts, face, &text, paragraph, page.center) else {
-                continue;
-            };
-            let name = embedder.resource(face);
-            drawn.extend(draw(&set, &name, paragraph.color, &mut embedder, fonts));
-            names.insert(name);
+            drawn.extend(draw(&set, &mut embedder, fonts, &mut names));
         }
         let mut bytes = b"q\n".to_vec();
         bytes.extend(encode(out)?);
@@ -107,6 +102,34 @@ pub(super) fn merge(
     Ok(out)
 }
 
+/// A translated segment as stretches of one look: inside a tag, the look
+/// of the run it stood for; elsewhere the paragraph's.
+fn spans(segment: &str, block: &Block) -> Vec<Span> {
+    let p = &block.paragraph;
+    let mut open: Vec<u32> = Vec::new();
+    let mut out: Vec<Span> = Vec::new();
+    for piece in inline::parse(segment) {
+        match piece {
+            inline::Piece::Open(id) => open.push(id),
+            inline::Piece::Close(_) => {
+                open.pop();
+            }
+            inline::Piece::Placeholder(_) => {}
+            inline::Piece::Text(text) => {
+                let look = open
+                    .last()
+                    .and_then(|id| block.tags.iter().find(|(t, _)| t == id))
+                    .map_or((p.style, p.color), |(_, run)| (run.style, run.color));
+                match out.last_mut() {
+                    Some((t, style, color)) if (*style, *color) == look => t.push_str(&text),
+                    _ => out.push((text, look.0, look.1)),
+                }
+            }
+        }
+    }
+    out
+}
+
 fn write_error(e: lopdf::Error) -> FormatError {
     FormatError::Write(e.to_string())
 }
@@ -135,55 +158,81 @@ fn painting_nothing(r: &Removed) -> Vec<Operation> {
     ops
 }
 
-/// The operators drawing a set translation in resource font `name`.
+/// The operator that paints in `color`.
+fn fill(color: Color) -> Operation {
+    match color {
+        Color::Gray(g) => Operation::new("g", vec![Object::Real(g)]),
+        Color::Rgb(r, g, b) => Operation::new(
+            "rg",
+            vec![Object::Real(r), Object::Real(g), Object::Real(b)],
+        ),
+        Color::Cmyk(c, m, y, k) => {
+            Operation::new("k", [c, m, y, k].into_iter().map(Object::Real).collect())
+        }
+    }
+}
+
+/// The operators drawing a set translation, each glyph in its face and
+/// colour; the resource names of the faces used go to `names`.
 fn draw(
     set: &Set,
-    name: &str,
-    color: Color,
     embedder: &mut Embedder,
     fonts: &super::fonts::Fonts,
+    names: &mut BTreeSet<String>,
 ) -> Vec<Operation> {
-    let (data, index) = fonts.face(set.face);
-    let Ok(face) = ttf_parser::Face::parse(data, index) else {
-        return Vec::new();
-    };
-    let upem = face.units_per_em();
-    let mut ops = vec![
-        Operation::new("BT", vec![]),
-        Operation::new(
-            "Tf",
-            vec![
-                Object::Name(name.as_bytes().to_vec()),
-                Object::Real(set.size),
-            ],
-        ),
-        match color {
-            Color::Gray(g) => Operation::new("g", vec![Object::Real(g)]),
-            Color::Rgb(r, g, b) => Operation::new(
-                "rg",
-                vec![Object::Real(r), Object::Real(g), Object::Real(b)],
-            ),
-            Color::Cmyk(c, m, y, k) => Operation::new(
-                "k",
-                vec![
-                    Object::Real(c),
-                    Object::Real(m),
-                    Object::Real(y),
-                    Object::Real(k),
-                ],
-            ),
-        },
-    ];
+    let mut parsed: BTreeMap<usize, Option<ttf_parser::Face<'_>>> = BTreeMap::new();
+    let mut ops = vec![Operation::new("BT", vec![])];
+    let mut look: Option<(usize, Color)> = None;
     for line in &set.lines {
+        ops.push(Operation::new(
+            "Tm",
+            [1.0, 0.0, 0.0, 1.0, line.x, line.y]
+                .into_iter()
+                .map(Object::Real)
+                .collect(),
+        ));
         let mut items = Vec::new();
         let mut run: Vec<u16> = Vec::new();
         for glyph in &line.glyphs {
-            run.push(embedder.cid(set.face, glyph.gid, &glyph.text));
-            let natural = face
-                .glyph_hor_advance(ttf_parser::GlyphId(glyph.gid))
-                .map_or(0, i32::from);
+            if look != Some((glyph.face, glyph.color)) {
+                if !run.is_empty() {
+                    items.push(embed::cid_string(&std::mem::take(&mut run)));
+                }
+                if !items.is_empty() {
+                    ops.push(Operation::new(
+                        "TJ",
+                        vec![Object::Array(std::mem::take(&mut items))],
+                    ));
+                }
+                if look.is_none_or(|(face, _)| face != glyph.face) {
+                    let name = embedder.resource(glyph.face);
+                    ops.push(Operation::new(
+                        "Tf",
+                        vec![
+                            Object::Name(name.as_bytes().to_vec()),
+                            Object::Real(set.size),
+                        ],
+                    ));
+                    names.insert(name);
+                }
+                if look.is_none_or(|(_, color)| color != glyph.color) {
+                    ops.push(fill(glyph.color));
+                }
+                look = Some((glyph.face, glyph.color));
+            }
+            run.push(embedder.cid(glyph.face, glyph.gid, &glyph.text));
+            let face = parsed.entry(glyph.face).or_insert_with(|| {
+                let (data, index) = fonts.face(glyph.face);
+                ttf_parser::Face::parse(data, index).ok()
+            });
+            let natural = face.as_ref().map_or(0.0, |face| {
+                let advance = face
+                    .glyph_hor_advance(ttf_parser::GlyphId(glyph.gid))
+                    .map_or(0, i32::from);
+                embed::width_of(advance, face.units_per_em())
+            });
             // The W array holds the natural width; kerning moves by the rest.
-            let mut adjust = embed::width_of(natural, upem) - embed::width_of(glyph.advance, upem);
+            let mut adjust = natural - glyph.advance as f32;
             if glyph.text == " " && line.word_gap > 0.0 {
                 adjust -= line.word_gap * 1000.0 / set.size;
             }
@@ -195,14 +244,9 @@ fn draw(
         if !run.is_empty() {
             items.push(embed::cid_string(&run));
         }
-        ops.push(Operation::new(
-            "Tm",
-            [1.0, 0.0, 0.0, 1.0, line.x, line.y]
-                .into_iter()
-                .map(Object::Real)
-                .collect(),
-        ));
-        ops.push(Operation::new("TJ", vec![Object::Array(items)]));
+        if !items.is_empty() {
+            ops.push(Operation::new("TJ", vec![Object::Array(items)]));
+        }
     }
     ops.push(Operation::new("ET", vec![]));
     ops
