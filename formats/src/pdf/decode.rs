@@ -253,7 +253,6 @@ fn composite_widths(doc: &Document, cid: &Dictionary) -> Widths {
                     .collect();
                 if !ws.is_empty() {
                     let last = first.saturating_add(ws.len() as u32 - 1);
-                    // One width for a one-code range is still per code.
                     ranges.push((first, last, ws));
                 }
                 i += 2;
