@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
-use crate::xml::{self, Elem, Tags, TextKind, XNode};
+use crate::xml::{self, Elem, Tags, TextKind, XNode, local};
 use crate::xpath::{self, Selector};
 
 /// The ITS namespace.
@@ -107,10 +107,6 @@ struct Walk<'s> {
     rules: Vec<(Selector, HashMap<String, String>, bool)>,
     segments: Vec<String>,
     blocks: Vec<Block>,
-}
-
-fn local(name: &str) -> &str {
-    name.rsplit(':').next().unwrap_or(name)
 }
 
 pub(crate) fn extract(input: &[u8]) -> Result<(Vec<String>, Skeleton), FormatError> {

@@ -104,6 +104,7 @@ mod subtitles;
 mod testdoc;
 pub mod tmx;
 mod txt;
+mod watermark;
 mod xliff;
 mod xlsx;
 mod xml;
@@ -115,6 +116,7 @@ pub use output::{Conversion, Output, can_convert, conversion, convert, office_in
 pub use pdf::fonts::Fonts;
 pub use pdf::{MAX_PAGES as PDF_MAX_PAGES, page_count as pdf_page_count};
 pub use stream::{TranslateError, Translator, sample, translate};
+pub use watermark::{MARK, MARK_PROPERTY, can_mark, mark};
 
 /// A document format handled by [`extract`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

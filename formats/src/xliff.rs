@@ -42,7 +42,7 @@ use crate::FormatError;
 use crate::encoding::{self, Decoded, Form};
 use crate::inline::{self, SegmentBuilder};
 use crate::placeholders::Accelerator;
-use crate::xml::{self, Elem, TextKind, XNode};
+use crate::xml::{self, Elem, TextKind, XNode, local, prefix};
 
 /// XLIFF 1.x or 2.x.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,14 +95,6 @@ enum Piece {
         /// into the translation.
         key: Option<Accelerator>,
     },
-}
-
-fn local(name: &str) -> &str {
-    name.rsplit(':').next().unwrap_or(name)
-}
-
-fn prefix(name: &str) -> &str {
-    name.rsplit_once(':').map_or("", |(p, _)| p)
 }
 
 pub(crate) fn extract(

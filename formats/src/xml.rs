@@ -88,6 +88,15 @@ impl<'a> Elem<'a> {
             .collect()
     }
 
+    /// The raw value of an attribute found by its local name, whatever its
+    /// prefix (namespace declarations left out).
+    pub fn attr_local(&self, src: &str, name: &str) -> Option<String> {
+        self.attrs(src)
+            .into_iter()
+            .find(|(key, _)| local(key) == name && !key.starts_with("xmlns"))
+            .map(|(_, value)| value)
+    }
+
     /// The decoded character data of the element's direct text children.
     pub fn text(&self, src: &str) -> String {
         let mut out = String::new();
@@ -98,6 +107,16 @@ impl<'a> Elem<'a> {
         }
         out
     }
+}
+
+/// The local part of a qualified name (`w:p` → `p`).
+pub(crate) fn local(name: &str) -> &str {
+    name.rsplit(':').next().unwrap_or(name)
+}
+
+/// The prefix of a qualified name (`w:p` → `w`; `""` when it has none).
+pub(crate) fn prefix(name: &str) -> &str {
+    name.split_once(':').map_or("", |(p, _)| p)
 }
 
 /// Appends the decoded character data of a text node (nothing for comments

@@ -59,6 +59,9 @@ pub struct NewDocument {
     /// `overwrite` when every XLIFF target is translated anew, settled ones
     /// too (`input_conversion_options` `xliff-targets:overwrite`).
     pub xliff_targets: Option<String>,
+    /// Whether the delivered document carries the mark of machine
+    /// translation (`enable_watermark`).
+    pub watermark: bool,
 }
 
 /// A document row.
@@ -112,6 +115,8 @@ pub struct Document {
     pub json_placeholders: Option<String>,
     /// See [`NewDocument::xliff_targets`].
     pub xliff_targets: Option<String>,
+    /// See [`NewDocument::watermark`].
+    pub watermark: bool,
 }
 
 impl Document {
@@ -151,8 +156,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
     sqlx::query!(
         r#"INSERT INTO documents (id, key_digest, organization_id, api_key_id, filename,
                input_format, output_format, source_lang, target_lang, source_object, job_id, trace_id,
-               glossary_ids, style_id, json_placeholders, xliff_targets)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"#,
+               glossary_ids, style_id, json_placeholders, xliff_targets, watermark)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"#,
         doc.id,
         digest,
         doc.organization_id,
@@ -168,7 +173,8 @@ pub async fn insert(conn: &mut PgConnection, doc: &NewDocument) -> Result<(), St
         &doc.glossary_ids,
         doc.style_id,
         doc.json_placeholders,
-        doc.xliff_targets
+        doc.xliff_targets,
+        doc.watermark
     )
     .execute(&mut *conn)
     .await?;
@@ -183,7 +189,7 @@ pub async fn get(pool: &PgPool, id: &str) -> Result<Option<Document>, StorageErr
                source_lang, target_lang, source_object, result_object, billed_characters,
                error_message, progress, attempts, trace_id, created_at, started_at,
                finished_at, downloaded_at, glossary_ids, style_id, json_placeholders,
-               xliff_targets
+               xliff_targets, watermark
            FROM documents WHERE id = $1"#,
         id
     )

@@ -371,11 +371,20 @@ async fn delivered_as(
     bytes: Vec<u8>,
     output_format: &str,
 ) -> Result<(String, String, Vec<u8>)> {
-    let fields = [
-        ("target_lang", "ES"),
-        ("source_lang", "EN"),
-        ("output_format", output_format),
-    ];
+    delivered_with(api, key, name, bytes, &[("output_format", output_format)]).await
+}
+
+/// Translates `bytes` as `name` from English into Spanish with the upload
+/// fields `more`; (media type, delivered file name, bytes).
+async fn delivered_with(
+    api: &crate::support::Api,
+    key: &str,
+    name: &str,
+    bytes: Vec<u8>,
+    more: &[(&str, &str)],
+) -> Result<(String, String, Vec<u8>)> {
+    let mut fields = vec![("target_lang", "ES"), ("source_lang", "EN")];
+    fields.extend_from_slice(more);
     let (id, doc_key) = api.upload_ok(key, name, bytes, &fields).await?;
     let st = api
         .wait(key, &id, &doc_key, Duration::from_secs(180))
@@ -469,5 +478,95 @@ async fn documents_are_delivered_as_pdf_or_word_on_request() -> Result<()> {
         assert_eq!(code, 400, "{name} → {format}: {body}");
         assert_eq!(body["message"], message, "{name} → {format}");
     }
+    Ok(())
+}
+
+/// `enable_watermark`: a Word document delivered as Word carries the mark
+/// in its header (python-docx reads it beside the translated header) and
+/// as a custom property; delivered as PDF (LibreOffice), on every page
+/// (pdftotext, page by page) and in the information dictionary (pdfinfo);
+/// output that cannot carry it is refused at upload.
+#[tokio::test]
+async fn documents_carry_the_machine_translation_mark_on_request() -> Result<()> {
+    let (world, api, key) = platform("watermark").await?;
+    const MARK: &str = "Machine translated with Tolk";
+
+    let docx = make_docx(&world, "report.docx").await?;
+    let watermark = ("enable_watermark", "true");
+    let (_, _, marked) =
+        delivered_with(&api, &key, "report.docx", docx.clone(), &[watermark]).await?;
+    let read = read_docx(&world, &marked).await?;
+    let header = joined(&read["header"]);
+    let (translated, mark) = header.split_once(" | ").context("two header lines")?;
+    assert!(translated.contains("informe"), "{header}");
+    assert_eq!(mark, MARK, "{header}");
+    assert!(
+        !joined(&read["paragraphs"]).contains(MARK),
+        "the body is the translation alone: {read}"
+    );
+    let custom = python(
+        "import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read('docProps/custom.xml').decode())",
+        &[&world.path("result.docx")],
+    )
+    .await?;
+    assert!(
+        custom.contains("MachineTranslation") && custom.contains(MARK),
+        "{custom}"
+    );
+
+    let fields = [watermark, ("output_format", "pdf")];
+    let (kind, _, pdf) = delivered_with(&api, &key, "report.docx", docx, &fields).await?;
+    assert_eq!(kind, "application/pdf");
+    let path = world.path("marked.pdf");
+    std::fs::write(&path, &pdf)?;
+    let pdfinfo = |custom: bool| {
+        let mut command = tokio::process::Command::new("pdfinfo");
+        if custom {
+            command.arg("-custom");
+        }
+        command.arg(&path).output()
+    };
+    let info = String::from_utf8_lossy(&pdfinfo(true).await?.stdout).into_owned();
+    assert!(
+        info.lines()
+            .any(|l| l.starts_with("MachineTranslation:") && l.ends_with(MARK)),
+        "{info}"
+    );
+    let info = String::from_utf8_lossy(&pdfinfo(false).await?.stdout).into_owned();
+    let count: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pages:"))
+        .context("pdfinfo names the pages")?
+        .trim()
+        .parse()?;
+    for page in 1..=count {
+        let page = page.to_string();
+        let out = tokio::process::Command::new("pdftotext")
+            .args(["-f", &page, "-l", &page])
+            .arg(&path)
+            .arg("-")
+            .output()
+            .await?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(MARK), "page {page}: {text}");
+        assert!(
+            text.contains("La casa es grande") || page != "1",
+            "page {page}: {text}"
+        );
+    }
+
+    let (code, body) = api
+        .upload(
+            &key,
+            "strings.json",
+            br#"{"a": "The house"}"#.to_vec(),
+            &[("target_lang", "ES"), watermark],
+        )
+        .await?;
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        body["message"],
+        "Parameter 'enable_watermark' is supported for docx, pptx and pdf output only, not json."
+    );
     Ok(())
 }

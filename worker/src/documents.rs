@@ -66,6 +66,16 @@ impl Tracked for TranslateDocument {
     }
 }
 
+/// The delivered document with the mark of machine translation
+/// (`enable_watermark`), set on a blocking thread.
+async fn watermark(output_format: Output, bytes: Vec<u8>) -> Result<Vec<u8>, JobError> {
+    match tokio::task::spawn_blocking(move || tolk_formats::mark(output_format, &bytes)).await {
+        Ok(Ok(marked)) => Ok(marked),
+        Ok(Err(e)) => Err(e.into()),
+        Err(e) => Err(JobError::Transient(format!("watermark task failed: {e}"))),
+    }
+}
+
 /// A document that failed has nothing to evaluate: its evaluation ends in error.
 async fn fail_evaluation(state: &WorkerState, document_id: &str) {
     match quality::for_document(&state.db, document_id).await {
@@ -183,6 +193,11 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
                 .await?
         }
         _ => output,
+    };
+    let output = if doc.watermark {
+        watermark(output_format, output).await?
+    } else {
+        output
     };
     let evaluation = match evaluation {
         Some(eid) => Some(write_evaluation_input(state, eid, translated.pairs).await?),

@@ -9,6 +9,7 @@
 
 #[cfg(test)]
 mod tests;
+pub(crate) mod watermark;
 
 use crate::package::{CORE_PROPERTIES, DRAWING, Dialect, PLAIN, Package, WORD};
 

@@ -11,6 +11,7 @@
 mod atoms;
 mod chunks;
 mod dialect;
+mod edit;
 mod entries;
 mod paragraph;
 mod pieces;
@@ -31,6 +32,7 @@ pub(crate) use dialect::{
     Breaks, CORE_PROPERTIES, DRAWING, Dialect, IDML, LangMark, OPEN_DOCUMENT, PLAIN, SPREADSHEET,
     WORD,
 };
+pub(crate) use edit::{Edit, append_child};
 use entries::{MAX_PART_SIZE, damaged, open_entry, too_large};
 pub(crate) use entries::{open_archive, read_entry, zip_error};
 

@@ -19,6 +19,7 @@ pub(crate) mod fonts;
 mod layout;
 mod text;
 mod typeset;
+pub(crate) mod watermark;
 mod write;
 
 use std::collections::BTreeSet;

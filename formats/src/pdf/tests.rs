@@ -45,7 +45,7 @@ fn read(bytes: &[u8]) -> Extracted {
 
 /// Runs a poppler or qpdf tool on `file`; its stdout (the test fails when
 /// the tool does).
-fn tool(program: &str, args: &[&str], file: &Path) -> String {
+pub(crate) fn tool(program: &str, args: &[&str], file: &Path) -> String {
     // pdftotext writes to a file unless told "-".
     let stdout = (program == "pdftotext").then_some("-");
     let out = Command::new(program)
@@ -250,9 +250,9 @@ fn blue_pixels(pdf: &Path) -> usize {
         .count()
 }
 
-/// The boxes of the blocks pdftotext finds on page 1: `[x0, y0, x1, y1]`
-/// (top-down).
-fn boxes(html: &str, tag: &str) -> Vec<[f32; 4]> {
+/// The boxes of the `tag` elements (blocks, words) of pdftotext's `-bbox`
+/// output: `[x0, y0, x1, y1]` (top-down).
+pub(crate) fn boxes(html: &str, tag: &str) -> Vec<[f32; 4]> {
     let mut out = Vec::new();
     for piece in html.split(&format!("<{tag} ")).skip(1) {
         let attr = |name: &str| {

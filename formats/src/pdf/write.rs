@@ -254,7 +254,7 @@ fn draw(
 
 /// Adds fonts to a page's resources (its own, or the dictionary it refers
 /// to; inherited ones copied into the page first).
-fn add_fonts(
+pub(super) fn add_fonts(
     pdf: &mut Pdf,
     page: ObjectId,
     fonts: &[(&String, ObjectId)],
@@ -328,24 +328,37 @@ fn font_dict(resources: &mut Dictionary) -> Result<&mut Dictionary, FormatError>
 /// A page's media box (inherited through the page tree), as `x0 y0 x1 y1`;
 /// US Letter when it has none.
 pub(super) fn media_box(pdf: &Pdf, page: ObjectId) -> (f32, f32, f32, f32) {
+    page_box(pdf, page, b"MediaBox").unwrap_or((0.0, 0.0, 612.0, 792.0))
+}
+
+/// A box of a page (`MediaBox`, `CropBox`), inherited through the page
+/// tree, as `x0 y0 x1 y1`.
+pub(super) fn page_box(pdf: &Pdf, page: ObjectId, key: &[u8]) -> Option<(f32, f32, f32, f32)> {
+    if let Some(Object::Array(b)) = inherited(pdf, page, key)
+        && let [x0, y0, x1, y1] = b.as_slice()
+        && let (Some(x0), Some(y0), Some(x1), Some(y1)) =
+            (number(x0), number(y0), number(x1), number(y1))
+    {
+        return Some((x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1)));
+    }
+    None
+}
+
+/// An entry of a page, or of the nearest node above it in the page tree
+/// that has it (`MediaBox`, `CropBox`, `Rotate`, `Resources`), dereferenced.
+pub(super) fn inherited<'a>(pdf: &'a Pdf, page: ObjectId, key: &[u8]) -> Option<&'a Object> {
     let mut id = page;
     for _ in 0..32 {
-        let Ok(dict) = pdf.get_dictionary(id) else {
-            break;
-        };
-        if let Some(Object::Array(b)) = dict.get(b"MediaBox").ok().and_then(|b| deref(pdf, b))
-            && let [x0, y0, x1, y1] = b.as_slice()
-            && let (Some(x0), Some(y0), Some(x1), Some(y1)) =
-                (number(x0), number(y0), number(x1), number(y1))
-        {
-            return (x0.min(x1), y0.min(y1), x0.max(x1), y0.max(y1));
+        let dict = pdf.get_dictionary(id).ok()?;
+        if let Some(value) = dict.get(key).ok().and_then(|v| deref(pdf, v)) {
+            return Some(value);
         }
         match dict.get(b"Parent") {
             Ok(Object::Reference(parent)) => id = *parent,
-            _ => break,
+            _ => return None,
         }
     }
-    (0.0, 0.0, 612.0, 792.0)
+    None
 }
 
 /// The items of the document outline (bookmarks), depth first.
@@ -382,7 +395,7 @@ pub(super) fn outline_items(pdf: &Pdf) -> Vec<ObjectId> {
     items
 }
 
-fn info_id(pdf: &Pdf) -> Option<ObjectId> {
+pub(super) fn info_id(pdf: &Pdf) -> Option<ObjectId> {
     pdf.trailer.get(b"Info").ok()?.as_reference().ok()
 }
 

@@ -53,9 +53,12 @@ pub(crate) struct Upload {
     translation_memory_id: Option<String>,
     /// `translation_memory_threshold`, if given.
     translation_memory_threshold: Option<String>,
+    /// `enable_watermark`.
+    watermark: bool,
 }
 
-/// Options this server cannot honour yet are refused rather than silently ignored.
+/// Reads the upload form; fields DeepL documents but that change nothing
+/// (`enable_beta_languages`) and unknown ones are ignored.
 pub(crate) async fn read_upload(
     mut multipart: Multipart,
     limit: usize,
@@ -115,11 +118,7 @@ pub(crate) async fn read_upload(
                     .filter(|v| !v.is_empty()),
             ),
             "style_id" if !value.is_empty() => up.style_id = Some(value),
-            "enable_watermark" if is_true(&value) => {
-                return Err(ApiError::BadRequest(format!(
-                    "Parameter '{name}' is not supported by this server yet."
-                )));
-            }
+            "enable_watermark" => up.watermark = is_true(&value),
             "input_conversion_options" if !value.is_empty() => {
                 up.conversion = conversion::parse(&value)?;
             }
@@ -208,6 +207,12 @@ impl Checked {
             })
         })?;
         let output = output_format(format, up.output_format.as_deref())?;
+        if up.watermark && !tolk_formats::can_mark(output) {
+            return Err(ApiError::bad(format!(
+                "Parameter 'enable_watermark' is supported for docx, pptx and pdf output only, not {}.",
+                output.extension()
+            )));
+        }
         if data.is_empty() {
             return Err(ApiError::bad("Invalid file data: the file is empty."));
         }
@@ -327,6 +332,7 @@ impl Checked {
                 .conversion
                 .overwrite_xliff_targets
                 .then(|| "overwrite".to_owned()),
+            watermark: up.watermark,
         };
         let evaluation = up.quality_evaluation.then(|| quality::NewEvaluation {
             id: uuid::Uuid::new_v4(),
