@@ -1,10 +1,10 @@
 //! What a translated document is delivered as (an upload's `output_format`)
 //! and how it becomes that: as translated, SubRip and WebVTT into each other
-//! (done here, [`convert`]), or another office format or PDF made by
-//! LibreOffice from the translated document ([`Conversion::Office`], run by
-//! the worker).
+//! and a PDF reflowed into a Word document (done here, [`convert`]), or
+//! another office format or PDF made by LibreOffice from the translated
+//! document ([`Conversion::Office`], run by the worker).
 
-use crate::{DocumentFormat, FormatError, encoding, subtitles};
+use crate::{DocumentFormat, Fonts, FormatError, encoding, pdf, subtitles};
 
 /// A format a translated document can be delivered in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,6 +43,9 @@ pub enum Conversion {
     Same,
     /// SubRip and WebVTT into each other ([`convert`]).
     Subtitles,
+    /// A PDF reflowed into an editable Word document ([`convert`]):
+    /// paragraphs, headings, lists, runs and images in reading order.
+    Reflow,
     /// LibreOffice opens the translated document ([`office_input`]) with
     /// the import filter `import` (by its extension when `None`) and saves it
     /// with `export` (a `--convert-to` argument).
@@ -66,7 +69,8 @@ fn office_import(from: DocumentFormat) -> Option<&'static str> {
 }
 
 /// How a translated document of `from` is delivered as `to`; `None` when
-/// it cannot be. Beside the document's own format: SubRip ↔ WebVTT; PDF
+/// it cannot be. Beside the document's own format: SubRip ↔ WebVTT; Word
+/// from PDF (reflowed here); PDF
 /// from word-processing, presentation, spreadsheet, HTML and text
 /// documents; Word from OpenDocument text, RTF, HTML and text.
 pub fn conversion(from: DocumentFormat, to: Output) -> Option<Conversion> {
@@ -75,6 +79,7 @@ pub fn conversion(from: DocumentFormat, to: Output) -> Option<Conversion> {
         Output::Document(to) if to == from => Some(Conversion::Same),
         Output::Document(Vtt) if from == Srt => Some(Conversion::Subtitles),
         Output::Document(Srt) if from == Vtt => Some(Conversion::Subtitles),
+        Output::Document(Docx) if from == Pdf => Some(Conversion::Reflow),
         Output::Document(Docx) if matches!(from, Odt | Rtf | Html | Txt) => {
             Some(Conversion::Office {
                 import: office_import(from),
@@ -102,9 +107,15 @@ pub fn can_convert(from: DocumentFormat, to: Output) -> bool {
     conversion(from, to).is_some()
 }
 
-/// A translated SubRip or WebVTT file as the other (or as it is when `to`
-/// is its own format).
-pub fn convert(bytes: Vec<u8>, from: DocumentFormat, to: Output) -> Result<Vec<u8>, FormatError> {
+/// A translated SubRip or WebVTT file as the other, or a translated PDF as a
+/// Word document (`fonts` measure the PDF's standard fonts), or as it is
+/// when `to` is its own format.
+pub fn convert(
+    bytes: Vec<u8>,
+    from: DocumentFormat,
+    to: Output,
+    fonts: Option<&Fonts>,
+) -> Result<Vec<u8>, FormatError> {
     let kind = |f: DocumentFormat| match f {
         DocumentFormat::Srt => Some(subtitles::Kind::Srt),
         DocumentFormat::Vtt => Some(subtitles::Kind::Vtt),
@@ -112,6 +123,7 @@ pub fn convert(bytes: Vec<u8>, from: DocumentFormat, to: Output) -> Result<Vec<u
     };
     match (conversion(from, to), to) {
         (Some(Conversion::Same), _) => Ok(bytes),
+        (Some(Conversion::Reflow), _) => pdf::reflow::to_docx(&bytes, fonts),
         (Some(Conversion::Subtitles), Output::Document(to)) => match (kind(from), kind(to)) {
             (Some(a), Some(b)) => subtitles::convert(a, b, &bytes),
             _ => Err(unsupported(from, Output::Document(to))),
@@ -157,6 +169,10 @@ mod tests {
             conversion(Srt, Output::Document(Vtt)),
             Some(Conversion::Subtitles)
         );
+        assert_eq!(
+            conversion(Pdf, Output::Document(Docx)),
+            Some(Conversion::Reflow)
+        );
         assert!(matches!(
             conversion(Html, Output::Document(Docx)),
             Some(Conversion::Office {
@@ -177,9 +193,10 @@ mod tests {
             (Xliff, Output::Document(Docx)),
             (Docx, Output::Document(Odt)),
             (Pptx, Output::Document(Docx)),
+            (Pdf, Output::Document(Pptx)),
         ] {
             assert!(!can_convert(from, to), "{from:?} → {to:?}");
-            let err = convert(Vec::new(), from, to).expect_err("refused");
+            let err = convert(Vec::new(), from, to, None).expect_err("refused");
             assert!(err.to_string().contains("is not supported"), "{err}");
         }
     }

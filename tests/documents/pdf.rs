@@ -229,3 +229,79 @@ c.save()
     assert_eq!(after, b"La casa es grande.\n");
     Ok(())
 }
+
+const MAKE_REPORT_DOCX: &str = r#"
+import sys, docx
+from docx.shared import Inches
+from PIL import Image
+Image.new("RGB", (120, 80), (40, 40, 200)).save(sys.argv[2])
+d = docx.Document()
+d.add_heading("The annual report", level=1)
+d.add_paragraph("The house is big and the garden is green. The dog runs in the park.")
+d.add_picture(sys.argv[2], width=Inches(1.5))
+d.add_paragraph("The city has many people.", style="List Bullet")
+d.add_paragraph("The tree is green.", style="List Bullet")
+d.save(sys.argv[1])
+"#;
+
+/// `output_format=docx` of a PDF (LibreOffice's, from a Word file with a
+/// heading, an image and a bulleted list) through Apertium EN→ES: an
+/// editable Word document in reading order — the heading a Heading, the
+/// list items list paragraphs, the image in place — that python-docx reads
+/// and LibreOffice opens again.
+#[tokio::test]
+async fn a_pdf_is_delivered_as_an_editable_word_document() -> Result<()> {
+    let (world, api, key) = platform("pdf_to_docx").await?;
+    let docx = world.path("report.docx");
+    python(MAKE_REPORT_DOCX, &[&docx, &world.path("blue.png")]).await?;
+    let source = libreoffice(&world, &docx, "pdf").await?;
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "report.pdf",
+        std::fs::read(&source)?,
+        &[
+            ("target_lang", "ES"),
+            ("source_lang", "EN"),
+            ("output_format", "docx"),
+        ],
+    )
+    .await?;
+    assert_eq!(
+        content_type,
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    );
+    let out = world.path("reflowed.docx");
+    std::fs::write(&out, &bytes)?;
+    let read = python(
+        r#"
+import sys, docx
+from docx.oxml.ns import qn
+d = docx.Document(sys.argv[1])
+for p in d.paragraphs:
+    listed = p._p.find(qn("w:pPr") + "/" + qn("w:numPr")) is not None
+    image = p._p.find(".//" + qn("w:drawing")) is not None
+    kind = "image" if image else "item" if listed else p.style.name
+    print(kind + ": " + p.text)
+"#,
+        &[&out],
+    )
+    .await?;
+    let lines: Vec<&str> = read.lines().collect();
+    assert_eq!(lines.len(), 5, "{read}");
+    assert!(
+        lines[0].starts_with("Heading 1: ") && lines[0].contains("informe anual"),
+        "{read}"
+    );
+    assert!(lines[1].starts_with("Normal: La casa es grande"), "{read}");
+    assert_eq!(lines[2], "image: ", "{read}");
+    assert!(lines[3].starts_with("item: La ciudad tiene"), "{read}");
+    assert!(lines[4].starts_with("item: El árbol"), "{read}");
+    assert!(!read.contains("The "), "no English left: {read}");
+
+    // LibreOffice opens it: its PDF of the document reads in Spanish.
+    let again = libreoffice(&world, &out, "pdf").await?;
+    let text = tool("pdftotext", &[], &again).await?;
+    assert!(text.contains("La casa es grande"), "{text}");
+    Ok(())
+}

@@ -125,8 +125,8 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     // is read, translated and written a batch at a time.
     let (batches, mut incoming) = tokio::sync::mpsc::channel::<Batch>(1);
     let target_lang = doc.target_lang.clone();
-    // The requested output format, when it differs: SubRip ↔ WebVTT here,
-    // PDF or Word by LibreOffice once translated.
+    // The requested output format, when it differs: SubRip ↔ WebVTT and
+    // PDF → Word here, PDF or Word by LibreOffice once translated.
     let output_format =
         Output::from_extension(&doc.output_format).unwrap_or(Output::Document(format));
     let conversion = tolk_formats::conversion(format, output_format).ok_or_else(|| {
@@ -138,8 +138,9 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     })?;
     let fonts = (format == DocumentFormat::Pdf).then(|| state.fonts.clone());
     let filter = tokio::task::spawn_blocking(move || {
+        let fonts = fonts.map(|f| f.get());
         let options = tolk_formats::ExtractOptions {
-            fonts: fonts.map(|f| f.get()),
+            fonts: fonts.clone(),
             ..options
         };
         let mut hand_over = |segments: &[String], read: f32| {
@@ -156,7 +157,12 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             tolk_formats::translate(format, &source, options, &target_lang, &mut hand_over)?;
         match conversion {
             Conversion::Office { .. } => Ok(translated),
-            _ => Ok(tolk_formats::convert(translated, format, output_format)?),
+            _ => Ok(tolk_formats::convert(
+                translated,
+                format,
+                output_format,
+                fonts.as_ref(),
+            )?),
         }
     });
     let translated = Translated::of(

@@ -57,6 +57,9 @@ pub(crate) struct Line {
     /// The right edge of the column it starts in: the farthest any line
     /// starting where it starts reaches.
     pub column_right: f32,
+    /// The kind of list it starts an item of (a list item starts a
+    /// paragraph of its own).
+    pub item: Option<ListKind>,
 }
 
 /// A paragraph: lines read as one text.
@@ -77,7 +80,7 @@ pub(crate) struct Paragraph {
 
 impl Paragraph {
     /// Its top and bottom: its first line's ascent, its last's descent.
-    fn band(&self) -> (f32, f32) {
+    pub(crate) fn band(&self) -> (f32, f32) {
         let first = &self.lines[0];
         let last = &self.lines[self.lines.len() - 1];
         (first.y + self.size * 0.8, last.y - self.size * 0.25)
@@ -181,6 +184,7 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
                         color: shown.color,
                     }],
                     column_right: 0.0,
+                    item: None,
                 });
             }
             last_end = Some(glyph.x1);
@@ -210,7 +214,87 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
             .filter(|(x0, _, _)| (x0 - line.x0).abs() <= line.size)
             .fold(line.x1, |right, (_, x1, _)| right.max(*x1));
     }
+    mark_items(&mut lines);
     lines
+}
+
+/// The kind of list a line's marker starts an item of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ListKind {
+    /// `•`, `–`, `*`…
+    Bullets,
+    /// `1.`, `2)`…
+    Numbers,
+}
+
+/// Whether a character is a list bullet: the usual ones, or one of the
+/// private-use characters symbol fonts draw bullets with (LibreOffice's
+/// OpenSymbol, Word's Symbol and Wingdings).
+fn is_bullet(c: char) -> bool {
+    "•◦▪▫‣∙●○■□–-*".contains(c) || ('\u{f000}'..='\u{f0ff}').contains(&c)
+}
+
+/// The length of a number marker (`12.`, `3)`) at the start of `text`.
+fn number_marker(text: &str) -> Option<usize> {
+    let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+    ((1..=3).contains(&digits) && matches!(text.as_bytes().get(digits), Some(b'.' | b')')))
+        .then_some(digits + 1)
+}
+
+/// A list item's marker at the start of a text (a bullet, or up to three
+/// digits and `.` or `)`, then a space): the kind of list, and the length
+/// of the marker with the spaces after it.
+pub(crate) fn list_marker(text: &str) -> Option<(ListKind, usize)> {
+    let trimmed = text.trim_start();
+    let lead = text.len() - trimmed.len();
+    let first = trimmed.chars().next()?;
+    let (kind, marker) = if is_bullet(first) {
+        (ListKind::Bullets, first.len_utf8())
+    } else {
+        (ListKind::Numbers, number_marker(trimmed)?)
+    };
+    let rest = &trimmed[marker..];
+    if !rest.starts_with(' ') {
+        return None;
+    }
+    let gap = rest.len() - rest.trim_start().len();
+    Some((kind, lead + marker + gap))
+}
+
+/// The kind of list a line holding only a marker (a bullet, `3.`) starts
+/// an item of: producers that set the marker apart with a tab draw it as
+/// a line of its own, left of the item's text.
+pub(crate) fn marker_only(text: &str) -> Option<ListKind> {
+    let text = text.trim();
+    let mut chars = text.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) if is_bullet(c) => Some(ListKind::Bullets),
+        _ => (number_marker(text) == Some(text.len())).then_some(ListKind::Numbers),
+    }
+}
+
+/// Marks the lines that start a list item: by their own marker, or by a
+/// marker line just left of them on their baseline.
+fn mark_items(lines: &mut [Line]) {
+    let markers: Vec<(f32, f32, ListKind)> = lines
+        .iter()
+        .filter_map(|l| marker_only(&l.text).map(|kind| (l.x1, l.y, kind)))
+        .collect();
+    for line in lines.iter_mut() {
+        if marker_only(&line.text).is_some() {
+            continue;
+        }
+        line.item = list_marker(&line.text).map(|(kind, _)| kind).or_else(|| {
+            markers
+                .iter()
+                .find(|(x1, y, _)| {
+                    (y - line.y).abs() <= line.size * 0.35
+                        && *x1 <= line.x0 + 0.5
+                        && line.x0 - x1 <= line.size * 4.0
+                })
+                .map(|(_, _, kind)| *kind)
+        });
+    }
 }
 
 /// How many paragraphs back a line may continue (table cells interleave).
@@ -317,7 +401,8 @@ fn continues(p: &Paragraph, line: &Line) -> bool {
     // A sentence ending well before its column's edge ends its paragraph.
     let short_end = last.x1 < x1.max(last.column_right) - size * 2.5
         && last.text.ends_with(['.', '!', '?', ':', '。']);
-    same_size && below && overlaps && !short_end
+    // A list item starts a paragraph of its own.
+    same_size && below && overlaps && !short_end && line.item.is_none()
 }
 
 /// Adds a line's text to a paragraph's: a hyphen at the end joined away
@@ -344,6 +429,25 @@ fn join(text: &mut String, next: &str) -> usize {
 mod tests {
     use super::*;
 
+    #[test]
+    fn list_markers_are_bullets_and_numbers_followed_by_a_space() {
+        assert_eq!(list_marker("• The house"), Some((ListKind::Bullets, 4)));
+        assert_eq!(list_marker("- The house"), Some((ListKind::Bullets, 2)));
+        assert_eq!(list_marker("12. The house"), Some((ListKind::Numbers, 4)));
+        assert_eq!(list_marker("3) The house"), Some((ListKind::Numbers, 3)));
+        assert_eq!(list_marker("2026. The year"), None);
+        assert_eq!(list_marker("-5 degrees"), None);
+        assert_eq!(list_marker("The house"), None);
+        assert_eq!(
+            list_marker("\u{f0b7} The house"),
+            Some((ListKind::Bullets, 4))
+        );
+        assert_eq!(marker_only(" \u{f0b7} "), Some(ListKind::Bullets));
+        assert_eq!(marker_only("12."), Some(ListKind::Numbers));
+        assert_eq!(marker_only("12"), None);
+        assert_eq!(marker_only("• x"), None);
+    }
+
     fn line(text: &str, x0: f32, x1: f32, y: f32) -> Line {
         Line {
             text: text.to_owned(),
@@ -358,6 +462,7 @@ mod tests {
                 color: Color::Gray(0.0),
             }],
             column_right: x1,
+            item: None,
         }
     }
 

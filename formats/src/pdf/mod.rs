@@ -17,6 +17,7 @@ mod decode;
 mod embed;
 pub(crate) mod fonts;
 mod layout;
+pub(crate) mod reflow;
 mod text;
 mod typeset;
 pub(crate) mod watermark;
@@ -200,15 +201,8 @@ fn protected() -> FormatError {
 /// A page's paragraphs as segments; `None` when it has none (or its content
 /// cannot be read, which leaves it as it is).
 fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>) -> Option<Page> {
-    let content = pdf.get_page_content_with_limit(id, CONTENT_LIMIT).ok()?;
-    let ops = Content::decode(&content).ok()?.operations;
-    let resources = pdf.get_page_fonts(id).unwrap_or_default();
-    let shows = text::shown(&ops, |name| {
-        let dict = resources.get(name)?;
-        Some(Rc::new(PdfFont::read(pdf, dict, Some(fonts))))
-    });
-    let lines = layout::lines(&shows);
-    let paragraphs = layout::paragraphs(lines);
+    let ops = page_operations(pdf, id)?;
+    let (shows, paragraphs) = page_text(pdf, id, &ops, fonts);
     let translated = translated_paragraphs(&paragraphs, shows.len());
     let mut removed_shows = BTreeSet::new();
     let mut kept = Vec::new();
@@ -246,6 +240,30 @@ fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>)
         removed,
         center: (x0 + x1) / 2.0,
     })
+}
+
+/// A page's content operators; `None` when they cannot be read (or
+/// inflate beyond the bound).
+fn page_operations(pdf: &Pdf, id: ObjectId) -> Option<Vec<lopdf::content::Operation>> {
+    let content = pdf.get_page_content_with_limit(id, CONTENT_LIMIT).ok()?;
+    Some(Content::decode(&content).ok()?.operations)
+}
+
+/// A page's text: what each show operator paints, and the paragraphs its
+/// lines make.
+fn page_text(
+    pdf: &Pdf,
+    id: ObjectId,
+    ops: &[lopdf::content::Operation],
+    fonts: &Fonts,
+) -> (Vec<text::Shown>, Vec<Paragraph>) {
+    let resources = pdf.get_page_fonts(id).unwrap_or_default();
+    let shows = text::shown(ops, |name| {
+        let dict = resources.get(name)?;
+        Some(Rc::new(PdfFont::read(pdf, dict, Some(fonts))))
+    });
+    let lines = layout::lines(&shows);
+    (shows, layout::paragraphs(lines))
 }
 
 /// A paragraph's segment: its text, each run that looks other than the

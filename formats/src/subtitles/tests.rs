@@ -156,23 +156,25 @@ fn srt_becomes_webvtt_and_back() {
     let to = Output::Document;
     assert!(can_convert(Srt, to(Vtt)) && can_convert(Vtt, to(Srt)) && can_convert(Srt, to(Srt)));
     assert!(!can_convert(Srt, to(Docx)) && !can_convert(Json, to(Vtt)));
-    let vtt = String::from_utf8(convert(SRT.as_bytes().to_vec(), Srt, to(Vtt)).unwrap()).unwrap();
+    let vtt =
+        String::from_utf8(convert(SRT.as_bytes().to_vec(), Srt, to(Vtt), None).unwrap()).unwrap();
     assert_eq!(
         vtt,
         "WEBVTT\r\n\r\n1\r\n00:00:01.000 --> 00:00:03.500\r\nThe house is <i>very</i> big\r\nand the garden is small.\r\n\r\n2\r\n00:00:04.000 --> 00:00:05.000\r\nHello &amp; goodbye.\r\n\r\n3\r\n00:00:06.000 --> 00:00:07.000\r\nRed\r\n"
     );
-    let srt = String::from_utf8(convert(VTT.as_bytes().to_vec(), Vtt, to(Srt)).unwrap()).unwrap();
+    let srt =
+        String::from_utf8(convert(VTT.as_bytes().to_vec(), Vtt, to(Srt), None).unwrap()).unwrap();
     assert_eq!(
         srt,
         "\n1\n00:00:01,000 --> 00:00:03,000\nThe dog & the cat\nsleep now.\n\n2\n00:00:04,000 --> 00:00:05,000\nGood morning!\n"
             .trim_start()
     );
     assert!(matches!(
-        convert(b"no cues here".to_vec(), Srt, to(Vtt)),
+        convert(b"no cues here".to_vec(), Srt, to(Vtt), None),
         Err(FormatError::Corrupt(_))
     ));
     assert!(matches!(
-        convert(b"x".to_vec(), Srt, to(Docx)),
+        convert(b"x".to_vec(), Srt, to(Docx), None),
         Err(FormatError::Unsupported(_))
     ));
 }
@@ -213,7 +215,7 @@ fn converted_files_are_read_by_the_other_formats_library() {
         let bytes = std::fs::read(dir.join(file)).unwrap();
         std::fs::write(
             dir.join(out),
-            crate::convert(bytes, from, crate::Output::Document(to)).unwrap(),
+            crate::convert(bytes, from, crate::Output::Document(to), None).unwrap(),
         )
         .unwrap();
         let (before, after) = (read(&dir.join(file)), read(&dir.join(out)));
