@@ -49,6 +49,8 @@ RUN apt-get update \
         libreoffice-calc-nogui \
         libreoffice-impress-nogui \
         fonts-dejavu-core fonts-liberation2 \
+        tesseract-ocr tesseract-ocr-eng tesseract-ocr-spa tesseract-ocr-fra \
+        tesseract-ocr-por tesseract-ocr-cat tesseract-ocr-ita \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 tolk \
  && useradd --system --uid 10001 --gid tolk --home-dir /var/lib/tolk --create-home --shell /usr/sbin/nologin tolk

@@ -107,6 +107,9 @@ RUN_PACKAGES=(
     libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
     fonts-dejavu-core                         # output_format pdf/docx: LibreOffice converts
     fonts-liberation2                         # translated PDFs are set in these (and DejaVu)
+    tesseract-ocr tesseract-ocr-eng tesseract-ocr-spa tesseract-ocr-fra
+    tesseract-ocr-por tesseract-ocr-cat tesseract-ocr-ita
+                                              # reads the text of images (their source languages)
 )
 # What only the tests need, on top of RUN_PACKAGES (setup.sh test,
 # scripts/test.sh). The Python modules' packages come from

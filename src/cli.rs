@@ -349,6 +349,14 @@ pub struct WorkerArgs {
     /// translation.
     #[arg(long = "fonts-dirs", env = "TOLK_FONTS_DIRS", default_value = tolk_worker::fonts::DEFAULT_DIRS)]
     pub fonts_dirs: String,
+    /// The tesseract program that reads the text of images (`.png`,
+    /// `.jpg`), with its language data (Debian's tesseract-ocr-*).
+    #[arg(long, env = "TOLK_TESSERACT", default_value = "tesseract")]
+    pub tesseract: PathBuf,
+    /// Longest the recognition of one image may take, in seconds (then it
+    /// is killed and the document ends in error).
+    #[arg(long, env = "TOLK_OCR_TIMEOUT_SECS", default_value_t = tolk_worker::ocr::DEFAULT_TIMEOUT_SECS)]
+    pub ocr_timeout_secs: u64,
 }
 
 /// Scheduler settings.

@@ -286,6 +286,10 @@ async fn run_worker(
             timeout: Duration::from_secs(args.convert_timeout_secs.max(1)),
         },
         fonts: tolk_worker::PdfFonts::new(std::env::split_paths(&args.fonts_dirs).collect()),
+        ocr: tolk_worker::Tesseract {
+            program: args.tesseract.clone(),
+            timeout: Duration::from_secs(args.ocr_timeout_secs.max(1)),
+        },
     };
     tolk_worker::run(config, state, stopped(stop)).await;
     Ok(())

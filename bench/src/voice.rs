@@ -108,6 +108,7 @@ async fn start_platform(args: &VoiceArgs) -> Result<Platform> {
         recognizer: Default::default(),
         office: Default::default(),
         fonts: Default::default(),
+        ocr: Default::default(),
     };
     let r = rx.clone();
     tasks.push(tokio::spawn(async move {

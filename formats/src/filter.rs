@@ -15,8 +15,8 @@
 use crate::cut::{self, Cut};
 use crate::package::{self, Package};
 use crate::{
-    DocumentFormat, ExtractOptions, FormatError, android, html, its, json, markdown, mif, pdf,
-    properties, resx, rtf, scorm, strings, subtitles, txt, xliff, yaml,
+    DocumentFormat, ExtractOptions, FormatError, android, html, images, its, json, markdown, mif,
+    pdf, properties, resx, rtf, scorm, strings, subtitles, txt, xliff, yaml,
 };
 
 /// What a filter keeps of a document to write its translation back:
@@ -504,6 +504,24 @@ pub(crate) static FORMATS: &[Row] = &[
             cut: None,
         },
     },
+    Row {
+        format: DocumentFormat::Png,
+        extensions: &["png"],
+        media_type: "image/png",
+        filter: &Functions {
+            extract: images::extract,
+            cut: None,
+        },
+    },
+    Row {
+        format: DocumentFormat::Jpeg,
+        extensions: &["jpg", "jpeg"],
+        media_type: "image/jpeg",
+        filter: &Functions {
+            extract: images::extract,
+            cut: None,
+        },
+    },
 ];
 
 /// The row of `format`.
@@ -532,6 +550,6 @@ mod tests {
                 assert_eq!(*ext, ext.to_ascii_lowercase());
             }
         }
-        assert_eq!(FORMATS.len(), DocumentFormat::Pdf as usize + 1);
+        assert_eq!(FORMATS.len(), DocumentFormat::Jpeg as usize + 1);
     }
 }

@@ -79,6 +79,7 @@ mod error;
 mod filter;
 mod html;
 mod idml;
+mod images;
 pub mod inline;
 mod its;
 mod json;
@@ -112,6 +113,7 @@ mod xpath;
 mod yaml;
 
 pub use error::FormatError;
+pub use images::{Ocr, Recognizer, tesseract_language};
 pub use output::{Conversion, Output, can_convert, conversion, convert, office_input};
 pub use pdf::fonts::Fonts;
 pub use pdf::{MAX_PAGES as PDF_MAX_PAGES, page_count as pdf_page_count};
@@ -172,6 +174,11 @@ pub enum DocumentFormat {
     Scorm,
     /// PDF (`.pdf`): translated in place, page by page.
     Pdf,
+    /// PNG images (`.png`): their text read by OCR, the translation painted
+    /// over it.
+    Png,
+    /// JPEG images (`.jpg`, `.jpeg`), as PNG.
+    Jpeg,
 }
 
 impl DocumentFormat {
@@ -268,8 +275,12 @@ pub struct ExtractOptions {
     pub encoding: Option<&'static encoding_rs::Encoding>,
     /// The fonts a translated PDF's text is set in (the one closest to
     /// each paragraph's original font that covers its translation); a PDF
-    /// with text to translate cannot be written back without them.
+    /// with text to translate cannot be written back without them (an
+    /// image's translation is painted in them too).
     pub fonts: Option<Fonts>,
+    /// What reads the text of images (PNG, JPEG); without it an image is
+    /// refused.
+    pub ocr: Option<Ocr>,
 }
 
 /// [`extract`] with options.

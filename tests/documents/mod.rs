@@ -1,5 +1,6 @@
 //! Document translation end to end: upload → poll → download, per format.
 
+mod images;
 mod office;
 mod pdf;
 mod publishing;

@@ -115,6 +115,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         overwrite_targets: doc.xliff_targets.as_deref() == Some("overwrite"),
         encoding: None,
         fonts: None,
+        ocr: Some(state.ocr.ocr()),
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let custom = customizations(state, &doc, &source_lang).await?;
@@ -136,7 +137,8 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             output_format.extension()
         ))
     })?;
-    let fonts = (format == DocumentFormat::Pdf).then(|| state.fonts.clone());
+    let images = matches!(format, DocumentFormat::Png | DocumentFormat::Jpeg);
+    let fonts = (format == DocumentFormat::Pdf || images).then(|| state.fonts.clone());
     let filter = tokio::task::spawn_blocking(move || {
         let fonts = fonts.map(|f| f.get());
         let options = tolk_formats::ExtractOptions {

@@ -10,6 +10,7 @@
 pub mod documents;
 pub mod fonts;
 mod job;
+pub mod ocr;
 pub mod office;
 pub mod pools;
 pub mod quality;
@@ -21,6 +22,7 @@ pub mod voice;
 pub mod wake;
 
 pub use fonts::PdfFonts;
+pub use ocr::Tesseract;
 pub use office::Office;
 pub use pools::{Kind, Pools};
 pub use run::{WorkerConfig, WorkerState, run};

@@ -154,8 +154,10 @@ pub struct WorkerState {
     pub recognizer: tolk_voice::asr::Recognizer,
     /// LibreOffice, for documents delivered in another format.
     pub office: crate::Office,
-    /// The fonts translated PDFs are set in.
+    /// The fonts translated PDFs and images are set in.
     pub fonts: crate::PdfFonts,
+    /// Text recognition, for images.
+    pub ocr: crate::Tesseract,
 }
 
 impl WorkerState {

@@ -286,6 +286,7 @@ pub(crate) async fn start_platform_with(
         recognizer: Default::default(),
         office: Default::default(),
         fonts: Default::default(),
+        ocr: Default::default(),
     };
     let worker_config = tolk_worker::WorkerConfig {
         concurrency: concurrency.max(1),

@@ -1,0 +1,222 @@
+//! Images (`.png`, `.jpg`, `.jpeg`): their text read by OCR (a
+//! [`Recognizer`] the caller supplies; the worker runs tesseract), each
+//! recognised paragraph a segment (lines joined, a hyphen at a line's end
+//! joined away), and the translation painted over the original: the
+//! paragraph's lines filled with the background around them, the
+//! translation set in a face of the fonts given, in the colour of the
+//! original text, as large as the original and shrunk to fit its box
+//! ([`paint`]). The image keeps its type and size; one whose translation
+//! is the original is given back byte for byte.
+
+mod ocr;
+mod paint;
+
+use std::io::Cursor;
+
+use image::{DynamicImage, ImageFormat, ImageReader, Limits, RgbaImage};
+
+use crate::filter::Document;
+use crate::pdf::fonts::{Fonts, Style};
+use crate::{ExtractOptions, FormatError, inline};
+pub use ocr::{Ocr, Recognizer, tesseract_language};
+use paint::Rect;
+
+/// Wider or higher images are refused.
+const MAX_SIDE: u32 = 20_000;
+/// What decoding an image may allocate.
+const MAX_ALLOC: u64 = 512 << 20;
+/// Words recognised with less confidence (0–100) are not text.
+const MIN_CONFIDENCE: f32 = 40.0;
+
+/// A recognised paragraph to translate: its segment and its lines' boxes.
+struct Block {
+    segment: usize,
+    lines: Vec<Rect>,
+}
+
+/// Everything of an image but its text.
+struct Skeleton {
+    input: Vec<u8>,
+    format: ImageFormat,
+    image: DynamicImage,
+    blocks: Vec<Block>,
+    fonts: Fonts,
+}
+
+/// Reads an image's text as segments, one per recognised paragraph.
+pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document, FormatError> {
+    let (image, format) = decode(input)?;
+    let Some(Ocr(recognizer)) = &options.ocr else {
+        return Err(FormatError::unsupported(
+            "Text in images is read by OCR, and this server has no OCR engine (tesseract-ocr).",
+        ));
+    };
+    let language = tesseract_language(options.source_language.as_deref());
+    let tsv = recognizer.recognize(input, language).map_err(|e| {
+        FormatError::unsupported(format!("The image's text could not be read: {e}"))
+    })?;
+    let mut segments = Vec::new();
+    let mut blocks = Vec::new();
+    for paragraph in paragraphs(ocr::words(&tsv)) {
+        let text = paragraph_text(&paragraph);
+        if !text.chars().any(char::is_alphabetic) {
+            continue;
+        }
+        blocks.push(Block {
+            segment: segments.len(),
+            lines: paragraph.iter().map(|line| line_box(line)).collect(),
+        });
+        segments.push(inline::escape(&text));
+    }
+    Ok(Document::new(
+        segments,
+        Skeleton {
+            input: input.to_vec(),
+            format,
+            image,
+            blocks,
+            fonts: options.fonts.clone().unwrap_or_default(),
+        },
+    ))
+}
+
+/// The image and its format (PNG or JPEG, by its bytes), decoded within
+/// bounds.
+fn decode(input: &[u8]) -> Result<(DynamicImage, ImageFormat), FormatError> {
+    let unreadable =
+        |why: String| FormatError::corrupt(format!("The file is not a readable image ({why})."));
+    let mut reader = ImageReader::new(Cursor::new(input))
+        .with_guessed_format()
+        .map_err(|e| unreadable(e.to_string()))?;
+    let format = match reader.format() {
+        Some(f @ (ImageFormat::Png | ImageFormat::Jpeg)) => f,
+        _ => return Err(unreadable("it is neither PNG nor JPEG".to_owned())),
+    };
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(MAX_ALLOC);
+    reader.limits(limits);
+    let image = reader.decode().map_err(|e| unreadable(e.to_string()))?;
+    Ok((image, format))
+}
+
+/// The confident words as paragraphs of lines, in the recogniser's order.
+fn paragraphs(words: Vec<ocr::Word>) -> Vec<Vec<Vec<ocr::Word>>> {
+    let mut out: Vec<Vec<Vec<ocr::Word>>> = Vec::new();
+    let mut last: Option<(u32, u32, u32)> = None;
+    for word in words.into_iter().filter(|w| w.confidence >= MIN_CONFIDENCE) {
+        let key = (word.block, word.paragraph, word.line);
+        match (last, out.last_mut()) {
+            (Some(k), Some(p)) if k == key => {
+                if let Some(line) = p.last_mut() {
+                    line.push(word);
+                }
+            }
+            (Some((b, q, _)), Some(p)) if (b, q) == (key.0, key.1) => p.push(vec![word]),
+            _ => out.push(vec![vec![word]]),
+        }
+        last = Some(key);
+    }
+    out
+}
+
+/// A paragraph's text: words spaced, lines joined (a hyphen at a line's
+/// end joined away before a lower-case word).
+fn paragraph_text(lines: &[Vec<ocr::Word>]) -> String {
+    let mut text = String::new();
+    for line in lines {
+        for word in line {
+            let hyphen = text.ends_with('-')
+                && text[..text.len() - 1].ends_with(char::is_alphabetic)
+                && word.text.starts_with(char::is_lowercase);
+            if hyphen && std::ptr::eq(word, &line[0]) {
+                text.pop();
+            } else if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&word.text);
+        }
+    }
+    text
+}
+
+/// The box around a line's words.
+fn line_box(line: &[ocr::Word]) -> Rect {
+    let words: Vec<Rect> = line
+        .iter()
+        .map(|w| Rect {
+            left: w.left,
+            top: w.top,
+            width: w.width,
+            height: w.height,
+        })
+        .collect();
+    paint::union(&words)
+}
+
+impl crate::filter::Skeleton for Skeleton {
+    fn merge(
+        &self,
+        source: &[String],
+        translated: &[String],
+        _lang: Option<&str>,
+    ) -> Result<Vec<u8>, FormatError> {
+        let changed: Vec<&Block> = self
+            .blocks
+            .iter()
+            .filter(|b| source.get(b.segment) != translated.get(b.segment))
+            .collect();
+        if changed.is_empty() {
+            return Ok(self.input.clone());
+        }
+        let mut canvas: RgbaImage = self.image.to_rgba8();
+        // Every paragraph's original is painted out before any translation
+        // is written, so that no fill covers another's text.
+        let inks: Vec<_> = changed
+            .iter()
+            .map(|b| paint::erase(&mut canvas, &b.lines))
+            .collect();
+        for (block, ink) in changed.iter().zip(inks) {
+            let text = inline::plain_text(&translated[block.segment]);
+            let Some(face) = self.fonts.choose(Style::default(), &text) else {
+                return Err(FormatError::Write(
+                    "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
+                ));
+            };
+            let (data, index) = self.fonts.face(face);
+            paint::write(&mut canvas, data, index, &text, &block.lines, ink)?;
+        }
+        encode(canvas, &self.image, self.format)
+    }
+}
+
+/// The painted image in the original's format (and, for PNG, with an alpha
+/// channel only when the original had one).
+fn encode(
+    canvas: RgbaImage,
+    original: &DynamicImage,
+    format: ImageFormat,
+) -> Result<Vec<u8>, FormatError> {
+    let mut out = Cursor::new(Vec::new());
+    let write = |e: image::ImageError| FormatError::Write(e.to_string());
+    let painted = DynamicImage::ImageRgba8(canvas);
+    match format {
+        ImageFormat::Jpeg => {
+            let rgb = painted.to_rgb8();
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92)
+                .encode_image(&rgb)
+                .map_err(write)?;
+        }
+        _ if original.color().has_alpha() => painted
+            .write_to(&mut out, ImageFormat::Png)
+            .map_err(write)?,
+        _ => DynamicImage::ImageRgb8(painted.to_rgb8())
+            .write_to(&mut out, ImageFormat::Png)
+            .map_err(write)?,
+    }
+    Ok(out.into_inner())
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
