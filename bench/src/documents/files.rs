@@ -4,7 +4,7 @@
 
 use std::io::Write as _;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 /// The office formats the documents benchmark can send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -47,6 +47,9 @@ pub enum Format {
     /// PDF: lines of Helvetica, ten points, paragraphs a gap apart, pages
     /// of US Letter.
     Pdf,
+    /// A PNG picture of an A4 page at 150 dpi: paragraphs of 28-pixel
+    /// Liberation Sans, black on white (read by OCR).
+    Png,
 }
 
 impl Format {
@@ -71,6 +74,7 @@ impl Format {
             Format::Rtf => "rtf",
             Format::Mif => "mif",
             Format::Pdf => "pdf",
+            Format::Png => "png",
         }
     }
 
@@ -146,6 +150,7 @@ impl Format {
                 },
             )),
             Format::Pdf => pdf(paragraphs),
+            Format::Png => png(paragraphs),
             Format::Mif => Ok(lines(
                 "<MIFFile 2015> # Benchmark\n<TextFlow\n <TFTag `A'>\n",
                 paragraphs,
@@ -621,4 +626,72 @@ fn pdf(paragraphs: &[String]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     doc.save_to(&mut out)?;
     Ok(out)
+}
+
+/// The face the PNG pages are drawn in.
+const PNG_FONT: &str = "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf";
+
+/// A page picture holding `paragraphs` (as many as fit; a bench document
+/// is a page of about 250 words).
+fn png(paragraphs: &[String]) -> Result<Vec<u8>> {
+    use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
+    let data = std::fs::read(PNG_FONT)
+        .with_context(|| format!("{PNG_FONT} (fonts-liberation2: scripts/setup.sh)"))?;
+    let font = FontRef::try_from_slice(&data)?;
+    let (width, height, margin, size) = (1240u32, 1754u32, 80.0f32, 28.0f32);
+    let scaled = font.as_scaled(PxScale::from(size));
+    let mut page = image::GrayImage::from_pixel(width, height, image::Luma([255]));
+    let measure = |s: &str| {
+        s.chars()
+            .map(|c| scaled.h_advance(scaled.glyph_id(c)))
+            .sum::<f32>()
+    };
+    let mut y = margin + scaled.ascent();
+    'page: for paragraph in paragraphs {
+        let mut line = String::new();
+        let mut lines = Vec::new();
+        for word in paragraph.split_whitespace() {
+            let next = if line.is_empty() {
+                word.to_owned()
+            } else {
+                format!("{line} {word}")
+            };
+            if measure(&next) > width as f32 - 2.0 * margin && !line.is_empty() {
+                lines.push(std::mem::replace(&mut line, word.to_owned()));
+            } else {
+                line = next;
+            }
+        }
+        lines.push(line);
+        for text in lines {
+            if y > height as f32 - margin {
+                break 'page;
+            }
+            let mut x = margin;
+            for c in text.chars() {
+                let glyph = scaled.scaled_glyph(c);
+                let advance = scaled.h_advance(glyph.id);
+                let glyph = glyph
+                    .id
+                    .with_scale_and_position(size, ab_glyph::point(x, y));
+                x += advance;
+                let Some(outlined) = font.outline_glyph(glyph) else {
+                    continue;
+                };
+                let bounds = outlined.px_bounds();
+                outlined.draw(|gx, gy, coverage| {
+                    let (px, py) = (bounds.min.x as u32 + gx, bounds.min.y as u32 + gy);
+                    if px < width && py < height {
+                        let ink = 255.0 * (1.0 - coverage.clamp(0.0, 1.0));
+                        page.put_pixel(px, py, image::Luma([ink as u8]));
+                    }
+                });
+            }
+            y += size * 1.4;
+        }
+        y += size;
+    }
+    let mut out = std::io::Cursor::new(Vec::new());
+    page.write_to(&mut out, image::ImageFormat::Png)?;
+    Ok(out.into_inner())
 }

@@ -22,6 +22,7 @@ mod text;
 mod typeset;
 pub(crate) mod watermark;
 mod write;
+mod xmp;
 
 use std::collections::BTreeSet;
 use std::rc::Rc;

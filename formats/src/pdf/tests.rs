@@ -627,3 +627,48 @@ fn a_pdf_reflows_into_a_word_document_with_headings_lists_and_images_in_place() 
         "{read}"
     );
 }
+
+/// A PDF/A LibreOffice writes from a Word file with a title and a subject
+/// carries them in its XMP metadata too; the translation sets both, as
+/// poppler's `pdfinfo -meta` reads them.
+#[test]
+fn the_xmp_title_and_description_follow_the_translation() {
+    let dir = test_folder("pdf-xmp");
+    let docx = dir.join("titled.docx");
+    python_snippet(
+        r#"
+import sys, docx
+d = docx.Document()
+d.core_properties.title = "The annual report"
+d.core_properties.subject = "The house"
+d.add_paragraph("The house is big and the garden is green.")
+d.save(sys.argv[1])
+"#,
+        &[&docx],
+    );
+    let pdfa = r#"pdf:writer_pdf_Export:{"SelectPdfVersion":{"type":"long","value":"2"}}"#;
+    crate::contract::soffice(&dir, pdfa, &dir, &[docx]);
+    let source = dir.join("titled.pdf");
+    assert!(tool("pdfinfo", &["-meta"], &source).contains("The annual report"));
+    let doc = read(&std::fs::read(&source).unwrap());
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| match s.as_str() {
+            "The annual report" => "El informe anual".to_owned(),
+            other => spanish(other),
+        })
+        .collect();
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translated).unwrap()).unwrap();
+    let meta = tool("pdfinfo", &["-meta"], &out);
+    assert!(meta.contains(">El informe anual</rdf:li>"), "{meta}");
+    assert!(meta.contains(">La casa</rdf:li>"), "{meta}");
+    assert!(
+        !meta.contains("The annual report") && !meta.contains(">The house<"),
+        "{meta}"
+    );
+    let info = tool("pdfinfo", &[], &out);
+    assert!(info.contains("El informe anual"), "{info}");
+    tool("qpdf", &["--check"], &out);
+}

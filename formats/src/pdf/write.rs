@@ -71,8 +71,15 @@ pub(super) fn merge(
             .collect();
         add_fonts(&mut pdf, page, &fonts)?;
     }
+    let (mut title, mut subject) = (None, None);
     for (field, segment) in &skeleton.fields {
-        let text = lopdf::text_string(&inline::plain_text(&translated[*segment]));
+        let plain = inline::plain_text(&translated[*segment]);
+        match field {
+            Field::Info(b"Title") => title = Some(plain.clone()),
+            Field::Info(_) => subject = Some(plain.clone()),
+            Field::Outline(_) => {}
+        }
+        let text = lopdf::text_string(&plain);
         match field {
             Field::Outline(id) => {
                 if let Ok(item) = pdf.get_dictionary_mut(*id) {
@@ -90,6 +97,7 @@ pub(super) fn merge(
             }
         }
     }
+    super::xmp::update(&mut pdf, title.as_deref(), subject.as_deref());
     if let Some(lang) = lang
         && let Ok(catalog) = pdf.catalog_mut()
     {
