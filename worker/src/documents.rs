@@ -108,7 +108,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     let source = state.objects.get(&doc.source_object).await?;
 
     let translate_json_placeholders = doc.json_placeholders.as_deref() == Some("translate");
-    let options = tolk_formats::ExtractOptions {
+    let mut options = tolk_formats::ExtractOptions {
         translate_json_placeholders,
         source_language: doc.source_lang.clone(),
         target_language: Some(doc.target_lang.clone()),
@@ -118,6 +118,12 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         ocr: Some(state.ocr.ocr()),
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
+    let images = matches!(format, DocumentFormat::Png | DocumentFormat::Jpeg);
+    if images {
+        // A picture's text is read with the model of its language, the
+        // detected one too (it was sampled with English's).
+        options.source_language = Some(source_lang.clone());
+    }
     let custom = customizations(state, &doc, &source_lang).await?;
     let evaluation = quality::for_document(&state.db, &doc.id).await?;
 
@@ -137,7 +143,6 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             output_format.extension()
         ))
     })?;
-    let images = matches!(format, DocumentFormat::Png | DocumentFormat::Jpeg);
     let fonts = (format == DocumentFormat::Pdf || images).then(|| state.fonts.clone());
     let filter = tokio::task::spawn_blocking(move || {
         let fonts = fonts.map(|f| f.get());
