@@ -509,7 +509,7 @@ pub(crate) static FORMATS: &[Row] = &[
         extensions: &["png"],
         media_type: "image/png",
         filter: &Functions {
-            extract: images::extract,
+            extract: images::extract_png,
             cut: None,
         },
     },
@@ -518,7 +518,7 @@ pub(crate) static FORMATS: &[Row] = &[
         extensions: &["jpg", "jpeg"],
         media_type: "image/jpeg",
         filter: &Functions {
-            extract: images::extract,
+            extract: images::extract_jpeg,
             cut: None,
         },
     },

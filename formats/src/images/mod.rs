@@ -5,8 +5,9 @@
 //! paragraph's lines filled with the background around them, the
 //! translation set in a face of the fonts given, in the colour of the
 //! original text, as large as the original and shrunk to fit its box
-//! ([`paint`]). The image keeps its type and size; one whose translation
-//! is the original is given back byte for byte.
+//! ([`paint`]). The image keeps its size and is delivered in the type its
+//! name declares (a PNG uploaded as `.jpg` comes back a JPEG); one whose
+//! translation is the original is given back byte for byte.
 
 mod ocr;
 mod paint;
@@ -37,14 +38,35 @@ struct Block {
 /// Everything of an image but its text.
 struct Skeleton {
     input: Vec<u8>,
+    /// Whether the input's bytes are of the declared type.
+    same: bool,
+    /// The declared type, the output's.
     format: ImageFormat,
     image: DynamicImage,
     blocks: Vec<Block>,
     fonts: Fonts,
 }
 
-/// Reads an image's text as segments, one per recognised paragraph.
-pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document, FormatError> {
+/// Reads a PNG picture's text as segments, one per recognised paragraph.
+pub(crate) fn extract_png(input: &[u8], options: &ExtractOptions) -> Result<Document, FormatError> {
+    extract(input, options, ImageFormat::Png)
+}
+
+/// Reads a JPEG picture's text as segments.
+pub(crate) fn extract_jpeg(
+    input: &[u8],
+    options: &ExtractOptions,
+) -> Result<Document, FormatError> {
+    extract(input, options, ImageFormat::Jpeg)
+}
+
+/// Reads a picture uploaded as `declared` (whatever its bytes are: it is
+/// delivered as declared).
+fn extract(
+    input: &[u8],
+    options: &ExtractOptions,
+    declared: ImageFormat,
+) -> Result<Document, FormatError> {
     let (image, format) = decode(input)?;
     let Some(Ocr(recognizer)) = &options.ocr else {
         return Err(FormatError::unsupported(
@@ -72,7 +94,8 @@ pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document
         segments,
         Skeleton {
             input: input.to_vec(),
-            format,
+            same: format == declared,
+            format: declared,
             image,
             blocks,
             fonts: options.fonts.clone().unwrap_or_default(),
@@ -167,7 +190,7 @@ impl crate::filter::Skeleton for Skeleton {
             .iter()
             .filter(|b| source.get(b.segment) != translated.get(b.segment))
             .collect();
-        if changed.is_empty() {
+        if changed.is_empty() && self.same {
             return Ok(self.input.clone());
         }
         let mut canvas: RgbaImage = self.image.to_rgba8();

@@ -176,3 +176,14 @@ fn images_without_ocr_or_damaged_are_clear_errors() {
         .unwrap();
     assert!(err.to_string().contains("neither PNG nor JPEG"), "{err}");
 }
+
+#[test]
+fn a_picture_is_delivered_in_the_type_its_name_declares() {
+    let dir = test_folder("image-declared");
+    let png = std::fs::read(picture(&dir, "sign.png")).unwrap();
+    let doc = crate::extract_with(DocumentFormat::Jpeg, &png, options(Some("EN"))).unwrap();
+    let same = doc.merge(doc.segments()).unwrap();
+    assert!(same.starts_with(&[0xFF, 0xD8, 0xFF]), "a JPEG");
+    let doc = crate::extract_with(DocumentFormat::Png, &png, options(Some("EN"))).unwrap();
+    assert_eq!(doc.merge(doc.segments()).unwrap(), png);
+}
