@@ -58,6 +58,26 @@ out = {
 print(json.dumps(out))
 "#;
 
+/// A tool's standard output for `file` (`pdftotext` writes to "-").
+pub(crate) async fn tool(program: &str, args: &[&str], file: &std::path::Path) -> Result<String> {
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).arg(file);
+    if program == "pdftotext" {
+        command.arg("-");
+    }
+    let out = command
+        .output()
+        .await
+        .with_context(|| format!("{program} (poppler-utils, qpdf: scripts/setup.sh)"))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{program} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// A world with an API, one worker and an API key, for a test named `name`.
 pub(crate) async fn platform(name: &str) -> Result<(World, crate::support::Api, String)> {
     let mut world = World::new(name).await?;

@@ -519,20 +519,13 @@ async fn documents_carry_the_machine_translation_mark_on_request() -> Result<()>
     assert_eq!(kind, "application/pdf");
     let path = world.path("marked.pdf");
     std::fs::write(&path, &pdf)?;
-    let pdfinfo = |custom: bool| {
-        let mut command = tokio::process::Command::new("pdfinfo");
-        if custom {
-            command.arg("-custom");
-        }
-        command.arg(&path).output()
-    };
-    let info = String::from_utf8_lossy(&pdfinfo(true).await?.stdout).into_owned();
+    let info = tool("pdfinfo", &["-custom"], &path).await?;
     assert!(
         info.lines()
             .any(|l| l.starts_with("MachineTranslation:") && l.ends_with(MARK)),
         "{info}"
     );
-    let info = String::from_utf8_lossy(&pdfinfo(false).await?.stdout).into_owned();
+    let info = tool("pdfinfo", &[], &path).await?;
     let count: usize = info
         .lines()
         .find_map(|l| l.strip_prefix("Pages:"))
@@ -541,13 +534,7 @@ async fn documents_carry_the_machine_translation_mark_on_request() -> Result<()>
         .parse()?;
     for page in 1..=count {
         let page = page.to_string();
-        let out = tokio::process::Command::new("pdftotext")
-            .args(["-f", &page, "-l", &page])
-            .arg(&path)
-            .arg("-")
-            .output()
-            .await?;
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = tool("pdftotext", &["-f", &page, "-l", &page], &path).await?;
         assert!(text.contains(MARK), "page {page}: {text}");
         assert!(
             text.contains("La casa es grande") || page != "1",

@@ -41,26 +41,6 @@ t.cell(1, 1).text = "The tree is green."
 d.save(sys.argv[1])
 "#;
 
-/// A tool's standard output for `file` (`pdftotext` writes to "-").
-async fn tool(program: &str, args: &[&str], file: &std::path::Path) -> Result<String> {
-    let mut command = tokio::process::Command::new(program);
-    command.args(args).arg(file);
-    if program == "pdftotext" {
-        command.arg("-");
-    }
-    let out = command
-        .output()
-        .await
-        .with_context(|| format!("{program} (poppler-utils, qpdf: scripts/setup.sh)"))?;
-    anyhow::ensure!(
-        out.status.success(),
-        "{program} {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// The boxes (`x0 y0 x1 y1`, top down) of `tag` elements pdftotext's
 /// `-bbox`/`-bbox-layout` HTML lists.
 fn boxes(html: &str, tag: &str) -> Result<Vec<[f32; 4]>> {
