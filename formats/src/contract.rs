@@ -201,8 +201,10 @@ fn same_in_chunks(
     )
     .unwrap();
     assert!(rest.is_empty() && batches > 0);
-    let marked = doc_with_language(format, bytes).merge(translated).unwrap();
-    assert_eq!(streamed, marked, "{format:?}");
+    let whole = doc_with_language(format, bytes);
+    let marked = whole.merge(translated).unwrap();
+    assert_eq!(streamed.bytes, marked, "{format:?}");
+    assert_eq!(streamed.notes, whole.notes(), "{format:?}");
 }
 
 /// `bytes` extracted again, its translations to be marked English.

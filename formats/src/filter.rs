@@ -12,6 +12,8 @@
 //! [`DocumentFormat`] and one row of [`FORMATS`]; the conformance and
 //! mutation tests then require a sample of it.
 
+use std::cell::RefCell;
+
 use crate::cut::{self, Cut};
 use crate::package::{self, Package};
 use crate::{
@@ -57,6 +59,9 @@ pub(crate) struct Document {
     pub segments: Vec<String>,
     /// Everything else.
     pub skeleton: Box<dyn Skeleton>,
+    /// What the filter leaves untranslated, and why (a sentence each), for
+    /// the job's notes.
+    pub notes: Vec<String>,
 }
 
 impl Document {
@@ -65,7 +70,14 @@ impl Document {
         Self {
             segments,
             skeleton: Box::new(skeleton),
+            notes: Vec::new(),
         }
+    }
+
+    /// The document with notes of what it leaves untranslated.
+    pub(crate) fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
     }
 
     /// The document with one translation per segment, refused when the
@@ -124,6 +136,17 @@ pub(crate) struct Walk<'a> {
     pub lang: Option<&'a str>,
     /// Whether the translated document is written (else it is only read).
     pub write: bool,
+    /// Where the notes of the documents read go.
+    pub notes: Option<&'a RefCell<Vec<String>>>,
+}
+
+impl Walk<'_> {
+    /// Keeps the notes of a document read.
+    fn note(&self, doc: &Document) {
+        if let Some(notes) = self.notes {
+            notes.borrow_mut().extend(doc.notes.iter().cloned());
+        }
+    }
 }
 
 /// A format's filter.
@@ -170,6 +193,7 @@ fn in_pieces<F: Filter + ?Sized>(
 ) -> Result<Option<Vec<u8>>, Stop> {
     let Some(cut) = filter.cut(input, cut::PIECE_SIZE) else {
         let doc = filter.extract(input, walk.options)?;
+        walk.note(&doc);
         let translated = translate(&doc, 1.0, batches)?;
         return Ok(match walk.write {
             true => Some(doc.merge(&translated, walk.lang)?),
@@ -193,6 +217,7 @@ fn in_pieces<F: Filter + ?Sized>(
     for (index, piece) in cut.pieces.iter().enumerate() {
         let document = cut.document(input, index);
         let doc = filter.extract(&document, &options)?;
+        walk.note(&doc);
         drop(document);
         let read = piece.end as f32 / input.len().max(1) as f32;
         let translated = translate(&doc, read, batches)?;

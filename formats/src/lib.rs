@@ -117,7 +117,7 @@ pub use images::{Ocr, Recognizer, tesseract_language};
 pub use output::{Conversion, Output, can_convert, conversion, convert, office_input};
 pub use pdf::fonts::Fonts;
 pub use pdf::{MAX_PAGES as PDF_MAX_PAGES, page_count as pdf_page_count};
-pub use stream::{TranslateError, Translator, sample, translate};
+pub use stream::{TranslateError, Translation, Translator, sample, translate};
 pub use watermark::{MARK, MARK_PROPERTY, can_mark, mark};
 
 /// A document format handled by [`extract`].
@@ -318,6 +318,12 @@ impl Extracted {
     /// The format of the document.
     pub fn format(&self) -> DocumentFormat {
         self.format
+    }
+
+    /// What the filter leaves untranslated and why, a sentence each (text a
+    /// PDF shows in a Type3 font, say); empty when nothing.
+    pub fn notes(&self) -> &[String] {
+        &self.document.notes
     }
 
     /// Marks translated text with the target language where the format

@@ -19,6 +19,16 @@ use crate::{DocumentFormat, ExtractOptions, FormatError, inline};
 /// segment back.
 pub type Translator<'t, E> = dyn FnMut(&[String], f32) -> Result<Vec<String>, E> + 't;
 
+/// A translated document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translation {
+    /// The document, written.
+    pub bytes: Vec<u8>,
+    /// What its filter left untranslated and why, a sentence each (text a
+    /// PDF shows in a Type3 font, say); empty when nothing was.
+    pub notes: Vec<String>,
+}
+
 /// Why [`translate`] stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum TranslateError<E> {
@@ -37,14 +47,15 @@ pub enum TranslateError<E> {
 /// [`inline`] markup, with the share (0 to 1) of the document read so far,
 /// and returns one translation per segment. The output is what
 /// [`Extracted::merge`](crate::Extracted::merge) gives for the same
-/// translations.
+/// translations, with the notes [`Extracted::notes`](crate::Extracted::notes)
+/// gives.
 pub fn translate<E>(
     format: DocumentFormat,
     input: &[u8],
     options: ExtractOptions,
     target_lang: &str,
     translator: &mut Translator<'_, E>,
-) -> Result<Vec<u8>, TranslateError<E>> {
+) -> Result<Translation, TranslateError<E>> {
     let lang = tolk_lang::bcp47(target_lang);
     let options = ExtractOptions {
         target_language: options
@@ -52,10 +63,12 @@ pub fn translate<E>(
             .or_else(|| Some(target_lang.to_owned())),
         ..options
     };
+    let notes = std::cell::RefCell::new(Vec::new());
     let walk = Walk {
         options: &options,
         lang: Some(&lang),
         write: true,
+        notes: Some(&notes),
     };
     let mut failure = None;
     let mut batches = |segments: &[String], read: f32| {
@@ -66,7 +79,10 @@ pub fn translate<E>(
     };
     let walked = filter::of(format).walk(input, &walk, &mut batches);
     match walked {
-        Ok(out) => Ok(out.unwrap_or_default()),
+        Ok(out) => Ok(Translation {
+            bytes: out.unwrap_or_default(),
+            notes: notes.into_inner(),
+        }),
         Err(Stop::Format(e)) => Err(e.into()),
         Err(Stop::Halted) => Err(match failure {
             Some(e) => TranslateError::Translator(e),
@@ -103,6 +119,7 @@ pub fn sample(
         options: &options,
         lang: None,
         write: false,
+        notes: None,
     };
     match filter::of(format).walk(input, &walk, &mut add) {
         Ok(_) | Err(Stop::Halted) => Ok(text),
@@ -129,7 +146,8 @@ mod tests {
                 Ok(segments.iter().map(|s| s.to_uppercase()).collect())
             },
         )
-        .unwrap();
+        .unwrap()
+        .bytes;
         assert_eq!(out, b"HELLO\n\nWORLD\n");
         assert_eq!(batches, [(vec!["Hello".into(), "World".into()], 1.0)]);
     }
@@ -331,7 +349,8 @@ mod tests {
                     Ok(upper(segments))
                 },
             )
-            .unwrap();
+            .unwrap()
+            .bytes;
             assert!(batches.len() > 1, "{format:?}: {batches:?}");
             assert!(
                 batches.windows(2).all(|w| w[0].1 < w[1].1) && batches.last().unwrap().1 == 1.0,
@@ -409,7 +428,7 @@ mod tests {
             .unwrap()
             .with_target_language("ES");
         let expected = whole.merge(&translate_batch(whole.segments())).unwrap();
-        (out, expected)
+        (out.bytes, expected)
     }
 
     fn upper(segments: &[String]) -> Vec<String> {
@@ -582,7 +601,7 @@ mod tests {
             assert!(
                 matches!(result, Err(TranslateError::Format(_))),
                 "{format:?}: {:?}",
-                result.map(|o| o.len())
+                result.map(|o| o.bytes.len())
             );
             assert_eq!(batches, 0, "{format:?}");
         }

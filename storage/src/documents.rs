@@ -117,6 +117,9 @@ pub struct Document {
     pub xliff_targets: Option<String>,
     /// See [`NewDocument::watermark`].
     pub watermark: bool,
+    /// What the filter left untranslated and why, a sentence each, once
+    /// done (text a PDF shows in a Type3 font, say).
+    pub notes: Vec<String>,
 }
 
 impl Document {
@@ -189,7 +192,7 @@ pub async fn get(pool: &PgPool, id: &str) -> Result<Option<Document>, StorageErr
                source_lang, target_lang, source_object, result_object, billed_characters,
                error_message, progress, attempts, trace_id, created_at, started_at,
                finished_at, downloaded_at, glossary_ids, style_id, json_placeholders,
-               xliff_targets, watermark
+               xliff_targets, watermark, notes
            FROM documents WHERE id = $1"#,
         id
     )
@@ -298,22 +301,25 @@ pub async fn fail(pool: &PgPool, id: &str, message: &str) -> Result<(), StorageE
     Ok(())
 }
 
-/// Marks a document done inside the caller's transaction. Returns `false` if it was
-/// already finished (so the caller records usage only once).
+/// Marks a document done, with the notes of what was left untranslated,
+/// inside the caller's transaction. Returns `false` if it was already
+/// finished (so the caller records usage only once).
 pub async fn complete(
     conn: &mut PgConnection,
     id: &str,
     result_object: &str,
     billed_characters: i64,
+    notes: &[String],
 ) -> Result<bool, StorageError> {
     let res = sqlx::query!(
         r#"UPDATE documents
            SET status = 'done', result_object = $2, billed_characters = $3, progress = 1,
-               error_message = NULL, finished_at = now()
+               error_message = NULL, finished_at = now(), notes = $4
            WHERE id = $1 AND status IN ('queued', 'translating')"#,
         id,
         result_object,
-        billed_characters
+        billed_characters,
+        notes
     )
     .execute(&mut *conn)
     .await?;

@@ -17,7 +17,7 @@ im.save(sys.argv[1], quality=95) if sys.argv[1].endswith(".jpg") else im.save(sy
 "#;
 
 /// What tesseract reads of `path` in Spanish, words spaced.
-async fn read_spanish(path: &std::path::Path) -> Result<String> {
+pub(super) async fn read_spanish(path: &std::path::Path) -> Result<String> {
     let out = tokio::process::Command::new("tesseract")
         .arg(path)
         .args(["stdout", "-l", "spa"])

@@ -5,7 +5,8 @@
 //! no English left, the structure sound, and every translated word within
 //! an original block of text, overlapping no other. (LibreOffice 7.4 as
 //! Debian ships it writes no link annotations; the filter's own tests keep
-//! reportlab's.)
+//! reportlab's.) A scanned page (pdftoppm, Pillow) is read by the worker's
+//! tesseract, painted over in Spanish and given a Spanish text layer.
 
 use super::*;
 use crate::support::libreoffice;
@@ -283,5 +284,128 @@ for p in d.paragraphs:
     let again = libreoffice(&world, &out, "pdf").await?;
     let text = tool("pdftotext", &[], &again).await?;
     assert!(text.contains("La casa es grande"), "{text}");
+    Ok(())
+}
+
+/// A page of English (reportlab) rasterised by pdftoppm at 150 dpi and
+/// made a scanned PDF by Pillow (one JPEG a page, no text).
+const MAKE_SCAN: &str = r#"
+import sys, subprocess
+from reportlab.pdfgen import canvas
+from PIL import Image
+c = canvas.Canvas(sys.argv[2], pagesize=(612, 792))
+c.setFont("Helvetica", 22)
+c.drawString(72, 700, "The house is big.")
+c.drawString(72, 560, "The dog runs in the park.")
+c.save()
+subprocess.run(["pdftoppm", "-r", "150", "-png", "-singlefile", sys.argv[2], sys.argv[3]], check=True)
+Image.open(sys.argv[3] + ".png").convert("RGB").save(sys.argv[1], resolution=150)
+"#;
+
+#[tokio::test]
+async fn a_scanned_pdf_comes_back_painted_in_spanish_with_a_text_layer() -> Result<()> {
+    let (world, api, key) = platform("pdf_scan").await?;
+    let source = world.path("scan.pdf");
+    python(
+        MAKE_SCAN,
+        &[&source, &world.path("text.pdf"), &world.path("page")],
+    )
+    .await?;
+    // Without source_lang: the language is detected from a first reading.
+    let (content_type, bytes) = translated(
+        &api,
+        &key,
+        "scan.pdf",
+        std::fs::read(&source)?,
+        &[("target_lang", "ES")],
+    )
+    .await?;
+    assert_eq!(content_type, "application/pdf");
+    let out = world.path("translated.pdf");
+    std::fs::write(&out, &bytes)?;
+    tool("qpdf", &["--check"], &out).await?;
+    let info = |text: String| {
+        text.lines()
+            .filter(|l| l.starts_with("Pages:") || l.starts_with("Page size:"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        info(tool("pdfinfo", &[], &out).await?),
+        info(tool("pdfinfo", &[], &source).await?)
+    );
+    let images = |text: String| {
+        text.lines()
+            .skip(2)
+            .map(|row| row.split_whitespace().take(9).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        images(tool("pdfimages", &["-list"], &out).await?),
+        images(tool("pdfimages", &["-list"], &source).await?)
+    );
+
+    // Its text layer and its picture both read in Spanish.
+    let layer = tool("pdftotext", &[], &out).await?;
+    let layer = layer.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(layer.contains("La casa es grande"), "{layer}");
+    assert!(layer.contains("parque"), "{layer}");
+    assert!(!layer.contains("house"), "{layer}");
+    let page = world.path("translated-page");
+    let status = tokio::process::Command::new("pdftoppm")
+        .args(["-r", "150", "-png", "-singlefile"])
+        .arg(&out)
+        .arg(&page)
+        .status()
+        .await?;
+    anyhow::ensure!(status.success(), "pdftoppm");
+    let seen = super::images::read_spanish(&page.with_extension("png")).await?;
+    assert!(seen.contains("La casa es grande"), "{seen}");
+    assert!(seen.contains("parque"), "{seen}");
+    assert!(!seen.contains("house") && !seen.contains("The"), "{seen}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn what_a_pdf_leaves_untranslated_is_named_in_its_status() -> Result<()> {
+    let (world, api, key) = platform("pdf_notes").await?;
+    let source = world.path("left.pdf");
+    python(
+        r#"
+import sys
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1], pagesize=(612, 792))
+c.setFont("Helvetica", 14)
+c.drawString(72, 700, "The house is big.")
+c.showPage()
+c.translate(300, 300)
+c.rotate(90)
+c.setFont("Helvetica", 14)
+c.drawString(0, 0, "The dog runs in the park.")
+c.showPage()
+c.save()
+"#,
+        &[&source],
+    )
+    .await?;
+    let fields = [("target_lang", "ES"), ("source_lang", "EN")];
+    let (id, dk) = api
+        .upload_ok(&key, "left.pdf", std::fs::read(&source)?, &fields)
+        .await?;
+    let st = api.wait(&key, &id, &dk, Duration::from_secs(120)).await?;
+    assert_eq!(st.status, "done", "{}", st.body);
+    assert_eq!(
+        st.body["notes"],
+        serde_json::json!(["Rotated or skewed text was left untranslated on page 2."]),
+        "{}",
+        st.body
+    );
+    let (code, _, bytes) = api.download(&key, &id, &dk).await?;
+    assert_eq!(code, 200);
+    let out = world.path("translated.pdf");
+    std::fs::write(&out, &bytes)?;
+    let text = tool("pdftotext", &[], &out).await?;
+    assert!(text.contains("La casa es grande"), "{text}");
+    assert!(text.contains("The dog runs in the park."), "{text}");
     Ok(())
 }

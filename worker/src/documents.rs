@@ -119,9 +119,10 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
     };
     let source_lang = source_language(state, &doc, format, &source, &options).await?;
     let images = matches!(format, DocumentFormat::Png | DocumentFormat::Jpeg);
-    if images {
-        // A picture's text is read with the model of its language, the
-        // detected one too (it was sampled with English's).
+    if images || format == DocumentFormat::Pdf {
+        // A picture's (or a scanned page's) text is read with the model of
+        // its language, the detected one too (it was sampled with
+        // English's).
         options.source_language = Some(source_lang.clone());
     }
     let custom = customizations(state, &doc, &source_lang).await?;
@@ -160,17 +161,13 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
             batches.blocking_send(batch).map_err(|_| Abandoned)?;
             answer.blocking_recv().map_err(|_| Abandoned)
         };
-        let translated =
+        let translation =
             tolk_formats::translate(format, &source, options, &target_lang, &mut hand_over)?;
-        match conversion {
-            Conversion::Office { .. } => Ok(translated),
-            _ => Ok(tolk_formats::convert(
-                translated,
-                format,
-                output_format,
-                fonts.as_ref(),
-            )?),
-        }
+        let bytes = match conversion {
+            Conversion::Office { .. } => translation.bytes,
+            _ => tolk_formats::convert(translation.bytes, format, output_format, fonts.as_ref())?,
+        };
+        Ok((bytes, translation.notes))
     });
     let translated = Translated::of(
         state,
@@ -182,8 +179,8 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         &mut incoming,
     )
     .await?;
-    let output = match filter.await {
-        Ok(Ok(bytes)) => bytes,
+    let (output, notes) = match filter.await {
+        Ok(Ok(written)) => written,
         Ok(Err(TranslateError::Format(e))) => return Err(e.into()),
         Ok(Err(TranslateError::Translator(Abandoned))) => {
             return Err(JobError::Transient(
@@ -220,6 +217,7 @@ async fn run(job: &TranslateDocument, state: &WorkerState) -> Result<(), JobErro
         state,
         &doc,
         output,
+        &notes,
         translated.billed,
         evaluation,
         &source_lang,
@@ -290,12 +288,14 @@ impl Translated {
     }
 }
 
-/// Stores the translated document and, in one transaction, completes it,
-/// bills it and enqueues its evaluation (when asked).
+/// Stores the translated document and, in one transaction, completes it
+/// (with the notes of what its filter left untranslated), bills it and
+/// enqueues its evaluation (when asked).
 async fn finish(
     state: &WorkerState,
     doc: &documents::Document,
     output: Vec<u8>,
+    notes: &[String],
     billed: i64,
     evaluation: Option<uuid::Uuid>,
     source_lang: &str,
@@ -304,7 +304,7 @@ async fn finish(
     state.objects.put(&result_object, output.into()).await?;
 
     let mut tx = state.db.begin().await.map_err(StorageError::from)?;
-    if documents::complete(&mut tx, &doc.id, &result_object, billed).await? {
+    if documents::complete(&mut tx, &doc.id, &result_object, billed, notes).await? {
         usage::record(
             &mut tx,
             &UsageEvent {

@@ -86,7 +86,7 @@ fn streamed(format: DocumentFormat, file: &[u8]) -> Result<usize> {
     let mut translator =
         |segments: &[String], _: f32| Ok::<_, std::convert::Infallible>(upper(segments));
     let out = tolk_formats::translate(format, file, options(), "ES", &mut translator)?;
-    Ok(out.len())
+    Ok(out.bytes.len())
 }
 
 /// Extracts the whole of `file`, then merges it (the filters' other

@@ -20,7 +20,7 @@ use crate::filter::Document;
 use crate::pdf::fonts::{Fonts, Style};
 use crate::{ExtractOptions, FormatError, inline};
 pub use ocr::{Ocr, Recognizer, tesseract_language};
-use paint::Rect;
+pub(crate) use paint::{Painted, Rect};
 
 /// Wider or higher images are refused.
 const MAX_SIDE: u32 = 20_000;
@@ -68,27 +68,19 @@ fn extract(
     declared: ImageFormat,
 ) -> Result<Document, FormatError> {
     let (image, format) = decode(input)?;
-    let Some(Ocr(recognizer)) = &options.ocr else {
+    let Some(ocr) = &options.ocr else {
         return Err(FormatError::unsupported(
             "Text in images is read by OCR, and this server has no OCR engine (tesseract-ocr).",
         ));
     };
-    let language = tesseract_language(options.source_language.as_deref());
-    let tsv = recognizer.recognize(input, language).map_err(|e| {
-        FormatError::unsupported(format!("The image's text could not be read: {e}"))
-    })?;
     let mut segments = Vec::new();
     let mut blocks = Vec::new();
-    for paragraph in paragraphs(ocr::words(&tsv)) {
-        let text = paragraph_text(&paragraph);
-        if !text.chars().any(char::is_alphabetic) {
-            continue;
-        }
+    for paragraph in recognise(input, ocr, options.source_language.as_deref())? {
         blocks.push(Block {
             segment: segments.len(),
-            lines: paragraph.iter().map(|line| line_box(line)).collect(),
+            lines: paragraph.lines,
         });
-        segments.push(inline::escape(&text));
+        segments.push(inline::escape(&paragraph.text));
     }
     Ok(Document::new(
         segments,
@@ -101,6 +93,62 @@ fn extract(
             fonts: options.fonts.clone().unwrap_or_default(),
         },
     ))
+}
+
+/// A recognised paragraph with a letter in it: its text (lines joined) and
+/// its lines' boxes.
+pub(crate) struct Recognised {
+    pub text: String,
+    pub lines: Vec<Rect>,
+}
+
+/// The paragraphs `ocr` reads in the picture `bytes` (PNG or JPEG) with
+/// the model of the DeepL language `source` (English when not given).
+pub(crate) fn recognise(
+    bytes: &[u8],
+    ocr: &Ocr,
+    source: Option<&str>,
+) -> Result<Vec<Recognised>, FormatError> {
+    let tsv = ocr
+        .0
+        .recognize(bytes, tesseract_language(source))
+        .map_err(|e| {
+            FormatError::unsupported(format!("The image's text could not be read: {e}"))
+        })?;
+    Ok(paragraphs(ocr::words(&tsv))
+        .into_iter()
+        .map(|paragraph| Recognised {
+            text: paragraph_text(&paragraph),
+            lines: paragraph.iter().map(|line| line_box(line)).collect(),
+        })
+        .filter(|p| p.text.chars().any(char::is_alphabetic))
+        .collect())
+}
+
+/// Paints translations over a picture: every paragraph's original lines
+/// (`lines`) painted out first (so that no fill covers another's text),
+/// then each `text` written into its box; the face (an index of `fonts`)
+/// each paragraph was written in, and the lines painted.
+pub(crate) fn paint_over(
+    canvas: &mut RgbaImage,
+    paragraphs: &[(&[Rect], String)],
+    fonts: &Fonts,
+) -> Result<Vec<(usize, Vec<Painted>)>, FormatError> {
+    let inks: Vec<_> = paragraphs
+        .iter()
+        .map(|(lines, _)| paint::erase(canvas, lines))
+        .collect();
+    let mut painted = Vec::with_capacity(paragraphs.len());
+    for ((lines, text), ink) in paragraphs.iter().zip(inks) {
+        let Some(face) = fonts.choose(Style::default(), text) else {
+            return Err(FormatError::Write(
+                "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
+            ));
+        };
+        let (data, index) = fonts.face(face);
+        painted.push((face, paint::write(canvas, data, index, text, lines, ink)?));
+    }
+    Ok(painted)
 }
 
 /// The image and its format (PNG or JPEG, by its bytes), decoded within
@@ -194,22 +242,14 @@ impl crate::filter::Skeleton for Skeleton {
             return Ok(self.input.clone());
         }
         let mut canvas: RgbaImage = self.image.to_rgba8();
-        // Every paragraph's original is painted out before any translation
-        // is written, so that no fill covers another's text.
-        let inks: Vec<_> = changed
+        let paragraphs: Vec<(&[Rect], String)> = changed
             .iter()
-            .map(|b| paint::erase(&mut canvas, &b.lines))
+            .map(|b| {
+                let text = inline::plain_text(&translated[b.segment]);
+                (b.lines.as_slice(), text)
+            })
             .collect();
-        for (block, ink) in changed.iter().zip(inks) {
-            let text = inline::plain_text(&translated[block.segment]);
-            let Some(face) = self.fonts.choose(Style::default(), &text) else {
-                return Err(FormatError::Write(
-                    "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
-                ));
-            };
-            let (data, index) = self.fonts.face(face);
-            paint::write(&mut canvas, data, index, &text, &block.lines, ink)?;
-        }
+        paint_over(&mut canvas, &paragraphs, &self.fonts)?;
         encode(canvas, &self.image, self.format)
     }
 }

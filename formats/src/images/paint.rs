@@ -45,8 +45,19 @@ pub(crate) fn erase(canvas: &mut RgbaImage, lines: &[Rect]) -> Rgba<u8> {
     ink
 }
 
+/// A line of text as painted: where its baseline starts and its em (the
+/// size a PDF font would be set at to match it), in pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Painted {
+    pub text: String,
+    pub left: f32,
+    pub baseline: f32,
+    pub size: f32,
+}
+
 /// Writes `text` into the box of `lines` in the face `data` (`index` in
-/// its file), at the lines' size and pitch, shrunk to fit.
+/// its file), at the lines' size and pitch, shrunk to fit; the lines it
+/// painted.
 pub(crate) fn write(
     canvas: &mut RgbaImage,
     data: &Arc<[u8]>,
@@ -54,7 +65,7 @@ pub(crate) fn write(
     text: &str,
     lines: &[Rect],
     ink: Rgba<u8>,
-) -> Result<(), FormatError> {
+) -> Result<Vec<Painted>, FormatError> {
     let font = FontRef::try_from_slice_and_index(data, index)
         .map_err(|e| FormatError::Write(format!("a font could not be read: {e}")))?;
     let area = union(lines);
@@ -80,10 +91,18 @@ pub(crate) fn write(
         scale -= 0.05;
     };
     let scaled = font.as_scaled(PxScale::from(size));
+    let em = font.units_per_em().unwrap_or(1000.0) * scaled.h_scale_factor();
+    let mut painted = Vec::with_capacity(wrapped.len());
     for (i, line) in wrapped.iter().enumerate() {
         let top = area.top as f32 + i as f32 * pitch * scale;
         let baseline = top + scaled.ascent() * 0.9;
         let mut x = area.left as f32;
+        painted.push(Painted {
+            text: line.clone(),
+            left: x,
+            baseline,
+            size: em,
+        });
         let mut previous = None;
         for c in line.chars() {
             let id = scaled.glyph_id(c);
@@ -114,7 +133,7 @@ pub(crate) fn write(
             });
         }
     }
-    Ok(())
+    Ok(painted)
 }
 
 /// `text` in lines no wider than `width` at `size` (a word wider than that

@@ -18,6 +18,8 @@ pub(crate) struct PdfFont {
     pub two_byte: bool,
     /// Whether its codes can be read as text.
     pub readable: bool,
+    /// Whether it is a Type3 font (glyphs drawn by content streams).
+    pub type3: bool,
     /// Its style, for the face its translation is set in.
     pub style: Style,
     text: Box<dyn Fn(u32) -> Option<String>>,
@@ -94,6 +96,7 @@ impl PdfFont {
         Self {
             two_byte: composite,
             readable,
+            type3: subtype == "Type3",
             style,
             text,
             widths,

@@ -9,22 +9,29 @@
 //! ([`fonts`], [`embed`]). Pages, their sizes, images, vector art, links,
 //! annotations and form fields stay as they are.
 //!
+//! A page that shows no text but an image covering most of it is a scan:
+//! its image is read by OCR and the translation painted over it, with an
+//! invisible text layer ([`scan`]).
+//!
 //! Left as they are (and so in the source language): text in form XObjects,
 //! rotated or invisible text, text in Type3 fonts or in composite fonts
-//! without a `ToUnicode` map.
+//! without a `ToUnicode` map. Each reason but invisibility is a note of
+//! the document ([`crate::Extracted::notes`]) with the pages it is on.
 
 mod decode;
 mod embed;
 pub(crate) mod fonts;
 mod layout;
 pub(crate) mod reflow;
+mod scan;
 mod text;
 mod typeset;
 pub(crate) mod watermark;
 mod write;
 mod xmp;
+mod xobjects;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::rc::Rc;
 
 use lopdf::content::Content;
@@ -35,7 +42,7 @@ use crate::{ExtractOptions, FormatError, inline};
 use decode::PdfFont;
 use fonts::Fonts;
 use layout::{Paragraph, Run};
-use text::Show;
+use text::{Left, Show};
 
 /// The most a page's content may inflate to.
 const CONTENT_LIMIT: usize = 64 << 20;
@@ -53,6 +60,17 @@ struct Removed {
     scale: f32,
 }
 
+impl Removed {
+    fn of(shown: &text::Shown) -> Self {
+        Removed {
+            op: shown.op,
+            kind: shown.kind,
+            advance: shown.advance,
+            scale: shown.scale,
+        }
+    }
+}
+
 /// A translated paragraph: its segment, and the look of each tag in it.
 struct Block {
     paragraph: Paragraph,
@@ -67,6 +85,11 @@ struct Page {
     paragraphs: Vec<Block>,
     removed: Vec<Removed>,
     center: f32,
+    /// The page's scanned images, read by OCR.
+    scans: Vec<scan::Scan>,
+    /// The show operators of the text layer a scanned page had (removed
+    /// when a translation is painted over it).
+    layer: Vec<Removed>,
 }
 
 /// Where a segment outside the pages goes.
@@ -90,13 +113,22 @@ struct Skeleton {
 pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document, FormatError> {
     let pdf = load(input)?;
     let fonts = options.fonts.clone().unwrap_or_default();
-    let mut segments = Vec::new();
+    let mut reader = Reader {
+        pdf: &pdf,
+        options,
+        fonts: &fonts,
+        segments: Vec::new(),
+        scanned: HashSet::new(),
+        left: BTreeMap::new(),
+    };
     let mut pages = Vec::new();
-    for (_, id) in pdf.get_pages() {
-        if let Some(page) = read_page(&pdf, id, &fonts, &mut segments) {
+    for (number, id) in pdf.get_pages() {
+        if let Some(page) = reader.page(number, id)? {
             pages.push(page);
         }
     }
+    let notes = notes(&reader.left);
+    let mut segments = reader.segments;
     let mut fields = Vec::new();
     for item in write::outline_items(&pdf) {
         if let Some(title) = pdf
@@ -133,7 +165,29 @@ pub(crate) fn extract(input: &[u8], options: &ExtractOptions) -> Result<Document
             fields,
             fonts,
         },
-    ))
+    )
+    .with_notes(notes))
+}
+
+/// A sentence for each reason text was left as it is, with its pages.
+fn notes(left: &BTreeMap<Left, Vec<u32>>) -> Vec<String> {
+    const LISTED: usize = 10;
+    left.iter()
+        .map(|(why, pages)| {
+            let mut listed: Vec<String> = pages.iter().take(LISTED).map(u32::to_string).collect();
+            let more = pages.len().saturating_sub(LISTED);
+            let last = match more {
+                0 => listed.pop().unwrap_or_default(),
+                n => format!("{n} more"),
+            };
+            let pages = match (listed.is_empty(), pages.len()) {
+                (true, 1) => format!("page {last}"),
+                (true, _) => format!("pages {last}"),
+                (false, _) => format!("pages {} and {last}", listed.join(", ")),
+            };
+            format!("{} was left untranslated on {pages}.", why.what())
+        })
+        .collect()
 }
 
 fn push_text(
@@ -199,48 +253,89 @@ fn protected() -> FormatError {
     )
 }
 
-/// A page's paragraphs as segments; `None` when it has none (or its content
-/// cannot be read, which leaves it as it is).
-fn read_page(pdf: &Pdf, id: ObjectId, fonts: &Fonts, segments: &mut Vec<String>) -> Option<Page> {
-    let ops = page_operations(pdf, id)?;
-    let (shows, paragraphs) = page_text(pdf, id, &ops, fonts);
-    let translated = translated_paragraphs(&paragraphs, shows.len());
-    let mut removed_shows = BTreeSet::new();
-    let mut kept = Vec::new();
-    for (index, paragraph) in paragraphs.into_iter().enumerate() {
-        if !translated.contains(&index) {
-            continue;
+/// What reading a PDF's pages gathers.
+struct Reader<'a> {
+    pdf: &'a Pdf,
+    options: &'a ExtractOptions,
+    fonts: &'a Fonts,
+    segments: Vec<String>,
+    /// The images read as scans (each is read once).
+    scanned: HashSet<ObjectId>,
+    /// The pages where text is left as it is, by why.
+    left: BTreeMap<Left, Vec<u32>>,
+}
+
+impl Reader<'_> {
+    /// Page `number`'s paragraphs as segments (or, for a scanned page, those
+    /// OCR reads in its image); `None` when it has none (or its content
+    /// cannot be read, which leaves it as it is).
+    fn page(&mut self, number: u32, id: ObjectId) -> Result<Option<Page>, FormatError> {
+        let pdf = self.pdf;
+        let Some(ops) = page_operations(pdf, id) else {
+            return Ok(None);
+        };
+        let (shows, paragraphs) = page_text(pdf, id, &ops, self.fonts);
+        let mut left: BTreeSet<Left> = shows.iter().filter_map(|s| s.left).collect();
+        if xobjects::draws_form_text(pdf, id, &ops) {
+            left.insert(Left::InForm);
         }
-        for line in &paragraph.lines {
-            removed_shows.extend(line.shows.iter().copied());
+        for why in left {
+            self.left.entry(why).or_default().push(number);
         }
-        let (segment, tags) = segment_of(&paragraph);
-        segments.push(segment);
-        kept.push(Block {
-            paragraph,
-            segment: segments.len() - 1,
-            tags,
-        });
+        let translated = translated_paragraphs(&paragraphs, shows.len());
+        let mut removed_shows = BTreeSet::new();
+        let mut kept = Vec::new();
+        for (index, paragraph) in paragraphs.into_iter().enumerate() {
+            if !translated.contains(&index) {
+                continue;
+            }
+            for line in &paragraph.lines {
+                removed_shows.extend(line.shows.iter().copied());
+            }
+            let (segment, tags) = segment_of(&paragraph);
+            self.segments.push(segment);
+            kept.push(Block {
+                paragraph,
+                segment: self.segments.len() - 1,
+                tags,
+            });
+        }
+        let mut scans = Vec::new();
+        let mut layer = Vec::new();
+        if shows.iter().all(|s| s.invisible || s.glyphs.is_empty()) {
+            scans = scan::read(
+                pdf,
+                id,
+                &ops,
+                self.options,
+                &mut self.scanned,
+                &mut self.segments,
+            )?;
+            if !scans.is_empty() {
+                layer = shows
+                    .iter()
+                    .filter(|s| s.invisible)
+                    .map(Removed::of)
+                    .collect();
+            }
+        }
+        if kept.is_empty() && scans.is_empty() {
+            return Ok(None);
+        }
+        let removed = removed_shows
+            .into_iter()
+            .map(|i| Removed::of(&shows[i]))
+            .collect();
+        let (x0, _, x1, _) = write::media_box(pdf, id);
+        Ok(Some(Page {
+            id,
+            paragraphs: kept,
+            removed,
+            center: (x0 + x1) / 2.0,
+            scans,
+            layer,
+        }))
     }
-    if kept.is_empty() {
-        return None;
-    }
-    let removed = removed_shows
-        .into_iter()
-        .map(|i| Removed {
-            op: shows[i].op,
-            kind: shows[i].kind,
-            advance: shows[i].advance,
-            scale: shows[i].scale,
-        })
-        .collect();
-    let (x0, _, x1, _) = write::media_box(pdf, id);
-    Some(Page {
-        id,
-        paragraphs: kept,
-        removed,
-        center: (x0 + x1) / 2.0,
-    })
 }
 
 /// A page's content operators; `None` when they cannot be read (or
@@ -327,11 +422,11 @@ fn translated_paragraphs(paragraphs: &[Paragraph], shows: usize) -> BTreeSet<usi
 impl crate::filter::Skeleton for Skeleton {
     fn merge(
         &self,
-        _source: &[String],
+        source: &[String],
         translated: &[String],
         lang: Option<&str>,
     ) -> Result<Vec<u8>, FormatError> {
-        write::merge(self, translated, lang)
+        write::merge(self, source, translated, lang)
     }
 }
 

@@ -16,21 +16,18 @@ use docx_rs::{
     Numbering, NumberingId, PageMargin, Paragraph as DocxParagraph, Pic, Run as DocxRun, RunFonts,
     SpecialIndentType, Start, Style as DocxStyle, StyleType,
 };
-use lopdf::content::Operation;
-use lopdf::{Document as Pdf, Object, ObjectId};
+use lopdf::{Document as Pdf, ObjectId};
 
-use super::decode::{deref, number};
 use super::fonts::{Class, Fonts, Style};
 use super::layout::{Align, ListKind, Paragraph, list_marker, marker_only};
-use super::text::{Color, Matrix};
+use super::text::Color;
 use super::write::media_box;
+use super::xobjects;
 use crate::FormatError;
 
 /// The list kinds' numbering ids.
 const BULLETS: usize = 1;
 const NUMBERS: usize = 2;
-/// The largest image taken over, in pixels (a bound on what decoding holds).
-const MAX_IMAGE_PIXELS: u64 = 40_000_000;
 /// EMU per point.
 const EMU_PER_POINT: f32 = 12_700.0;
 
@@ -46,8 +43,6 @@ struct Image {
     pixels: (u32, u32),
     /// Width and height on the page, in points.
     size: (f32, f32),
-    /// Where it lies on the page.
-    area: Area,
 }
 
 /// A box on a page, in page space (`top` above `bottom`).
@@ -162,8 +157,31 @@ fn page_blocks(pdf: &Pdf, page: ObjectId, fonts: &Fonts) -> Vec<Block> {
         };
         blocks.push((area, Block::Paragraph(paragraph, align)));
     }
-    for image in page_images(pdf, page, &ops) {
-        blocks.push((image.area, Block::Image(image)));
+    for placed in xobjects::placed(pdf, page, &ops) {
+        let Some(picture) = xobjects::picture(pdf, placed.id) else {
+            continue;
+        };
+        let mut png = Cursor::new(Vec::new());
+        if picture
+            .image
+            .write_to(&mut png, image::ImageFormat::Png)
+            .is_err()
+        {
+            continue;
+        }
+        let (left, bottom, right, top) = placed.bounds();
+        let area = Area {
+            left,
+            right,
+            top,
+            bottom,
+        };
+        let image = Image {
+            png: png.into_inner(),
+            pixels: (picture.image.width(), picture.image.height()),
+            size: placed.size(),
+        };
+        blocks.push((area, Block::Image(image)));
     }
     let areas: Vec<Area> = blocks.iter().map(|(a, _)| *a).collect();
     let mut slots: Vec<Option<Block>> = blocks.into_iter().map(|(_, b)| Some(b)).collect();
@@ -248,175 +266,6 @@ fn split(areas: &[Area], items: &mut [usize], vertical: bool) -> Vec<Vec<usize>>
         reach = reach.max(end);
     }
     parts
-}
-
-/// The images a page's content draws (`Do` of an image XObject), with where
-/// the current transformation puts them.
-fn page_images(pdf: &Pdf, page: ObjectId, ops: &[Operation]) -> Vec<Image> {
-    let xobjects = page_xobjects(pdf, page);
-    let mut stack: Vec<Matrix> = Vec::new();
-    let mut ctm = Matrix::IDENTITY;
-    let mut images = Vec::new();
-    for op in ops {
-        match op.operator.as_str() {
-            "q" if stack.len() < 256 => stack.push(ctm),
-            "Q" => ctm = stack.pop().unwrap_or(Matrix::IDENTITY),
-            "cm" => {
-                let n: Vec<f32> = op.operands.iter().filter_map(number).collect();
-                if let [a, b, c, d, e, f] = n[..] {
-                    ctm = Matrix([a, b, c, d, e, f]).then(&ctm);
-                }
-            }
-            "Do" => {
-                let Some(id) = op
-                    .operands
-                    .first()
-                    .and_then(|n| n.as_name().ok())
-                    .and_then(|n| xobjects.get(n))
-                else {
-                    continue;
-                };
-                let [a, b, c, d, e, f] = ctm.0;
-                let (width, height) = (a.hypot(b), c.hypot(d));
-                let xs = [e, e + a, e + c, e + a + c];
-                let ys = [f, f + b, f + d, f + b + d];
-                let area = Area {
-                    left: xs.iter().copied().fold(f32::MAX, f32::min),
-                    right: xs.iter().copied().fold(f32::MIN, f32::max),
-                    top: ys.iter().copied().fold(f32::MIN, f32::max),
-                    bottom: ys.iter().copied().fold(f32::MAX, f32::min),
-                };
-                if width < 1.0 || height < 1.0 {
-                    continue;
-                }
-                if let Some((png, pixels)) = png_of(pdf, *id) {
-                    images.push(Image {
-                        png,
-                        pixels,
-                        size: (width, height),
-                        area,
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    images
-}
-
-/// The page's XObjects by resource name (its own, or inherited).
-fn page_xobjects(pdf: &Pdf, page: ObjectId) -> BTreeMap<Vec<u8>, ObjectId> {
-    let mut found = BTreeMap::new();
-    let Ok((direct, inherited)) = pdf.get_page_resources(page) else {
-        return found;
-    };
-    let dicts = direct.into_iter().chain(
-        inherited
-            .iter()
-            .filter_map(|id| pdf.get_dictionary(*id).ok()),
-    );
-    for resources in dicts {
-        let Some(Object::Dictionary(xobjects)) =
-            resources.get(b"XObject").ok().and_then(|x| deref(pdf, x))
-        else {
-            continue;
-        };
-        for (name, value) in xobjects.iter() {
-            if let Ok(id) = value.as_reference() {
-                found.entry(name.clone()).or_insert(id);
-            }
-        }
-    }
-    found
-}
-
-/// An image XObject as PNG, with its size in pixels: JPEG (`DCTDecode`) and
-/// 8-bit grey or RGB samples; other kinds (JPEG 2000, CCITT, indexed
-/// colours) are left out.
-fn png_of(pdf: &Pdf, id: ObjectId) -> Option<(Vec<u8>, (u32, u32))> {
-    let stream = pdf.get_object(id).ok()?.as_stream().ok()?;
-    let dict = &stream.dict;
-    if dict.get(b"Subtype").ok()?.as_name().ok()? != b"Image" {
-        return None;
-    }
-    let width = u32::try_from(dict.get(b"Width").ok()?.as_i64().ok()?).ok()?;
-    let height = u32::try_from(dict.get(b"Height").ok()?.as_i64().ok()?).ok()?;
-    if width == 0 || height == 0 || u64::from(width) * u64::from(height) > MAX_IMAGE_PIXELS {
-        return None;
-    }
-    let filters: Vec<Vec<u8>> = match dict.get(b"Filter").ok().and_then(|f| deref(pdf, f)) {
-        Some(Object::Name(n)) => vec![n.clone()],
-        Some(Object::Array(a)) => a
-            .iter()
-            .filter_map(|f| f.as_name().ok().map(<[u8]>::to_vec))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let decoded = if filters.last().is_some_and(|f| f == b"DCTDecode") {
-        let jpeg = if filters.len() == 1 {
-            stream.content.clone()
-        } else {
-            return None;
-        };
-        image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg).ok()?
-    } else {
-        if dict.get(b"BitsPerComponent").ok()?.as_i64().ok()? != 8 {
-            return None;
-        }
-        let samples = match filters.is_empty() {
-            true => stream.content.clone(),
-            false => stream.decompressed_content().ok()?,
-        };
-        match components(pdf, dict)? {
-            1 => image::GrayImage::from_raw(width, height, truncated(samples, width, height, 1)?)
-                .map(image::DynamicImage::ImageLuma8)?,
-            3 => image::RgbImage::from_raw(width, height, truncated(samples, width, height, 3)?)
-                .map(image::DynamicImage::ImageRgb8)?,
-            _ => return None,
-        }
-    };
-    let mut png = Cursor::new(Vec::new());
-    decoded.write_to(&mut png, image::ImageFormat::Png).ok()?;
-    Some((png.into_inner(), (decoded.width(), decoded.height())))
-}
-
-/// The samples of a `width` × `height` image of `n` components, cut to
-/// their size; `None` when there are too few.
-fn truncated(mut samples: Vec<u8>, width: u32, height: u32, n: usize) -> Option<Vec<u8>> {
-    let size = width as usize * height as usize * n;
-    (samples.len() >= size).then(|| {
-        samples.truncate(size);
-        samples
-    })
-}
-
-/// How many colour components an image's colour space has (grey 1, RGB 3;
-/// an ICC profile says); `None` for others.
-fn components(pdf: &Pdf, dict: &lopdf::Dictionary) -> Option<usize> {
-    match dict.get(b"ColorSpace").ok().and_then(|c| deref(pdf, c))? {
-        Object::Name(n) if n == b"DeviceGray" || n == b"CalGray" => Some(1),
-        Object::Name(n) if n == b"DeviceRGB" || n == b"CalRGB" => Some(3),
-        Object::Array(a) => match a.first()?.as_name().ok()? {
-            b"ICCBased" => {
-                let profile = a.get(1)?.as_reference().ok()?;
-                let n = pdf
-                    .get_object(profile)
-                    .ok()?
-                    .as_stream()
-                    .ok()?
-                    .dict
-                    .get(b"N")
-                    .ok()?;
-                usize::try_from(n.as_i64().ok()?)
-                    .ok()
-                    .filter(|n| *n == 1 || *n == 3)
-            }
-            b"CalGray" => Some(1),
-            b"CalRGB" => Some(3),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// A list's numbering definition: one level, hanging indent.

@@ -81,6 +81,10 @@ fn spanish(text: &str) -> String {
             "Visit <g id=\"1\">our site</g> for more.",
             "Visite <g id=\"1\">nuestro sitio</g> para más.",
         ),
+        (
+            "The dog sleeps in the house.",
+            "El perro duerme en la casa.",
+        ),
         ("The house", "La casa"),
         ("The garden", "El jardín"),
         ("Name", "Nombre"),
@@ -388,7 +392,13 @@ The second paragraph is short and difficult to find.
 /// encodings, ligatures, no spaces between words, words hyphenated at line
 /// ends).
 fn pdftex(dir: &Path) -> PathBuf {
-    std::fs::write(dir.join("paper.tex"), LATEX).unwrap();
+    latex(dir, "paper", LATEX)
+}
+
+/// The PDF pdfTeX makes of `source` (as `name`.pdf in `dir`).
+fn latex(dir: &Path, name: &str, source: &str) -> PathBuf {
+    let tex = dir.join(format!("{name}.tex"));
+    std::fs::write(&tex, source).unwrap();
     let out = Command::new("pdflatex")
         .args([
             "-interaction=nonstopmode",
@@ -396,7 +406,7 @@ fn pdftex(dir: &Path) -> PathBuf {
             "-output-directory",
         ])
         .arg(dir)
-        .arg(dir.join("paper.tex"))
+        .arg(&tex)
         .output()
         .expect("pdflatex runs (texlive-latex-base: scripts/setup.sh)");
     assert!(
@@ -404,7 +414,7 @@ fn pdftex(dir: &Path) -> PathBuf {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    dir.join("paper.pdf")
+    tex.with_extension("pdf")
 }
 
 #[test]
@@ -671,4 +681,220 @@ d.save(sys.argv[1])
     let info = tool("pdfinfo", &[], &out);
     assert!(info.contains("El informe anual"), "{info}");
     tool("qpdf", &["--check"], &out);
+}
+
+/// A page of text (reportlab) rasterised by pdftoppm at 150 dpi and made a
+/// scanned PDF three ways: by Pillow (a JPEG), by reportlab (grey samples,
+/// deflated) and by tesseract (the picture with its own invisible OCR
+/// text layer).
+const SCANS: &str = r#"
+import sys, subprocess
+from reportlab.pdfgen import canvas
+from reportlab.lib.pagesizes import letter
+from PIL import Image
+out = sys.argv[1]
+c = canvas.Canvas(f"{out}/text.pdf", pagesize=letter)
+c.setFont("Helvetica", 22)
+c.drawString(72, 700, "The house is big and the garden")
+c.drawString(72, 672, "is green.")
+c.drawString(72, 560, "The dog sleeps in the house.")
+c.setFillColorRGB(0.8, 0.1, 0.1)
+c.rect(400, 100, 120, 120, fill=1, stroke=0)
+c.save()
+run = lambda *a: subprocess.run(list(a), check=True, capture_output=True)
+run("pdftoppm", "-r", "150", "-png", "-singlefile", f"{out}/text.pdf", f"{out}/scan")
+run("pdftoppm", "-r", "150", "-png", "-gray", "-singlefile", f"{out}/text.pdf", f"{out}/grey")
+Image.open(f"{out}/scan.png").convert("RGB").save(f"{out}/jpeg.pdf", resolution=150)
+c = canvas.Canvas(f"{out}/flate.pdf", pagesize=letter)
+c.drawImage(f"{out}/grey.png", 0, 0, width=612, height=792)
+c.save()
+run("tesseract", f"{out}/scan.png", f"{out}/ocred", "-l", "eng", "pdf")
+"#;
+
+/// Options that read scans with tesseract (the worker's recogniser's
+/// twin) and write in the system's fonts.
+fn ocr_options() -> ExtractOptions {
+    ExtractOptions {
+        fonts: Some(system_fonts()),
+        ocr: Some(crate::Ocr(std::sync::Arc::new(
+            crate::images::tests::Tesseract,
+        ))),
+        source_language: Some("EN".to_owned()),
+        ..ExtractOptions::default()
+    }
+}
+
+/// What `pdfimages -list` says of each image but its object number.
+fn image_list(pdf: &Path) -> Vec<String> {
+    tool("pdfimages", &["-list"], pdf)
+        .lines()
+        .skip(2)
+        .map(|row| {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            cols[..9.min(cols.len())].join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn a_scanned_page_is_read_by_ocr_painted_over_and_given_a_text_layer() {
+    let dir = test_folder("pdf-scans");
+    python_snippet(SCANS, &[&dir]);
+    for name in ["jpeg", "flate", "ocred"] {
+        let source = dir.join(format!("{name}.pdf"));
+        let input = std::fs::read(&source).unwrap();
+        let doc = extract_with(DocumentFormat::Pdf, &input, ocr_options()).unwrap();
+        // (Pillow gives the file a Title: its name.)
+        assert_eq!(
+            doc.segments()[..2],
+            [
+                "The house is big and the garden is green.",
+                "The dog sleeps in the house."
+            ],
+            "{name}"
+        );
+        // Unchanged, a page keeps its picture and its own text layer.
+        let same = dir.join(format!("{name}-same.pdf"));
+        std::fs::write(&same, doc.merge(doc.segments()).unwrap()).unwrap();
+        assert_eq!(
+            tool("pdftotext", &[], &same),
+            tool("pdftotext", &[], &source),
+            "{name}"
+        );
+
+        let translated: Vec<String> = doc.segments().iter().map(|s| spanish(s)).collect();
+        let out = dir.join(format!("{name}-es.pdf"));
+        std::fs::write(&out, doc.merge(&translated).unwrap()).unwrap();
+        tool("qpdf", &["--check"], &out);
+        let info = |pdf: &Path| {
+            tool("pdfinfo", &[], pdf)
+                .lines()
+                .filter(|l| l.starts_with("Pages:") || l.starts_with("Page size:"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(info(&out), info(&source), "{name}: pages and sizes");
+        assert_eq!(image_list(&out), image_list(&source), "{name}: images");
+
+        // The text layer reads in Spanish, over the painted lines; the
+        // original's layer (tesseract's) is gone.
+        let layer = tool("pdftotext", &[], &out);
+        let flat = layer.split_whitespace().collect::<Vec<_>>().join(" ");
+        for words in ["La casa es grande", "El perro duerme en la casa."] {
+            assert!(flat.contains(words), "{name}: {words:?} in {flat:?}");
+        }
+        assert!(!flat.contains("house"), "{name}: {flat:?}");
+        let html = tool("pdftotext", &["-bbox"], &out);
+        let words = boxes(&html, "word");
+        let perro = html
+            .split("<word ")
+            .skip(1)
+            .position(|w| w.contains(">perro<"))
+            .map(|i| words[i])
+            .unwrap_or_else(|| panic!("{name}: perro in {html}"));
+        // The original line's baseline is 560 pt up: 232 pt from the top.
+        assert!(
+            (210.0..240.0).contains(&perro[1]) && perro[3] < 240.0 && perro[0] > 60.0,
+            "{name}: {perro:?}"
+        );
+
+        // The picture itself shows the translation.
+        let png = dir.join(format!("{name}-es"));
+        let status = Command::new("pdftoppm")
+            .args(["-r", "150", "-png", "-singlefile"])
+            .arg(&out)
+            .arg(&png)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let rendered = std::fs::read(png.with_extension("png")).unwrap();
+        let seen = crate::images::tests::tesseract(&rendered, "spa", "").unwrap();
+        let seen = seen.split_whitespace().collect::<Vec<_>>().join(" ");
+        for words in ["La casa es grande", "El perro duerme en la casa."] {
+            assert!(seen.contains(words), "{name}: {words:?} in {seen:?}");
+        }
+        assert!(!seen.contains("house"), "{name}: {seen:?}");
+    }
+}
+
+/// pdfTeX with the T1 encoding and no Type1 version of its fonts: the
+/// text is set in Type3 bitmap fonts METAFONT makes.
+const TYPE3_LATEX: &str = r"\documentclass{article}
+\usepackage[T1]{fontenc}
+\pagestyle{empty}
+\begin{document}
+The house is big and the garden is green.
+\end{document}
+";
+
+/// Three pages by reportlab: text, rotated text, text in a form XObject.
+const LEFT_AS_IS: &str = r#"
+import sys
+from reportlab.pdfgen import canvas
+c = canvas.Canvas(sys.argv[1], pagesize=(612, 792))
+c.setFont("Helvetica", 14)
+c.drawString(72, 700, "The house is big and the garden is green.")
+c.showPage()
+c.saveState()
+c.translate(300, 300)
+c.rotate(90)
+c.setFont("Helvetica", 14)
+c.drawString(0, 0, "The house is big and the garden is green.")
+c.restoreState()
+c.showPage()
+c.beginForm("stamp")
+c.setFont("Helvetica", 14)
+c.drawString(72, 600, "The house is big and the garden is green.")
+c.endForm()
+c.doForm("stamp")
+c.showPage()
+c.save()
+"#;
+
+#[test]
+fn text_left_as_it_is_is_named_in_the_notes_with_its_pages() {
+    let dir = test_folder("pdf-notes");
+    let path = dir.join("left.pdf");
+    python_snippet(LEFT_AS_IS, &[&path]);
+    let doc = read(&std::fs::read(&path).unwrap());
+    // (reportlab's Title and Subject: untitled, unspecified.)
+    assert_eq!(
+        doc.segments()[..1],
+        ["The house is big and the garden is green."]
+    );
+    assert_eq!(
+        doc.notes(),
+        [
+            "Rotated or skewed text was left untranslated on page 2.",
+            "Text inside form XObjects was left untranslated on page 3."
+        ]
+    );
+
+    let type3 = latex(&dir, "type3", TYPE3_LATEX);
+    assert!(tool("pdffonts", &[], &type3).contains("Type 3"));
+    let doc = read(&std::fs::read(&type3).unwrap());
+    assert!(doc.segments().is_empty(), "{:?}", doc.segments());
+    assert_eq!(
+        doc.notes(),
+        [
+            "Text in Type3 fonts (glyphs drawn without their characters) was left untranslated on page 1."
+        ]
+    );
+}
+
+#[test]
+fn a_note_lists_ten_pages_and_counts_the_rest() {
+    use super::text::Left;
+    use std::collections::BTreeMap;
+    let many = BTreeMap::from([
+        (Left::Rotated, (1..=12).collect()),
+        (Left::InForm, vec![2, 5]),
+    ]);
+    assert_eq!(
+        super::notes(&many),
+        [
+            "Rotated or skewed text was left untranslated on pages 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2 more.",
+            "Text inside form XObjects was left untranslated on pages 2 and 5."
+        ]
+    );
 }

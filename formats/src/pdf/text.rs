@@ -40,6 +40,34 @@ impl Matrix {
     }
 }
 
+/// Why text is left as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Left {
+    /// Set in a Type3 font.
+    Type3,
+    /// Its codes say no text (a composite font without `ToUnicode`, codes
+    /// outside the font's maps).
+    Unmapped,
+    /// Rotated, skewed or mirrored.
+    Rotated,
+    /// Inside a form XObject.
+    InForm,
+}
+
+impl Left {
+    /// What a job's note says of it.
+    pub(crate) fn what(self) -> &'static str {
+        match self {
+            Left::Type3 => "Text in Type3 fonts (glyphs drawn without their characters)",
+            Left::Unmapped => {
+                "Text in fonts that do not map their glyphs to characters (no ToUnicode)"
+            }
+            Left::Rotated => "Rotated or skewed text",
+            Left::InForm => "Text inside form XObjects",
+        }
+    }
+}
+
 /// A fill colour, re-used for the translation of text painted in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Color {
@@ -83,6 +111,10 @@ pub(crate) struct Shown {
     /// Whether its text can be read and rewritten: upright, visible, in a
     /// font whose codes say their text.
     pub translatable: bool,
+    /// Whether it paints nothing (render mode 3, as OCR text layers are).
+    pub invisible: bool,
+    /// Why visible text it paints is left as it is.
+    pub left: Option<Left>,
     /// How far it moves the text position, in unscaled text space, and the
     /// font size times horizontal scaling it moved at (for an operator
     /// that moves as far and paints nothing).
@@ -280,16 +312,21 @@ fn show(index: usize, kind: Show, op: &Operation, state: &State, tm: &mut Matrix
     let m = tm.then(&state.ctm).0;
     let upright =
         m[0] > 0.0 && m[3] > 0.0 && m[1].abs() <= m[0] * 1e-3 && m[2].abs() <= m[3] * 1e-3;
-    let translatable = upright
-        && state.render != 3
-        && state.size > 0.0
-        && font.is_some_and(|f| f.readable)
-        && glyphs.iter().all(|g| g.text.is_some());
+    let readable = font.is_some_and(|f| f.readable) && glyphs.iter().all(|g| g.text.is_some());
+    let translatable = upright && state.render != 3 && state.size > 0.0 && readable;
+    let left = match () {
+        _ if translatable || glyphs.is_empty() || state.render == 3 || state.size <= 0.0 => None,
+        _ if font.is_some_and(|f| f.type3) => Some(Left::Type3),
+        _ if !readable => Some(Left::Unmapped),
+        _ => Some(Left::Rotated),
+    };
     Shown {
         op: index,
         kind,
         glyphs,
         translatable,
+        invisible: state.render == 3,
+        left,
         advance,
         scale,
         style: font.map(|f| f.style).unwrap_or_default(),

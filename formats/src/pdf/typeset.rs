@@ -258,6 +258,25 @@ fn words_of(spans: &[Span]) -> Vec<Vec<Span>> {
     words
 }
 
+/// A line of `text` shaped as it stands in the face `index` of `fonts`,
+/// in `color`, starting at `x`, `y`; `None` when the face cannot be read.
+pub(crate) fn line_of(
+    fonts: &Fonts,
+    index: usize,
+    color: Color,
+    text: &str,
+    (x, y): (f32, f32),
+) -> Option<SetLine> {
+    let (data, at) = fonts.face(index);
+    let face = Face::from_slice(data, at)?;
+    Some(SetLine {
+        x,
+        y,
+        glyphs: shape(&face, index, color, text).glyphs,
+        word_gap: 0.0,
+    })
+}
+
 /// A word shaped in `face` (the fonts' `index`), painted in `color`.
 fn shape(face: &Face<'_>, index: usize, color: Color, word: &str) -> Word {
     let mut buffer = UnicodeBuffer::new();

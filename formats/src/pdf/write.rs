@@ -19,6 +19,7 @@ use crate::{FormatError, inline};
 /// The translated PDF.
 pub(super) fn merge(
     skeleton: &Skeleton,
+    source: &[String],
     translated: &[String],
     lang: Option<&str>,
 ) -> Result<Vec<u8>, FormatError> {
@@ -33,8 +34,16 @@ pub(super) fn merge(
         let mut ops = Content::decode(&content)
             .map_err(|e| FormatError::Write(format!("a page could not be read again: {e}")))?
             .operations;
-        let mut out = Vec::with_capacity(ops.len() + page.removed.len() * 2);
-        let mut removed = page.removed.iter().peekable();
+        // A scanned page's own text layer goes when a translation is
+        // painted over it.
+        let painted = page.scans.iter().any(|s| s.changed(source, translated));
+        let mut removed: Vec<&Removed> = page.removed.iter().collect();
+        if painted {
+            removed.extend(&page.layer);
+            removed.sort_by_key(|r| r.op);
+        }
+        let mut out = Vec::with_capacity(ops.len() + removed.len() * 2);
+        let mut removed = removed.into_iter().peekable();
         for (index, op) in ops.drain(..).enumerate() {
             match removed.next_if(|r| r.op == index) {
                 Some(r) => out.extend(painting_nothing(r)),
@@ -51,6 +60,17 @@ pub(super) fn merge(
                 ));
             };
             drawn.extend(draw(&set, &mut embedder, fonts, &mut names));
+        }
+        for scan in &page.scans {
+            drawn.extend(super::scan::write(
+                &mut pdf,
+                scan,
+                source,
+                translated,
+                fonts,
+                &mut embedder,
+                &mut names,
+            )?);
         }
         let mut bytes = b"q\n".to_vec();
         bytes.extend(encode(out)?);
@@ -182,7 +202,7 @@ fn fill(color: Color) -> Operation {
 
 /// The operators drawing a set translation, each glyph in its face and
 /// colour; the resource names of the faces used go to `names`.
-fn draw(
+pub(super) fn draw(
     set: &Set,
     embedder: &mut Embedder,
     fonts: &super::fonts::Fonts,

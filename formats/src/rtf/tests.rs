@@ -271,7 +271,8 @@ fn a_large_libreoffice_rtf_is_translated_piece_by_piece() {
             Ok(translate(segments))
         },
     )
-    .unwrap();
+    .unwrap()
+    .bytes;
     assert_eq!(batches, cut.pieces.len());
     let doc = extract(DocumentFormat::Rtf, &bytes).unwrap();
     let whole = doc.merge(&translate(doc.segments())).unwrap();

@@ -534,6 +534,9 @@ struct StatusResponse {
     /// The quality evaluation of this document, when requested (a Tolk extension).
     #[serde(skip_serializing_if = "Option::is_none")]
     quality_evaluation_id: Option<uuid::Uuid>,
+    /// What was left untranslated and why, once done (a Tolk extension).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
 }
 
 const NOT_FOUND: &str = "Document not found.";
@@ -580,6 +583,10 @@ async fn status(
         billed_characters: doc.billed_characters.filter(|_| done),
         error_message: doc.error_message.filter(|_| error),
         quality_evaluation_id,
+        notes: match done {
+            true => doc.notes,
+            false => Vec::new(),
+        },
     }))
 }
 
