@@ -7,7 +7,8 @@
 //! paint nothing) and sets the translation in the paragraph's box
 //! ([`typeset`]) in an embedded subset of the closest installed face
 //! ([`fonts`], [`embed`]). Pages, their sizes, images, vector art, links,
-//! annotations and form fields stay as they are.
+//! annotations and form fields stay as they are; in a tagged PDF the
+//! translation joins the structure of its original ([`tags`]).
 //!
 //! A page that shows no text but an image covering most of it is a scan:
 //! its image is read by OCR and the translation painted over it, with an
@@ -24,6 +25,7 @@ pub(crate) mod fonts;
 mod layout;
 pub(crate) mod reflow;
 mod scan;
+mod tags;
 mod text;
 mod typeset;
 pub(crate) mod watermark;
@@ -42,7 +44,7 @@ use crate::{ExtractOptions, FormatError, inline};
 use decode::PdfFont;
 use fonts::Fonts;
 use layout::{Paragraph, Run};
-use text::{Left, Show};
+use text::{Left, Marking, Show};
 
 /// The most a page's content may inflate to.
 const CONTENT_LIMIT: usize = 64 << 20;
@@ -76,6 +78,11 @@ struct Block {
     paragraph: Paragraph,
     segment: usize,
     tags: Vec<(u32, Run)>,
+    /// Where its original text lay in the marked content: the first
+    /// sequence with an id, and whether all of it was an artifact.
+    marking: Marking,
+    /// The ids of all the sequences its original text lay in, in order.
+    mcids: Vec<i64>,
 }
 
 /// What a page's translation needs: its translated paragraphs and the
@@ -289,6 +296,25 @@ impl Reader<'_> {
             if !translated.contains(&index) {
                 continue;
             }
+            let own: Vec<&text::Shown> = paragraph
+                .lines
+                .iter()
+                .flat_map(|l| &l.shows)
+                .filter_map(|&i| shows.get(i))
+                .collect();
+            let marking = Marking {
+                mcid: own.iter().find_map(|s| s.marking.mcid.clone()),
+                artifact: own.iter().all(|s| s.marking.artifact),
+            };
+            let mut mcids: Vec<i64> = Vec::new();
+            for id in own
+                .iter()
+                .filter_map(|s| s.marking.mcid.as_ref().map(|m| m.1))
+            {
+                if !mcids.contains(&id) {
+                    mcids.push(id);
+                }
+            }
             for line in &paragraph.lines {
                 removed_shows.extend(line.shows.iter().copied());
             }
@@ -298,6 +324,8 @@ impl Reader<'_> {
                 paragraph,
                 segment: self.segments.len() - 1,
                 tags,
+                marking,
+                mcids,
             });
         }
         let mut scans = Vec::new();

@@ -898,3 +898,72 @@ fn a_note_lists_ten_pages_and_counts_the_rest() {
         ]
     );
 }
+
+/// A tagged PDF LibreOffice writes from a Word file (a heading, two
+/// paragraphs, a footer it marks as an artifact): the translation joins
+/// the structure elements of the original, as poppler's `pdfinfo
+/// -struct-text` reads them, and the footer stays page furniture.
+#[test]
+fn a_tagged_pdfs_structure_reads_in_the_translation() {
+    let dir = test_folder("pdf-tagged");
+    let docx = dir.join("tagged.docx");
+    python_snippet(
+        r#"
+import sys, docx
+d = docx.Document()
+d.sections[0].footer.paragraphs[0].text = "The city report"
+d.add_heading("The annual report", level=1)
+d.add_paragraph("The house is big and the garden is green.")
+d.add_paragraph("The city has many people.")
+d.save(sys.argv[1])
+"#,
+        &[&docx],
+    );
+    let tagged = r#"pdf:writer_pdf_Export:{"UseTaggedPDF":{"type":"boolean","value":"true"}}"#;
+    crate::contract::soffice(&dir, tagged, &dir, &[docx]);
+    let source = dir.join("tagged.pdf");
+    let structure = |pdf: &Path| -> Vec<String> {
+        tool("pdfinfo", &["-struct-text"], pdf)
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('"'))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        structure(&source),
+        [
+            "\"The annual report\"",
+            "\"The house is big and the garden is green.\"",
+            "\"The city has many people.\""
+        ]
+    );
+    let doc = read(&std::fs::read(&source).unwrap());
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| {
+            match s.as_str() {
+                "The annual report" => "El informe anual",
+                "The city has many people." => "La ciudad tiene mucha gente.",
+                "The city report" => "El informe de la ciudad",
+                other => return spanish(other),
+            }
+            .to_owned()
+        })
+        .collect();
+    let out = dir.join("translated.pdf");
+    std::fs::write(&out, doc.merge(&translated).unwrap()).unwrap();
+    tool("qpdf", &["--check"], &out);
+    assert!(tool("pdfinfo", &[], &out).contains("Tagged:          yes"));
+    assert_eq!(
+        structure(&out),
+        [
+            "\"El informe anual\"",
+            "\"La casa es grande y el jardín es verde.\"",
+            "\"La ciudad tiene mucha gente.\""
+        ]
+    );
+    // The footer is translated, and still no part of the structure.
+    assert!(tool("pdftotext", &[], &out).contains("El informe de la ciudad"));
+}

@@ -40,6 +40,16 @@ impl Matrix {
     }
 }
 
+/// The marked content a show operator lies in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Marking {
+    /// The innermost sequence with a marked-content id (`MCID`, which the
+    /// structure tree of a tagged PDF refers to): its tag and id.
+    pub mcid: Option<(Vec<u8>, i64)>,
+    /// Whether it lies in an `/Artifact` sequence (page furniture).
+    pub artifact: bool,
+}
+
 /// Why text is left as it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Left {
@@ -115,6 +125,8 @@ pub(crate) struct Shown {
     pub invisible: bool,
     /// Why visible text it paints is left as it is.
     pub left: Option<Left>,
+    /// The marked content it lies in (a tagged PDF's).
+    pub marking: Marking,
     /// How far it moves the text position, in unscaled text space, and the
     /// font size times horizontal scaling it moved at (for an operator
     /// that moves as far and paints nothing).
@@ -170,6 +182,7 @@ pub(crate) fn shown(
     let mut tm = Matrix::IDENTITY;
     let mut tlm = Matrix::IDENTITY;
     let mut fonts: HashMap<Vec<u8>, Option<Rc<PdfFont>>> = HashMap::new();
+    let mut marks: Vec<(Vec<u8>, Option<i64>)> = Vec::new();
     for (index, op) in ops.iter().enumerate() {
         let nums: Vec<f32> = op.operands.iter().filter_map(number).collect();
         let n = |i: usize| nums.get(i).copied().unwrap_or(0.0);
@@ -244,13 +257,45 @@ pub(crate) fn shown(
                     tlm = Matrix::translate(0.0, -state.leading).then(&tlm);
                     tm = tlm;
                 }
-                let shown = show(index, kind, op, &state, &mut tm);
+                let mut shown = show(index, kind, op, &state, &mut tm);
+                shown.marking = marking(&marks);
                 out.push(shown);
+            }
+            "BMC" | "BDC" if marks.len() < STACK_LIMIT => {
+                let tag = op
+                    .operands
+                    .first()
+                    .and_then(|t| t.as_name().ok())
+                    .unwrap_or_default()
+                    .to_vec();
+                // An id in the properties written in place (not in the
+                // page's `Properties` resources).
+                let mcid = match op.operands.get(1) {
+                    Some(Object::Dictionary(d)) => {
+                        d.get(b"MCID").ok().and_then(|m| m.as_i64().ok())
+                    }
+                    _ => None,
+                };
+                marks.push((tag, mcid));
+            }
+            "EMC" => {
+                marks.pop();
             }
             _ => {}
         }
     }
     out
+}
+
+/// Where the open marked-content sequences put a show operator.
+fn marking(marks: &[(Vec<u8>, Option<i64>)]) -> Marking {
+    Marking {
+        mcid: marks
+            .iter()
+            .rev()
+            .find_map(|(tag, mcid)| mcid.map(|id| (tag.clone(), id))),
+        artifact: marks.iter().any(|(tag, _)| tag == b"Artifact"),
+    }
 }
 
 /// Paints the string or array of a show operator: its glyphs, and the
@@ -327,6 +372,7 @@ fn show(index: usize, kind: Show, op: &Operation, state: &State, tm: &mut Matrix
         translatable,
         invisible: state.render == 3,
         left,
+        marking: Marking::default(),
         advance,
         scale,
         style: font.map(|f| f.style).unwrap_or_default(),

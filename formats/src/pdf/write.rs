@@ -11,6 +11,7 @@ use lopdf::{Dictionary, Document as Pdf, Object, ObjectId};
 
 use super::decode::{deref, number};
 use super::embed::{self, Embedder};
+use super::tags::Tagged;
 use super::text::{Color, Show};
 use super::typeset::{Set, Span, typeset};
 use super::{Block, CONTENT_LIMIT, Field, Removed, Skeleton};
@@ -42,12 +43,17 @@ pub(super) fn merge(
             removed.extend(&page.layer);
             removed.sort_by_key(|r| r.op);
         }
+        let removed_ops: BTreeSet<usize> = removed.iter().map(|r| r.op).collect();
+        let mut tagged = Tagged::of(&pdf, page.id, &ops, &removed_ops);
         let mut out = Vec::with_capacity(ops.len() + removed.len() * 2);
         let mut removed = removed.into_iter().peekable();
         for (index, op) in ops.drain(..).enumerate() {
             match removed.next_if(|r| r.op == index) {
                 Some(r) => out.extend(painting_nothing(r)),
-                None => out.push(op),
+                None => out.push(match &tagged {
+                    Some(tagged) => tagged.content(op),
+                    None => op,
+                }),
             }
         }
         let mut names = BTreeSet::new();
@@ -59,7 +65,11 @@ pub(super) fn merge(
                     "no font is installed to write the translation in (fonts-liberation2, fonts-dejavu-core)".to_owned(),
                 ));
             };
-            drawn.extend(draw(&set, &mut embedder, fonts, &mut names));
+            let ops = draw(&set, &mut embedder, fonts, &mut names);
+            drawn.extend(match &mut tagged {
+                Some(tagged) => tagged.mark(&mut pdf, &block.marking, &block.mcids, ops),
+                None => ops,
+            });
         }
         for scan in &page.scans {
             drawn.extend(super::scan::write(
