@@ -303,11 +303,12 @@ const LOOK_BACK: usize = 8;
 /// The paragraphs of a page's lines.
 pub(crate) fn paragraphs(lines: Vec<Line>) -> Vec<Paragraph> {
     let mut paragraphs: Vec<Paragraph> = Vec::new();
-    for line in lines {
+    let beside = beside(&lines);
+    for (line, beside) in lines.into_iter().zip(beside) {
         let start = paragraphs.len().saturating_sub(LOOK_BACK);
         let continued = (start..paragraphs.len())
             .rev()
-            .find(|&i| continues(&paragraphs[i], &line));
+            .find(|&i| continues(&paragraphs[i], &line, &beside));
         match continued {
             Some(i) => {
                 let p = &mut paragraphs[i];
@@ -381,10 +382,29 @@ fn make_room(paragraphs: &mut [Paragraph]) {
     }
 }
 
+/// The left and right edges of the other lines on each line's baseline.
+fn beside(lines: &[Line]) -> Vec<Vec<(f32, f32)>> {
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by(|&a, &b| lines[a].y.total_cmp(&lines[b].y));
+    let mut out = vec![Vec::new(); lines.len()];
+    for (k, &i) in order.iter().enumerate() {
+        let near = |&&j: &&usize| (lines[j].y - lines[i].y).abs() <= lines[i].size * 0.2;
+        let below = order[..k].iter().rev().take_while(near);
+        let above = order[k + 1..].iter().take_while(near);
+        out[i] = below
+            .chain(above)
+            .map(|&j| (lines[j].x0, lines[j].x1))
+            .collect();
+    }
+    out
+}
+
 /// Whether `line` goes on paragraph `p`: directly below its last line at
 /// its size and leading, overlapping it in width, after a line that did not
-/// end the paragraph.
-fn continues(p: &Paragraph, line: &Line) -> bool {
+/// end the paragraph, and with no line beside it (`beside`: their edges)
+/// under the paragraph too — a row of table cells under a line is no
+/// continuation of it.
+fn continues(p: &Paragraph, line: &Line, beside: &[(f32, f32)]) -> bool {
     let Some(last) = p.lines.last() else {
         return false;
     };
@@ -401,8 +421,9 @@ fn continues(p: &Paragraph, line: &Line) -> bool {
     // A sentence ending well before its column's edge ends its paragraph.
     let short_end = last.x1 < x1.max(last.column_right) - size * 2.5
         && last.text.ends_with(['.', '!', '?', ':', '。']);
+    let row = beside.iter().any(|&(b0, b1)| b0 < x1 && b1 > x0);
     // A list item starts a paragraph of its own.
-    same_size && below && overlaps && !short_end && line.item.is_none()
+    same_size && below && overlaps && !short_end && !row && line.item.is_none()
 }
 
 /// Adds a line's text to a paragraph's: a hyphen at the end joined away
@@ -476,6 +497,29 @@ mod tests {
         ]);
         let texts: Vec<&str> = ps.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(texts, ["The translation of the text.", "Next paragraph."]);
+    }
+
+    #[test]
+    fn a_row_of_cells_under_a_line_starts_paragraphs_of_its_own() {
+        let ps = paragraphs(vec![
+            line(
+                "The dog sleeps in the house and the cat sleeps in the garden.",
+                50.0,
+                350.0,
+                700.0,
+            ),
+            line("Name", 120.0, 150.0, 688.0),
+            line("City", 270.0, 300.0, 688.0),
+        ]);
+        let texts: Vec<&str> = ps.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "The dog sleeps in the house and the cat sleeps in the garden.",
+                "Name",
+                "City"
+            ]
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@
 mod decode;
 mod embed;
 pub(crate) mod fonts;
+mod grid;
 mod layout;
 pub(crate) mod reflow;
 mod scan;

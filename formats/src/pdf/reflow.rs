@@ -4,9 +4,9 @@
 //! than the body's, bulleted and numbered lists where lines start with a
 //! bullet or a number, bold, italic and coloured stretches as runs in the
 //! face class (serif, sans, mono) of the original — and its images in place
-//! between them, at their size on the page. Page numbers alone at a page's
-//! top or bottom are left out; the page size is the first page's. Tables
-//! are reflowed as paragraphs, a cell's text after another's.
+//! between them, at their size on the page, and paragraphs laid out as a
+//! grid as Word tables ([`super::grid`]). Page numbers alone at a page's
+//! top or bottom are left out; the page size is the first page's.
 
 use std::collections::BTreeMap;
 use std::io::Cursor;
@@ -14,7 +14,8 @@ use std::io::Cursor;
 use docx_rs::{
     AbstractNumbering, AlignmentType, Docx, IndentLevel, Level, LevelJc, LevelText, NumberFormat,
     Numbering, NumberingId, PageMargin, Paragraph as DocxParagraph, Pic, Run as DocxRun, RunFonts,
-    SpecialIndentType, Start, Style as DocxStyle, StyleType,
+    SpecialIndentType, Start, Style as DocxStyle, StyleType, Table as DocxTable, TableCell,
+    TableRow, WidthType,
 };
 use lopdf::{Document as Pdf, ObjectId};
 
@@ -22,7 +23,7 @@ use super::fonts::{Class, Fonts, Style};
 use super::layout::{Align, ListKind, Paragraph, list_marker, marker_only};
 use super::text::Color;
 use super::write::media_box;
-use super::xobjects;
+use super::{grid, xobjects};
 use crate::FormatError;
 
 /// The list kinds' numbering ids.
@@ -35,6 +36,13 @@ const EMU_PER_POINT: f32 = 12_700.0;
 enum Block {
     Paragraph(Paragraph, Align),
     Image(Image),
+    Table(Table),
+}
+
+/// A table: its columns' widths in points, and its rows of cells.
+struct Table {
+    widths: Vec<f32>,
+    rows: Vec<Vec<Option<(Paragraph, Align)>>>,
 }
 
 /// An image as placed on its page.
@@ -103,6 +111,35 @@ pub(crate) fn to_docx(input: &[u8], fonts: Option<&Fonts>) -> Result<Vec<u8>, Fo
                 let level = headings.get(&size_key(p.size)).copied();
                 docx.add_paragraph(docx_paragraph(&p, align, level, body))
             }
+            Block::Table(table) => {
+                let scale = (writable / table.widths.iter().sum::<f32>()).min(1.0);
+                let widths: Vec<usize> = table
+                    .widths
+                    .iter()
+                    .map(|w| twips(w * scale) as usize)
+                    .collect();
+                let rows = table
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        let cells = row
+                            .iter()
+                            .zip(&widths)
+                            .map(|(cell, width)| {
+                                let paragraph = match cell {
+                                    Some((p, align)) => docx_paragraph(p, *align, None, body),
+                                    None => DocxParagraph::new(),
+                                };
+                                TableCell::new()
+                                    .add_paragraph(paragraph)
+                                    .width(*width, WidthType::Dxa)
+                            })
+                            .collect();
+                        TableRow::new(cells)
+                    })
+                    .collect();
+                docx.add_table(DocxTable::new(rows).set_grid(widths))
+            }
             Block::Image(image) => {
                 let scale = (writable / image.size.0).min(1.0);
                 let emu = |points: f32| (points * scale * EMU_PER_POINT).round().max(1.0) as u32;
@@ -157,6 +194,7 @@ fn page_blocks(pdf: &Pdf, page: ObjectId, fonts: &Fonts) -> Vec<Block> {
         };
         blocks.push((area, Block::Paragraph(paragraph, align)));
     }
+    let mut blocks = with_tables(blocks);
     for placed in xobjects::placed(pdf, page, &ops) {
         let Some(picture) = xobjects::picture(pdf, placed.id) else {
             continue;
@@ -189,6 +227,66 @@ fn page_blocks(pdf: &Pdf, page: ObjectId, fonts: &Fonts) -> Vec<Block> {
         .into_iter()
         .filter_map(|i| slots[i].take())
         .collect()
+}
+
+/// A page's paragraphs with those laid out as a grid made tables.
+fn with_tables(blocks: Vec<(Area, Block)>) -> Vec<(Area, Block)> {
+    let cells: Vec<grid::Cell> = blocks
+        .iter()
+        .map(|(area, block)| grid::Cell {
+            left: area.left,
+            right: area.right,
+            baseline: match block {
+                Block::Paragraph(p, _) => p.lines[0].y,
+                _ => f32::NAN,
+            },
+        })
+        .collect();
+    let grids = grid::tables(&cells);
+    if grids.is_empty() {
+        return blocks;
+    }
+    let mut slots: Vec<Option<(Area, Block)>> = blocks.into_iter().map(Some).collect();
+    let mut out = Vec::new();
+    for grid in grids {
+        let mut area: Option<Area> = None;
+        let mut rows = Vec::new();
+        for row in &grid.rows {
+            let mut cells = Vec::new();
+            for index in row {
+                let cell = index.and_then(|i| slots[i].take());
+                cells.push(match cell {
+                    Some((at, Block::Paragraph(p, align))) => {
+                        area = Some(area.map_or(at, |a| Area {
+                            left: a.left.min(at.left),
+                            right: a.right.max(at.right),
+                            top: a.top.max(at.top),
+                            bottom: a.bottom.min(at.bottom),
+                        }));
+                        Some((p, align))
+                    }
+                    _ => None,
+                });
+            }
+            rows.push(cells);
+        }
+        // Each column reaches to the next one's start.
+        let widths = grid
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (left, right))| {
+                grid.columns
+                    .get(i + 1)
+                    .map_or(right - left + 12.0, |(next, _)| next - left)
+            })
+            .collect();
+        if let Some(area) = area {
+            out.push((area, Block::Table(Table { widths, rows })));
+        }
+    }
+    out.extend(slots.into_iter().flatten());
+    out
 }
 
 /// The order a reader takes a page's boxes in (a recursive XY cut): split

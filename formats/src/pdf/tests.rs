@@ -541,8 +541,9 @@ fn a_face_is_chosen_by_style_and_by_the_characters_it_holds() {
 const REFLOW: &str = r#"
 import sys
 from reportlab.lib.pagesizes import A4
-from reportlab.platypus import SimpleDocTemplate, Paragraph, Image, PageBreak, ListFlowable, ListItem
+from reportlab.platypus import SimpleDocTemplate, Paragraph, Image, PageBreak, ListFlowable, ListItem, Table
 from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib import colors
 from PIL import Image as PILImage
 PILImage.new("RGB", (90, 60), (40, 160, 40)).save(sys.argv[2])
 styles = getSampleStyleSheet()
@@ -559,6 +560,9 @@ doc.build([
                   ListItem(Paragraph('The garden', styles['Normal']))], bulletType='bullet', start='\u2022'),
     PageBreak(),
     Paragraph('The dog sleeps in the house and the cat sleeps in the garden.', styles['Normal']),
+    Table([['Name', 'City'], ['The house', 'The garden'], ['The dog', 'The park']],
+          colWidths=[150, 150], style=[('GRID', (0, 0), (-1, -1), 0.5, colors.black)]),
+    Paragraph('The end.', styles['Normal']),
 ], onFirstPage=number, onLaterPages=number)
 "#;
 
@@ -574,12 +578,15 @@ for p in d.paragraphs:
     images = p._p.findall(".//" + qn("w:drawing"))
     out.append({"style": p.style.name, "list": listed, "text": p.text,
                 "bold": [r.text for r in p.runs if r.bold], "images": len(images)})
+body = [c.tag.split("}")[1] for c in d.element.body if not c.tag.endswith("sectPr")]
+tables = [[[c.text for c in r.cells] for r in t.rows] for t in d.tables]
 print(json.dumps({"paragraphs": out, "shapes": [(s.width, s.height) for s in d.inline_shapes],
+                  "body": body, "tables": tables,
                   "page": [d.sections[0].page_width, d.sections[0].page_height]}))
 "#;
 
 #[test]
-fn a_pdf_reflows_into_a_word_document_with_headings_lists_and_images_in_place() {
+fn a_pdf_reflows_into_a_word_document_with_headings_lists_tables_and_images_in_place() {
     let dir = test_folder("pdf-reflow");
     let (pdf, png) = (dir.join("reflow.pdf"), dir.join("green.png"));
     python_snippet(REFLOW, &[&pdf, &png]);
@@ -617,9 +624,27 @@ fn a_pdf_reflows_into_a_word_document_with_headings_lists_and_images_in_place() 
             "item: The house".to_owned(),
             "item: The garden".to_owned(),
             "Normal: The dog sleeps in the house and the cat sleeps in the garden.".to_owned(),
+            "Normal: The end.".to_owned(),
         ],
         "{read}"
     );
+    // The grid is a table between the last two paragraphs.
+    assert_eq!(
+        read["tables"],
+        serde_json::json!([[
+            ["Name", "City"],
+            ["The house", "The garden"],
+            ["The dog", "The park"]
+        ]]),
+        "{read}"
+    );
+    let body: Vec<&str> = read["body"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(body[body.len() - 3..], ["p", "tbl", "p"], "{read}");
     assert_eq!(
         paragraphs[1]["bold"],
         serde_json::json!(["green", "green", "green", "green"]),
