@@ -992,3 +992,53 @@ d.save(sys.argv[1])
     // The footer is translated, and still no part of the structure.
     assert!(tool("pdftotext", &[], &out).contains("El informe de la ciudad"));
 }
+
+/// An English paragraph translated into Arabic is set right to left: its
+/// words read in order by poppler, the first at the right, its lines
+/// ending at the right edge of the original's box.
+#[test]
+fn a_right_to_left_translation_is_set_from_the_right() {
+    let dir = test_folder("pdf-rtl");
+    let source = dir.join("paragraph.pdf");
+    python_snippet(
+        r#"
+import sys
+from reportlab.lib.pagesizes import A4
+from reportlab.platypus import SimpleDocTemplate, Paragraph
+from reportlab.lib.styles import getSampleStyleSheet
+doc = SimpleDocTemplate(sys.argv[1], pagesize=A4)
+doc.build([Paragraph("The house is big and the garden is green. " * 3, getSampleStyleSheet()["Normal"])])
+"#,
+        &[&source],
+    );
+    let doc = read(&std::fs::read(&source).unwrap());
+    let arabic = "البيت كبير والحديقة خضراء";
+    let translated: Vec<String> = doc
+        .segments()
+        .iter()
+        .map(|s| match s.starts_with("The house") {
+            true => arabic.to_owned(),
+            false => s.clone(),
+        })
+        .collect();
+    let out = dir.join("arabic.pdf");
+    std::fs::write(&out, doc.merge(&translated).unwrap()).unwrap();
+    let text = tool("pdftotext", &[], &out);
+    assert!(text.contains(arabic), "{text}");
+    let original = boxes(&tool("pdftotext", &["-bbox"], &source), "word");
+    let right = original.iter().map(|b| b[2]).fold(f32::MIN, f32::max);
+    let html = tool("pdftotext", &["-bbox"], &out);
+    let words = boxes(&html, "word");
+    // (`-bbox` gives each word's letters as they are seen.)
+    let at = |word: &str| {
+        let seen: String = word.chars().rev().collect();
+        html.split("<word ")
+            .skip(1)
+            .position(|w| w.contains(&format!(">{seen}<")))
+            .map(|i| words[i])
+            .unwrap_or_else(|| panic!("{word} in {html}"))
+    };
+    let (first, second, last) = (at("البيت"), at("كبير"), at("خضراء"));
+    assert!(first[0] > second[0] && second[0] > last[0], "{html}");
+    assert!((first[2] - right).abs() < 3.0, "{first:?} ends at {right}");
+}

@@ -52,10 +52,12 @@ const MIN_SCALE: f32 = 0.6;
 /// The steps it shrinks by.
 const STEP: f32 = 0.05;
 
-/// A shaped word: its glyphs and width.
+/// A shaped word: its glyphs and width, and its bidirectional embedding
+/// level and the space's after it (odd: right to left).
 struct Word {
     glyphs: Vec<SetGlyph>,
     width: i32,
+    level: (u8, u8),
 }
 
 /// `spans` set in paragraph `p`'s box, each in the face of `fonts` closest
@@ -93,11 +95,14 @@ pub(crate) fn typeset(
         let advance = base_face.glyph_hor_advance(g).map_or(0, i32::from);
         (g.0, thousandths(advance, base_face))
     });
+    let spans_of_words = words_of(spans);
+    let (rtl, levels) = levels(&spans_of_words);
     let mut words: Vec<Word> = Vec::new();
-    for word in words_of(spans) {
+    for (word, level) in spans_of_words.into_iter().zip(levels) {
         let mut shaped = Word {
             glyphs: Vec::new(),
             width: 0,
+            level,
         };
         for (text, style, color) in word {
             let face = face_for(&style)?;
@@ -145,7 +150,7 @@ pub(crate) fn typeset(
         Align::Left | Align::Justified if p.lines.len() > 1 => first.x0 - x0,
         _ => 0.0,
     };
-    let indent = if indent > p.size * 0.5 && indent < box_width / 2.0 {
+    let indent = if !rtl && indent > p.size * 0.5 && indent < box_width / 2.0 {
         indent
     } else {
         0.0
@@ -177,6 +182,7 @@ pub(crate) fn typeset(
         .into_iter()
         .enumerate()
         .map(|(n, words_of_line)| {
+            let words_of_line = visual(words_of_line);
             let mut glyphs = Vec::new();
             for (k, word) in words_of_line.iter().enumerate() {
                 if k > 0
@@ -209,7 +215,10 @@ pub(crate) fn typeset(
                 }
                 _ => 0.0,
             };
+            let last_line = n + 1 == count || word_gap == 0.0;
             let x = match align {
+                // Right-to-left text starts at its box's right edge.
+                Align::Left | Align::Justified if rtl && last_line => x1 - width,
                 Align::Left | Align::Justified => start,
                 Align::Center => (first.x0 + first.x1) / 2.0 - width / 2.0,
                 Align::Right => x1 - width,
@@ -226,6 +235,66 @@ pub(crate) fn typeset(
         size,
         lines: set_lines,
     })
+}
+
+/// Whether the text of `words` runs right to left (its first strong
+/// character says), and the bidirectional levels of each word and of the
+/// space after it (Unicode's algorithm over the words spaced).
+fn levels(words: &[Vec<Span>]) -> (bool, Vec<(u8, u8)>) {
+    let texts: Vec<String> = words
+        .iter()
+        .map(|w| w.iter().map(|(t, _, _)| t.as_str()).collect())
+        .collect();
+    let joined = texts.join(" ");
+    let bidi = unicode_bidi::BidiInfo::new(&joined, None);
+    let rtl = bidi.paragraphs.first().is_some_and(|p| p.level.is_rtl());
+    let mut at = 0;
+    let levels = texts
+        .iter()
+        .map(|t| {
+            let level = |at: usize| bidi.levels.get(at).map_or(0, |l| l.number());
+            let levels = (level(at), level(at + t.len()));
+            at += t.len() + 1;
+            levels
+        })
+        .collect();
+    (rtl, levels)
+}
+
+/// A line's words in the order they are seen, left to right (Unicode's
+/// rule L2 over its words and the spaces between them: from the highest
+/// level down to the lowest odd one, every run at that level or higher
+/// reversed).
+fn visual(words: Vec<Word>) -> Vec<Word> {
+    // Each word, and the space after each but the last.
+    let mut items: Vec<(u8, Option<usize>)> = Vec::with_capacity(words.len() * 2);
+    for (i, word) in words.iter().enumerate() {
+        items.push((word.level.0, Some(i)));
+        if i + 1 < words.len() {
+            items.push((word.level.1, None));
+        }
+    }
+    let levels = items.iter().map(|(level, _)| *level);
+    let Some(lowest_odd) = levels.clone().filter(|l| l % 2 == 1).min() else {
+        return words;
+    };
+    let highest = levels.max().unwrap_or(lowest_odd);
+    for level in (lowest_odd..=highest).rev() {
+        let mut i = 0;
+        while i < items.len() {
+            let start = i;
+            while i < items.len() && items[i].0 >= level {
+                i += 1;
+            }
+            items[start..i].reverse();
+            i = i.max(start + 1);
+        }
+    }
+    let mut slots: Vec<Option<Word>> = words.into_iter().map(Some).collect();
+    items
+        .into_iter()
+        .filter_map(|(_, word)| word.and_then(|i| slots[i].take()))
+        .collect()
 }
 
 /// Font units of `face` in thousandths of an em.
@@ -308,7 +377,11 @@ fn shape(face: &Face<'_>, index: usize, color: Color, word: &str) -> Word {
         });
     }
     let width = glyphs.iter().map(|g| g.advance).sum();
-    Word { glyphs, width }
+    Word {
+        glyphs,
+        width,
+        level: (0, 0),
+    }
 }
 
 /// Words wrapped into lines no wider than `width` (font units), the first
@@ -346,6 +419,7 @@ fn wrap(words: &[Word], space: i32, width: i32, indent: i32) -> Vec<Vec<Word>> {
                 Word {
                     glyphs: word.glyphs.clone(),
                     width: word.width,
+                    level: word.level,
                 },
                 &mut lines,
             );
@@ -355,6 +429,7 @@ fn wrap(words: &[Word], space: i32, width: i32, indent: i32) -> Vec<Vec<Word>> {
         let mut piece = Word {
             glyphs: Vec::new(),
             width: 0,
+            level: word.level,
         };
         for glyph in &word.glyphs {
             if !piece.glyphs.is_empty() && piece.width + glyph.advance > width {
@@ -364,6 +439,7 @@ fn wrap(words: &[Word], space: i32, width: i32, indent: i32) -> Vec<Vec<Word>> {
                         Word {
                             glyphs: Vec::new(),
                             width: 0,
+                            level: word.level,
                         },
                     ),
                     &mut lines,
@@ -396,6 +472,7 @@ mod tests {
                 text: "x".into(),
             }],
             width,
+            level: (0, 0),
         }
     }
 
@@ -408,5 +485,26 @@ mod tests {
             .map(|l| l.iter().map(|w| w.width).collect())
             .collect();
         assert_eq!(widths, vec![vec![40, 40], vec![40], vec![150]]);
+    }
+
+    #[test]
+    fn right_to_left_words_are_seen_right_to_left_and_numbers_left_to_right() {
+        let words: Vec<Vec<Span>> = ["البيت", "كبير", "2026", "2027", "Tolk", "x"]
+            .iter()
+            .map(|w| vec![(w.to_string(), Style::default(), Color::Gray(0.0))])
+            .collect();
+        let (rtl, levels) = levels(&words);
+        assert!(rtl);
+        let line: Vec<Word> = levels
+            .iter()
+            .enumerate()
+            .map(|(i, &level)| Word {
+                level,
+                ..word(i as i32 + 1)
+            })
+            .collect();
+        let seen: Vec<i32> = visual(line).iter().map(|w| w.width).collect();
+        // Right to left, each number and the Latin words left to right.
+        assert_eq!(seen, [5, 6, 4, 3, 2, 1]);
     }
 }
