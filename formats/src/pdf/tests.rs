@@ -1042,3 +1042,94 @@ doc.build([Paragraph("The house is big and the garden is green. " * 3, getSample
     assert!(first[0] > second[0] && second[0] > last[0], "{html}");
     assert!((first[2] - right).abs() < 3.0, "{first:?} ends at {right}");
 }
+
+/// One reportlab page made hostile in the ways PDFs come: object streams
+/// and a linearised file (by qpdf), an incremental update that retitles
+/// the document, an update with a JavaScript open action, one with an
+/// object nested 100,000 arrays deep, and a wrong `startxref`.
+const HOSTILE: &str = r#"
+import sys, re, subprocess
+from reportlab.pdfgen import canvas
+out = sys.argv[1]
+base = f"{out}/base.pdf"
+c = canvas.Canvas(base, pagesize=(612, 792))
+c.drawString(72, 700, "The house is big and the garden is green.")
+c.save()
+subprocess.run(["qpdf", "--object-streams=generate", base, f"{out}/objstm.pdf"], check=True)
+subprocess.run(["qpdf", "--linearize", base, f"{out}/linear.pdf"], check=True)
+data = open(base, "rb").read()
+size = int(re.search(rb"/Size (\d+)", data).group(1))
+root = int(re.search(rb"/Root (\d+) 0 R", data).group(1))
+info = re.search(rb"/Info (\d+ 0 R)", data).group(1)
+prev = int(re.findall(rb"startxref\s+(\d+)", data)[-1])
+def update(name, objects):
+    body = bytearray(data)
+    offsets = {}
+    for num, obj in objects.items():
+        offsets[num] = len(body)
+        body += b"%d 0 obj\n" % num + obj + b"\nendobj\n"
+    xref = len(body)
+    body += b"xref\n"
+    for num in sorted(offsets):
+        body += b"%d 1\n%010d 00000 n \n" % (num, offsets[num])
+    top = max(size, max(offsets) + 1)
+    body += b"trailer\n<< /Size %d /Root %d 0 R /Info %s /Prev %d >>\nstartxref\n%d\n%%%%EOF\n" % (top, root, info, prev, xref)
+    open(f"{out}/{name}.pdf", "wb").write(body)
+catalog = re.search(rb"\n%d 0 obj\s*(<<.*?>>)\s*endobj" % root, data, re.S).group(1)
+update("incremental", {int(info.split()[0]): b"<< /Title (The garden) >>"})
+update("javascript", {root: b"<< /OpenAction %d 0 R " % size + catalog[2:],
+                      size: b"<< /S /JavaScript /JS (app.alert\\(1\\)) >>"})
+update("nested", {size: b"[" * 100000 + b"]" * 100000})
+open(f"{out}/badxref.pdf", "wb").write(re.sub(rb"startxref\s+\d+", b"startxref\n999999", data))
+"#;
+
+#[test]
+fn hostile_structures_are_translated_or_a_clear_error() {
+    let dir = test_folder("pdf-hostile");
+    python_snippet(HOSTILE, &[&dir]);
+    let translate = |name: &str| -> Result<PathBuf, crate::FormatError> {
+        let input = std::fs::read(dir.join(format!("{name}.pdf"))).unwrap();
+        let options = ExtractOptions {
+            fonts: Some(system_fonts()),
+            ..ExtractOptions::default()
+        };
+        let doc = extract_with(DocumentFormat::Pdf, &input, options)?;
+        let translated: Vec<String> = doc
+            .segments()
+            .iter()
+            .map(|s| match s.as_str() {
+                "The garden" => "El jardín".to_owned(),
+                other => spanish(other),
+            })
+            .collect();
+        let out = dir.join(format!("{name}-es.pdf"));
+        std::fs::write(&out, doc.merge(&translated)?).unwrap();
+        tool("qpdf", &["--check"], &out);
+        Ok(out)
+    };
+    for name in ["objstm", "linear", "incremental", "javascript", "badxref"] {
+        let out = translate(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let text = tool("pdftotext", &[], &out);
+        assert!(
+            text.contains("La casa es grande y el jardín es verde."),
+            "{name}: {text}"
+        );
+    }
+    // The update's title is the document's.
+    let info = tool("pdfinfo", &[], &dir.join("incremental-es.pdf"));
+    assert!(info.contains("El jardín"), "{info}");
+    // JavaScript is kept as it is, never run.
+    let kept = std::fs::read(dir.join("javascript-es.pdf")).unwrap();
+    let qdf = Command::new("qpdf")
+        .args(["--qdf", "--object-streams=disable"])
+        .arg(dir.join("javascript-es.pdf"))
+        .arg("-")
+        .output()
+        .unwrap();
+    assert!(!kept.is_empty() && String::from_utf8_lossy(&qdf.stdout).contains("/JavaScript"));
+    // Nesting beyond reason: a clear error, the process unharmed.
+    match translate("nested") {
+        Ok(out) => assert!(tool("pdftotext", &[], &out).contains("La casa")),
+        Err(e) => assert!(e.to_string().contains("not a readable PDF"), "{e}"),
+    }
+}
