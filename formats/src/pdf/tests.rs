@@ -230,28 +230,39 @@ fn a_translated_pdf_keeps_its_pages_links_and_reads_in_the_translation() {
 
 /// How many strongly blue pixels page 1 has, rendered by pdftoppm.
 fn blue_pixels(pdf: &Path) -> usize {
+    rendered(pdf, 100, false)
+        .2
+        .chunks_exact(3)
+        .filter(|p| p[2] > 150 && p[0] < 120 && p[1] < 120)
+        .count()
+}
+
+/// Page 1 rendered by pdftoppm at `dpi`, in grey (one byte a pixel) or
+/// colour (three): its width, height and pixels.
+fn rendered(pdf: &Path, dpi: u32, grey: bool) -> (usize, usize, Vec<u8>) {
     let out = Command::new("pdftoppm")
-        .args(["-r", "100", "-f", "1", "-l", "1"])
+        .args(["-r", &dpi.to_string(), "-f", "1", "-l", "1"])
+        .args(grey.then_some("-gray"))
         .arg(pdf)
         .output()
         .expect("pdftoppm runs (poppler-utils)");
     assert!(out.status.success());
-    // A binary PPM: "P6", width, height, maximum, one whitespace, pixels.
-    let mut fields = 0;
+    // A binary PGM or PPM: magic, width, height, maximum, one whitespace,
+    // pixels.
+    let mut fields = Vec::new();
     let mut at = 0;
-    while fields < 4 {
+    while fields.len() < 4 {
         while out.stdout[at].is_ascii_whitespace() {
             at += 1;
         }
+        let start = at;
         while !out.stdout[at].is_ascii_whitespace() {
             at += 1;
         }
-        fields += 1;
+        fields.push(String::from_utf8_lossy(&out.stdout[start..at]).into_owned());
     }
-    out.stdout[at + 1..]
-        .chunks_exact(3)
-        .filter(|p| p[2] > 150 && p[0] < 120 && p[1] < 120)
-        .count()
+    let (width, height) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+    (width, height, out.stdout[at + 1..].to_vec())
 }
 
 /// The boxes of the `tag` elements (blocks, words) of pdftotext's `-bbox`
@@ -309,6 +320,45 @@ fn each_translated_word_lies_within_an_original_block() {
             "word {w:?} outside every block {blocks:?}"
         );
     }
+    // No translated word overlaps another.
+    for (i, a) in words.iter().enumerate() {
+        for b in &words[i + 1..] {
+            let across = a[2].min(b[2]) - a[0].max(b[0]);
+            let down = a[3].min(b[3]) - a[1].max(b[1]);
+            assert!(across <= 0.5 || down <= 1.5, "{a:?} overlaps {b:?}");
+        }
+    }
+    // Rendered at 72 dpi (a pixel a point), every dark pixel of the
+    // translation lies in an original block (give or take the tolerances)
+    // or was dark in the original (rules, borders, images).
+    let (width, height, before) = rendered(&source, 72, true);
+    let (w2, h2, after) = rendered(&out, 72, true);
+    assert_eq!((width, height), (w2, h2));
+    let dark = |pixels: &[u8], x: usize, y: usize| pixels[y * width + x] < 128;
+    let mut stray = Vec::new();
+    for y in 0..height {
+        for x in 0..width {
+            if !dark(&after, x, y) {
+                continue;
+            }
+            let (px, py) = (x as f32 + 0.5, y as f32 + 0.5);
+            let in_block = blocks.iter().any(|b| {
+                px >= b[0] - across && px <= b[2] + across && py >= b[1] - up && py <= b[3] + up
+            });
+            let was_dark = (y.saturating_sub(1)..=(y + 1).min(height - 1)).any(|y| {
+                (x.saturating_sub(1)..=(x + 1).min(width - 1)).any(|x| dark(&before, x, y))
+            });
+            if !in_block && !was_dark {
+                stray.push((x, y));
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "{} dark pixels outside the original's layout: {:?}",
+        stray.len(),
+        &stray[..stray.len().min(20)]
+    );
 }
 
 #[test]
