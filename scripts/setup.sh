@@ -118,6 +118,7 @@ TEST_PACKAGES=(
     apertium-apy                              # the engine tests start it (and tolk-bench)
     flac vorbis-tools                         # the voice tests encode FLAC/OGG inputs
     chromium chromium-driver fonts-dejavu-core # the auth browser tests
+    tesseract-ocr-ara                         # reads the Arabic painted over a picture
     xmlsec1                                   # pysaml2's identity provider signs with it (SAML tests)
     python3 python3-venv                      # the tests' virtual environment
     poppler-utils                             # pdftotext, pdfinfo, pdffonts read the PDFs made

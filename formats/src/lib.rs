@@ -70,6 +70,7 @@
 
 mod android;
 mod archive;
+mod bidi;
 #[cfg(test)]
 mod contract;
 mod cut;

@@ -3,15 +3,16 @@
 //! outside the paragraph), the ink's colour taken from the pixels of the
 //! original text that differ most from that background, and the
 //! translation wrapped into the paragraph's box at the original's size,
-//! shrunk in 5 % steps (to 60 %) until it fits, each glyph drawn with
-//! ab_glyph's coverage blended over the background.
+//! shrunk in 5 % steps (to 60 %) until it fits, each word shaped by
+//! rustybuzz and its glyphs drawn with ab_glyph's coverage blended over the
+//! background, right-to-left text from the right.
 
 use std::sync::Arc;
 
 use ab_glyph::{Font, FontRef, PxScale, ScaleFont};
 use image::{Rgba, RgbaImage};
 
-use crate::FormatError;
+use crate::{FormatError, bidi};
 
 /// A box in pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,9 +56,19 @@ pub(crate) struct Painted {
     pub size: f32,
 }
 
+/// A word shaped by rustybuzz, in font units: its glyphs (id, advance,
+/// offsets) in the order they are drawn, and its width.
+struct Shaped {
+    glyphs: Vec<(u16, i32, i32, i32)>,
+    width: i32,
+}
+
 /// Writes `text` into the box of `lines` in the face `data` (`index` in
 /// its file), at the lines' size and pitch, shrunk to fit; the lines it
-/// painted.
+/// painted. Each word is shaped (rustybuzz: ligatures, kerning, joined
+/// Arabic letters) and the words of a line laid out in the order they are
+/// seen ([`crate::bidi`]); right-to-left text starts at the box's right
+/// edge.
 pub(crate) fn write(
     canvas: &mut RgbaImage,
     data: &Arc<[u8]>,
@@ -66,8 +77,16 @@ pub(crate) fn write(
     lines: &[Rect],
     ink: Rgba<u8>,
 ) -> Result<Vec<Painted>, FormatError> {
-    let font = FontRef::try_from_slice_and_index(data, index)
-        .map_err(|e| FormatError::Write(format!("a font could not be read: {e}")))?;
+    let unreadable = || FormatError::Write("a font could not be read".to_owned());
+    let font = FontRef::try_from_slice_and_index(data, index).map_err(|_| unreadable())?;
+    let face = rustybuzz::Face::from_slice(data, index).ok_or_else(unreadable)?;
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let (rtl, levels) = bidi::levels(&words);
+    let shaped: Vec<Shaped> = words.iter().map(|w| shape(&face, w)).collect();
+    let space = face
+        .glyph_index(' ')
+        .and_then(|g| face.glyph_hor_advance(g))
+        .map_or(0, i32::from);
     let area = union(lines);
     let mut heights: Vec<u32> = lines.iter().map(|l| l.height).collect();
     heights.sort_unstable();
@@ -83,7 +102,8 @@ pub(crate) fn write(
     let (size, wrapped) = loop {
         // A line's box is about an em high (ascender to descender).
         let size = height * 1.05 * scale;
-        let wrapped = wrap(&font, size, text, width);
+        let factor = font.as_scaled(PxScale::from(size)).h_scale_factor();
+        let wrapped = wrap(&shaped, space, (width / factor) as i32);
         let fits = wrapped.len() as f32 * pitch * scale <= area.height as f32 + pitch * 0.35;
         if fits || scale <= 0.6 {
             break (size, wrapped);
@@ -91,72 +111,94 @@ pub(crate) fn write(
         scale -= 0.05;
     };
     let scaled = font.as_scaled(PxScale::from(size));
-    let em = font.units_per_em().unwrap_or(1000.0) * scaled.h_scale_factor();
+    let factor = scaled.h_scale_factor();
+    let em = font.units_per_em().unwrap_or(1000.0) * factor;
     let mut painted = Vec::with_capacity(wrapped.len());
     for (i, line) in wrapped.iter().enumerate() {
         let top = area.top as f32 + i as f32 * pitch * scale;
         let baseline = top + scaled.ascent() * 0.9;
-        let mut x = area.left as f32;
+        let units: i32 = line.iter().map(|&w| shaped[w].width).sum::<i32>()
+            + space * (line.len() as i32 - 1).max(0);
+        let mut x = match rtl {
+            true => (area.left as f32 + area.width as f32 - units as f32 * factor).max(0.0),
+            false => area.left as f32,
+        };
         painted.push(Painted {
-            text: line.clone(),
+            text: line.iter().map(|&w| words[w]).collect::<Vec<_>>().join(" "),
             left: x,
             baseline,
             size: em,
         });
-        let mut previous = None;
-        for c in line.chars() {
-            let id = scaled.glyph_id(c);
-            if let Some(p) = previous {
-                x += scaled.kern(p, id);
+        let order = bidi::visual(&line.iter().map(|&w| levels[w]).collect::<Vec<_>>());
+        for (k, &at) in order.iter().enumerate() {
+            if k > 0 {
+                x += space as f32 * factor;
             }
-            let glyph = id.with_scale_and_position(size, ab_glyph::point(x, baseline));
-            x += scaled.h_advance(id);
-            previous = Some(id);
-            let Some(outlined) = font.outline_glyph(glyph) else {
-                continue;
-            };
-            let bounds = outlined.px_bounds();
-            outlined.draw(|gx, gy, coverage| {
-                let (px, py) = (
-                    bounds.min.x as i64 + i64::from(gx),
-                    bounds.min.y as i64 + i64::from(gy),
-                );
-                if px < 0
-                    || py < 0
-                    || px >= i64::from(canvas.width())
-                    || py >= i64::from(canvas.height())
-                {
-                    return;
+            for &(id, advance, dx, dy) in &shaped[line[at]].glyphs {
+                let position =
+                    ab_glyph::point(x + dx as f32 * factor, baseline - dy as f32 * factor);
+                x += advance as f32 * factor;
+                let glyph = ab_glyph::GlyphId(id).with_scale_and_position(size, position);
+                if let Some(outlined) = font.outline_glyph(glyph) {
+                    draw(canvas, &outlined, ink);
                 }
-                let pixel = canvas.get_pixel_mut(px as u32, py as u32);
-                *pixel = blend(*pixel, ink, coverage);
-            });
+            }
         }
     }
     Ok(painted)
 }
 
-/// `text` in lines no wider than `width` at `size` (a word wider than that
-/// on a line of its own).
-fn wrap(font: &FontRef<'_>, size: f32, text: &str, width: f32) -> Vec<String> {
-    let scaled = font.as_scaled(PxScale::from(size));
-    let measure = |s: &str| {
-        s.chars()
-            .map(|c| scaled.h_advance(scaled.glyph_id(c)))
-            .sum::<f32>()
-    };
-    let mut lines: Vec<String> = Vec::new();
-    let mut current = String::new();
-    for word in text.split_whitespace() {
-        let candidate = match current.is_empty() {
-            true => word.to_owned(),
-            false => format!("{current} {word}"),
-        };
-        if measure(&candidate) <= width || current.is_empty() {
-            current = candidate;
-        } else {
-            lines.push(std::mem::replace(&mut current, word.to_owned()));
+/// A word shaped in `face`, in its own direction.
+fn shape(face: &rustybuzz::Face<'_>, word: &str) -> Shaped {
+    let mut buffer = rustybuzz::UnicodeBuffer::new();
+    buffer.push_str(word);
+    buffer.guess_segment_properties();
+    let shaped = rustybuzz::shape(face, &[], buffer);
+    let glyphs: Vec<(u16, i32, i32, i32)> = shaped
+        .glyph_infos()
+        .iter()
+        .zip(shaped.glyph_positions())
+        .map(|(info, p)| (info.glyph_id as u16, p.x_advance, p.x_offset, p.y_offset))
+        .collect();
+    let width = glyphs.iter().map(|g| g.1).sum();
+    Shaped { glyphs, width }
+}
+
+/// Blends an outlined glyph's coverage over the canvas in `ink`.
+fn draw(canvas: &mut RgbaImage, outlined: &ab_glyph::OutlinedGlyph, ink: Rgba<u8>) {
+    let bounds = outlined.px_bounds();
+    outlined.draw(|gx, gy, coverage| {
+        let (px, py) = (
+            bounds.min.x as i64 + i64::from(gx),
+            bounds.min.y as i64 + i64::from(gy),
+        );
+        if px < 0 || py < 0 || px >= i64::from(canvas.width()) || py >= i64::from(canvas.height()) {
+            return;
         }
+        let pixel = canvas.get_pixel_mut(px as u32, py as u32);
+        *pixel = blend(*pixel, ink, coverage);
+    });
+}
+
+/// The words (their shapes) in lines no wider than `width` font units, as
+/// indices (a word wider than that on a line of its own).
+fn wrap(words: &[Shaped], space: i32, width: i32) -> Vec<Vec<usize>> {
+    let mut lines: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    let mut used = 0;
+    for (i, word) in words.iter().enumerate() {
+        let extra = if current.is_empty() {
+            word.width
+        } else {
+            space + word.width
+        };
+        if !current.is_empty() && used + extra > width {
+            lines.push(std::mem::take(&mut current));
+            used = word.width;
+        } else {
+            used += extra;
+        }
+        current.push(i);
     }
     if !current.is_empty() {
         lines.push(current);

@@ -187,3 +187,42 @@ fn a_picture_is_delivered_in_the_type_its_name_declares() {
     let doc = crate::extract_with(DocumentFormat::Png, &png, options(Some("EN"))).unwrap();
     assert_eq!(doc.merge(doc.segments()).unwrap(), png);
 }
+
+/// A translation into Arabic is painted right to left from the box's
+/// right edge, its letters joined: tesseract's Arabic model reads it back.
+#[test]
+fn a_right_to_left_translation_is_painted_from_the_right_and_reads_back() {
+    let dir = test_folder("image-rtl");
+    let path = picture(&dir, "sign.png");
+    let input = std::fs::read(&path).unwrap();
+    let doc = crate::extract_with(DocumentFormat::Png, &input, options(Some("EN"))).unwrap();
+    let arabic = ["البيت كبير والحديقة خضراء", "الكلب ينام في البيت"];
+    let output = doc.merge(&arabic.map(String::from)).unwrap();
+    let read = tesseract(&output, "ara", "").unwrap();
+    let flat = read.split_whitespace().collect::<Vec<_>>().join(" ");
+    for words in ["البيت كبير", "الكلب ينام في البيت"] {
+        assert!(flat.contains(words), "{words:?} in {flat:?}");
+    }
+    // The first paragraph ends at its box's right edge: dark blue reaches
+    // as far right as the original's first line did, and starts further
+    // right than its left edge.
+    let blue = |image: &image::RgbImage, y0: u32, y1: u32| {
+        let xs: Vec<u32> = (y0..y1)
+            .flat_map(|y| (0..740).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = image.get_pixel(x, y).0;
+                p[0] < 90 && p[1] < 90 && p[2] > 60
+            })
+            .map(|(x, _)| x)
+            .collect();
+        (*xs.iter().min().unwrap(), *xs.iter().max().unwrap())
+    };
+    let before = blue(&image::load_from_memory(&input).unwrap().to_rgb8(), 30, 130);
+    let after = blue(
+        &image::load_from_memory(&output).unwrap().to_rgb8(),
+        30,
+        130,
+    );
+    assert!(after.1.abs_diff(before.1) <= 6, "{after:?} {before:?}");
+    assert!(after.0 > before.0 + 20, "{after:?} {before:?}");
+}
