@@ -190,6 +190,7 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
             last_end = Some(glyph.x1);
         }
     }
+    join_beside_rtl(&mut lines);
     for line in &mut lines {
         // A line's edges are those of its ink, not of trailing spaces.
         let lead = line.text.len() - line.text.trim_start().len();
@@ -207,6 +208,9 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
         line.text = trimmed;
     }
     lines.retain(|l| !l.text.is_empty());
+    for line in &mut lines {
+        to_logical(line);
+    }
     let edges: Vec<(f32, f32, f32)> = lines.iter().map(|l| (l.x0, l.x1, l.size)).collect();
     for line in &mut lines {
         line.column_right = edges
@@ -216,6 +220,187 @@ pub(crate) fn lines(shows: &[Shown]) -> Vec<Line> {
     }
     mark_items(&mut lines);
     lines
+}
+
+/// Whether `c` is a letter of a right-to-left script.
+fn is_rtl(c: char) -> bool {
+    use unicode_bidi::BidiClass::{AL, R};
+    matches!(unicode_bidi::bidi_class(c), R | AL)
+}
+
+/// Lines on one baseline side by side, one of them with right-to-left
+/// text, made one (producers place a line's right-to-left and
+/// left-to-right runs in any order), its text left to right as it is
+/// seen.
+fn join_beside_rtl(lines: &mut Vec<Line>) {
+    let mut i = 0;
+    while i < lines.len() {
+        let found = (i + 1..lines.len().min(i + 1 + 8)).find(|&j| {
+            let (a, b) = (&lines[i], &lines[j]);
+            let size = a.size.max(b.size);
+            let rtl = a.text.chars().any(is_rtl) || b.text.chars().any(is_rtl);
+            let apart = |left: &Line, right: &Line| {
+                right.x0 >= left.x1 - size * 0.5 && right.x0 - left.x1 <= size * 1.2
+            };
+            rtl && (a.y - b.y).abs() <= size * 0.35 && (apart(a, b) || apart(b, a))
+        });
+        let Some(j) = found else {
+            i += 1;
+            continue;
+        };
+        let other = lines.remove(j);
+        let line = &mut lines[i];
+        let (mut left, right) = match other.x0 < line.x0 {
+            true => (other, std::mem::replace(line, placeholder())),
+            false => (std::mem::replace(line, placeholder()), other),
+        };
+        if !left.text.ends_with(char::is_whitespace) && !right.text.starts_with(char::is_whitespace)
+        {
+            left.text.push(' ');
+        }
+        let offset = left.text.len();
+        left.text.push_str(&right.text);
+        for run in right.runs {
+            push_run(
+                &mut left.runs,
+                Run {
+                    at: run.at + offset,
+                    ..run
+                },
+            );
+        }
+        left.x0 = left.x0.min(right.x0);
+        left.x1 = left.x1.max(right.x1);
+        left.size = left.size.max(right.size);
+        left.shows.extend(right.shows);
+        left.shows.sort_unstable();
+        left.shows.dedup();
+        *line = left;
+    }
+}
+
+/// An empty line (a stand-in while lines are joined).
+fn placeholder() -> Line {
+    Line {
+        text: String::new(),
+        x0: 0.0,
+        x1: 0.0,
+        y: 0.0,
+        size: 0.0,
+        shows: Vec::new(),
+        runs: Vec::new(),
+        column_right: 0.0,
+        item: None,
+    }
+}
+
+/// A line with right-to-left text, read as it is seen (left to right), put
+/// in the order it was written. A line with more right-to-left letters than
+/// left-to-right ones is reversed, then its left-to-right stretches turned
+/// back: runs of Latin letters (with the spaces between), and numbers,
+/// each on its own (as Unicode's rules N1 set a number after right-to-left
+/// text apart from a Latin word after it: `5 GB`). What is seen cannot
+/// tell a number after a Latin word (`iPhone 15`, one left-to-right run
+/// when written) from one before it: such a pair reads swapped. Otherwise
+/// only its
+/// right-to-left stretches are reversed, the numbers inside them turned
+/// back. Each character keeps its look.
+fn to_logical(line: &mut Line) {
+    use unicode_bidi::BidiClass::{AN, EN, L};
+    if !line.text.chars().any(is_rtl) {
+        return;
+    }
+    let mut order: Vec<(char, Run)> = line
+        .text
+        .char_indices()
+        .map(|(at, c)| {
+            let run = line.runs.iter().rev().find(|r| r.at <= at).copied();
+            (c, run.unwrap_or(line.runs[0]))
+        })
+        .collect();
+    let number = |c: char| matches!(unicode_bidi::bidi_class(c), EN | AN);
+    let latin = |c: char| unicode_bidi::bidi_class(c) == L;
+    let rtl_letters = order.iter().filter(|(c, _)| is_rtl(*c)).count();
+    let ltr_letters = order.iter().filter(|(c, _)| latin(*c)).count();
+    if rtl_letters >= ltr_letters {
+        order.reverse();
+        // What each character is, in (nearly) written order: a Latin
+        // letter or a number after one ('L'), a number after
+        // right-to-left text ('D'), a right-to-left letter ('R'), else
+        // neutral.
+        let mut strong = 'R';
+        let kinds: Vec<char> = order
+            .iter()
+            .map(|(c, _)| match *c {
+                c if latin(c) => {
+                    strong = 'L';
+                    'L'
+                }
+                c if is_rtl(c) => {
+                    strong = 'R';
+                    'R'
+                }
+                c if number(c) => match strong {
+                    'L' => 'L',
+                    _ => 'D',
+                },
+                _ => 'N',
+            })
+            .collect();
+        turn(&mut order, &kinds, 'L');
+        turn(&mut order, &kinds, 'D');
+    } else {
+        let kinds: Vec<char> = order
+            .iter()
+            .map(|(c, _)| match *c {
+                c if is_rtl(c) => 'R',
+                c if latin(c) => 'L',
+                _ => 'N',
+            })
+            .collect();
+        for (start, end) in turn(&mut order, &kinds, 'R') {
+            // The numbers inside read left to right again.
+            let stretch = &mut order[start..=end];
+            let kinds: Vec<char> = stretch
+                .iter()
+                .map(|(c, _)| if number(*c) { 'D' } else { 'N' })
+                .collect();
+            turn(stretch, &kinds, 'D');
+        }
+    }
+    line.text = order.iter().map(|(c, _)| *c).collect();
+    line.runs.clear();
+    let mut at = 0;
+    for (c, run) in order {
+        push_run(&mut line.runs, Run { at, ..run });
+        at += c.len_utf8();
+    }
+}
+
+/// Reverses each stretch of `order` from a character of kind `kind` to the
+/// last of that kind before one of another kind than neutral (`N`); the
+/// stretches (first and last index).
+fn turn(order: &mut [(char, Run)], kinds: &[char], kind: char) -> Vec<(usize, usize)> {
+    let mut stretches = Vec::new();
+    let mut i = 0;
+    while i < order.len() {
+        if kinds[i] != kind {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        for (k, &other) in kinds.iter().enumerate().skip(i) {
+            if other == kind {
+                end = k;
+            } else if other != 'N' {
+                break;
+            }
+        }
+        order[i..=end].reverse();
+        stretches.push((i, end));
+        i = end + 1;
+    }
+    stretches
 }
 
 /// The kind of list a line's marker starts an item of.
@@ -520,6 +705,30 @@ mod tests {
                 "City"
             ]
         );
+    }
+
+    #[test]
+    fn lines_seen_left_to_right_read_as_written() {
+        let logical = |seen: &str| {
+            let mut l = line(seen, 50.0, 250.0, 700.0);
+            to_logical(&mut l);
+            l.text
+        };
+        // Right-to-left: Latin words with their numbers, and numbers
+        // after Arabic, each left to right.
+        assert_eq!(logical("Tolk 2026 تيبلا"), "البيت 2026 Tolk");
+        assert_eq!(logical("GB 5 ةقيدحلاو تيبلا"), "البيت والحديقة 5 GB");
+        assert_eq!(logical("version 2.0 تيبلا"), "version 2.0 البيت");
+        assert_eq!(
+            logical("In the year 2026 ةقيدحلاو تيبلا was big"),
+            "In the year 2026 البيت والحديقة was big"
+        );
+        // Left-to-right with an Arabic word: only that word turned.
+        assert_eq!(
+            logical("The word تيبلا is Arabic"),
+            "The word البيت is Arabic"
+        );
+        assert_eq!(logical("The house"), "The house");
     }
 
     #[test]

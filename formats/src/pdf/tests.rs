@@ -1075,6 +1075,9 @@ doc.build([Paragraph("The house is big and the garden is green. " * 3, getSample
     std::fs::write(&out, doc.merge(&translated).unwrap()).unwrap();
     let text = tool("pdftotext", &[], &out);
     assert!(text.contains(arabic), "{text}");
+    // Read again (as PDF → Word does), it is the Arabic as written.
+    let again = read(&std::fs::read(&out).unwrap());
+    assert_eq!(again.segments()[0], arabic);
     let original = boxes(&tool("pdftotext", &["-bbox"], &source), "word");
     let right = original.iter().map(|b| b[2]).fold(f32::MIN, f32::max);
     let html = tool("pdftotext", &["-bbox"], &out);
@@ -1182,4 +1185,38 @@ fn hostile_structures_are_translated_or_a_clear_error() {
         Ok(out) => assert!(tool("pdftotext", &[], &out).contains("La casa")),
         Err(e) => assert!(e.to_string().contains("not a readable PDF"), "{e}"),
     }
+}
+
+/// An Arabic document LibreOffice writes (glyphs placed left to right, as
+/// they are seen) reads in the order it is written: each paragraph's
+/// words, and each word's letters, as typed.
+#[test]
+fn right_to_left_text_reads_in_its_logical_order() {
+    let dir = test_folder("pdf-rtl-source");
+    let docx = dir.join("arabic.docx");
+    python_snippet(
+        r#"
+import sys, docx
+from docx.oxml.shared import OxmlElement, qn
+d = docx.Document()
+for text in ["البيت كبير والحديقة خضراء", "الكلب ينام في البيت 2026 Tolk"]:
+    p = d.add_paragraph(text)
+    bidi = OxmlElement("w:bidi"); p._p.get_or_add_pPr().append(bidi)
+    for r in p.runs:
+        rtl = OxmlElement("w:rtl"); r._r.get_or_add_rPr().append(rtl)
+d.save(sys.argv[1])
+"#,
+        &[&docx],
+    );
+    crate::contract::soffice(&dir, "pdf", &dir, &[docx]);
+    let doc = read(&std::fs::read(dir.join("arabic.pdf")).unwrap());
+    // (The Latin word is set in another face: a tag of its own.)
+    let plain: Vec<String> = doc.segments()[..2]
+        .iter()
+        .map(|s| crate::inline::plain_text(s))
+        .collect();
+    assert_eq!(
+        plain,
+        ["البيت كبير والحديقة خضراء", "الكلب ينام في البيت 2026 Tolk"]
+    );
 }
