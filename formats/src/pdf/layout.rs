@@ -307,6 +307,9 @@ fn placeholder() -> Line {
 /// back. Each character keeps its look.
 fn to_logical(line: &mut Line) {
     use unicode_bidi::BidiClass::{AN, EN, L};
+    let Some(&first) = line.runs.first() else {
+        return;
+    };
     if !line.text.chars().any(is_rtl) {
         return;
     }
@@ -315,7 +318,7 @@ fn to_logical(line: &mut Line) {
         .char_indices()
         .map(|(at, c)| {
             let run = line.runs.iter().rev().find(|r| r.at <= at).copied();
-            (c, run.unwrap_or(line.runs[0]))
+            (c, run.unwrap_or(first))
         })
         .collect();
     let number = |c: char| matches!(unicode_bidi::bidi_class(c), EN | AN);
