@@ -43,7 +43,7 @@ fn push_run(runs: &mut Vec<Run>, run: Run) {
 }
 
 /// A line of text on a page.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Line {
     pub text: String,
     pub x0: f32,
@@ -251,8 +251,8 @@ fn join_beside_rtl(lines: &mut Vec<Line>) {
         let other = lines.remove(j);
         let line = &mut lines[i];
         let (mut left, right) = match other.x0 < line.x0 {
-            true => (other, std::mem::replace(line, placeholder())),
-            false => (std::mem::replace(line, placeholder()), other),
+            true => (other, std::mem::take(line)),
+            false => (std::mem::take(line), other),
         };
         if !left.text.ends_with(char::is_whitespace) && !right.text.starts_with(char::is_whitespace)
         {
@@ -276,21 +276,6 @@ fn join_beside_rtl(lines: &mut Vec<Line>) {
         left.shows.sort_unstable();
         left.shows.dedup();
         *line = left;
-    }
-}
-
-/// An empty line (a stand-in while lines are joined).
-fn placeholder() -> Line {
-    Line {
-        text: String::new(),
-        x0: 0.0,
-        x1: 0.0,
-        y: 0.0,
-        size: 0.0,
-        shows: Vec::new(),
-        runs: Vec::new(),
-        column_right: 0.0,
-        item: None,
     }
 }
 
