@@ -1,7 +1,8 @@
 //! The worker processes' wake hubs (`tolk_worker::wake`) on a real PostgreSQL:
 //! a notification wakes exactly one worker, the workers of all processes in
 //! turn, and one meant for a worker that has no lane (another process, or a
-//! dead one) still reaches a local worker. Also which commits skip the WAL
+//! dead one) still reaches a local worker; each queue is woken on its own
+//! channel, so a process hears only of the queues it runs. Also which commits skip the WAL
 //! flush (`tolk_storage::enqueuer`, `db::relaxed_pool`) and which do not.
 
 use std::time::Duration;
@@ -129,6 +130,37 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
             "notification {n} never woke the local worker"
         );
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_process_hears_only_the_queues_it_runs() -> Result<()> {
+    let world = World::new("wake_channels").await?;
+    let db = world.db().await?;
+    // What a voice-only process's hub LISTENs on: its queue's channel.
+    let mut listener = sqlx::postgres::PgListener::connect_with(&db).await?;
+    listener.listen(&queue::wake_channel(QUEUE)).await?;
+    // Another queue's enqueues (documents, say) never reach it…
+    for _ in 0..5 {
+        queue::notify_enqueued(&db, "wake-other").await?;
+    }
+    // …its own do.
+    queue::notify_enqueued(&db, QUEUE).await?;
+    let first = tokio::time::timeout(Duration::from_secs(10), listener.recv())
+        .await
+        .context("no notification arrived")??;
+    ensure!(
+        first
+            .payload()
+            .contains(&format!(r#""job_type":"{QUEUE}""#)),
+        "first notification heard: {} on {}",
+        first.payload(),
+        first.channel()
+    );
+    ensure!(
+        listener.next_buffered().is_none(),
+        "more than this queue's notification arrived"
+    );
     Ok(())
 }
 

@@ -123,9 +123,22 @@ pub async fn enqueue<T: Serialize>(
     Ok(())
 }
 
-/// The channel workers LISTEN on (apalis-postgres' insert channel; the payload
-/// names the queue in `job_type`).
+/// apalis-postgres' insert channel, shared by every queue (the payload names
+/// the queue in `job_type`). Workers still LISTEN on it, for notifications
+/// sent the apalis way (a payload without `k` wakes every local worker of
+/// the queue); Tolk's enqueues notify on each queue's [`wake_channel`].
 pub const INSERT_CHANNEL: &str = "apalis::job::insert";
+
+/// The channel that wakes the workers of `queue`: one per queue, so that a
+/// worker process hears only of the kinds of job it runs. On one shared
+/// channel every enqueue of a document reached every voice-only worker too,
+/// which woke to read and drop it (`tolk-bench queue --kinds`:
+/// docs/benchmarks.md). The payload is the same as on [`INSERT_CHANNEL`].
+/// At most 63 bytes (PostgreSQL's longest identifier) for every queue name
+/// [`valid_queue_name`] lets through.
+pub fn wake_channel(queue: &str) -> String {
+    format!("{INSERT_CHANNEL}::{queue}")
+}
 
 /// Wakes an idle worker of `queue`: a NOTIFY in a transaction of its own, sent after
 /// the enqueueing transaction committed. The payload carries a number `k` (a
@@ -158,21 +171,27 @@ pub async fn notify_enqueued(pool: &PgPool, queue: &str) -> Result<(), StorageEr
 pub(crate) fn notify_statement(queue: &str) -> Result<String, StorageError> {
     valid_queue_name(queue)?;
     let k = next_wake_number();
+    let channel = wake_channel(queue);
     Ok(format!(
-        "SELECT pg_notify('{INSERT_CHANNEL}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
+        "SELECT pg_notify('{channel}', '{{\"job_type\":\"{queue}\",\"k\":{k}}}');"
     ))
 }
 
+/// The longest queue name whose [`wake_channel`] PostgreSQL takes (63 bytes).
+const MAX_QUEUE_NAME: usize = 63 - INSERT_CHANNEL.len() - 2;
+
 /// Refuses a queue name that would need quoting in a NOTIFY payload literal
-/// (queue names are our constants: `[A-Za-z0-9_-]+`).
+/// (queue names are our constants: `[A-Za-z0-9_-]+`) or whose wake channel
+/// would be too long.
 pub(crate) fn valid_queue_name(queue: &str) -> Result<(), StorageError> {
     if queue.is_empty()
+        || queue.len() > MAX_QUEUE_NAME
         || !queue
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
         return Err(StorageError::QueueArgument(format!(
-            "queue name {queue:?} is not [A-Za-z0-9_-]+"
+            "queue name {queue:?} is not [A-Za-z0-9_-]{{1,{MAX_QUEUE_NAME}}}"
         )));
     }
     Ok(())
@@ -534,6 +553,25 @@ mod tests {
         assert_eq!(backoff(2), Duration::from_secs(4));
         assert_eq!(backoff(10), Duration::from_secs(300));
         assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn each_queue_is_woken_on_its_own_channel() {
+        let a = notify_statement(TRANSLATE_DOCUMENT).unwrap();
+        let b = notify_statement(VOICE_TRANSLATE).unwrap();
+        assert!(
+            a.contains("'apalis::job::insert::translate-document'"),
+            "{a}"
+        );
+        assert!(b.contains("'apalis::job::insert::voice-translate'"), "{b}");
+        assert!(a.contains(r#""job_type":"translate-document""#), "{a}");
+        // Names that need quoting, or whose channel PostgreSQL would refuse.
+        assert!(notify_statement("a'b").is_err());
+        assert!(notify_statement("").is_err());
+        let longest = "q".repeat(MAX_QUEUE_NAME);
+        assert_eq!(wake_channel(&longest).len(), 63);
+        assert!(notify_statement(&longest).is_ok());
+        assert!(notify_statement(&format!("{longest}q")).is_err());
     }
 
     #[test]

@@ -2,8 +2,11 @@
 //! process ([`WakeHub`]) that wakes **one** worker per notification, without
 //! apalis' lost wake-up.
 //!
-//! Every enqueue sends one NOTIFY (`tolk_storage::queue::notify_enqueued`) whose
-//! payload names the queue (`job_type`) and carries a number `k`. Each hub keeps
+//! Every enqueue sends one NOTIFY (`tolk_storage::queue::notify_enqueued`) on
+//! its queue's own channel (`tolk_storage::queue::wake_channel`), whose payload
+//! names the queue (`job_type`) and carries a number `k`. A hub LISTENs on the
+//! channels of the queues it has lanes for (and on apalis' shared channel), so a
+//! process hears nothing of the kinds of job it does not run. Each hub keeps
 //! the list of live workers of every queue (the rows of `apalis.workers` seen
 //! within the dead-worker threshold, refreshed every [`REFRESH`], identical in
 //! every process) and wakes only the worker at index `k mod n` of that list, if
@@ -23,7 +26,7 @@
 //! last resort. Payloads without `k` (apalis' own trigger) wake every local
 //! worker of the queue, as apalis does.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,6 +71,8 @@ struct Hub {
     backup_turn: AtomicUsize,
     /// Ends the hub's task when the last handle and lane are gone.
     stop: Arc<Notify>,
+    /// A lane was added: the hub's task LISTENs on its queue's channel.
+    listen: Arc<Notify>,
 }
 
 impl Drop for Hub {
@@ -143,6 +148,7 @@ impl WakeHub {
     /// [`WakeHub::start`] with another delay for the lanes' extra look.
     pub fn start_with(pool: PgPool, live_within: Duration, second_look: Duration) -> Self {
         let stop = Arc::new(Notify::new());
+        let listen = Arc::new(Notify::new());
         let inner = Arc::new(Hub {
             pool,
             live_within,
@@ -151,8 +157,9 @@ impl WakeHub {
             live: Mutex::new(HashMap::new()),
             backup_turn: AtomicUsize::new(0),
             stop: stop.clone(),
+            listen: listen.clone(),
         });
-        tokio::spawn(run(Arc::downgrade(&inner), stop));
+        tokio::spawn(run(Arc::downgrade(&inner), stop, listen));
         Self { inner }
     }
 
@@ -174,6 +181,7 @@ impl WakeHub {
             .entry(queue.to_owned())
             .or_default()
             .push(lane.clone());
+        self.inner.listen.notify_one();
         LaneWake {
             hub: self.inner.clone(),
             lane,
@@ -230,17 +238,20 @@ impl Hub {
     }
 }
 
-/// The hub's task: LISTEN (reconnecting after a failure) and refresh the live
-/// workers, until the hub is dropped.
-async fn run(hub: Weak<Hub>, stop: Arc<Notify>) {
+/// The hub's task: LISTEN on the channels of its lanes' queues (reconnecting
+/// after a failure) and refresh the live workers, until the hub is dropped.
+async fn run(hub: Weak<Hub>, stop: Arc<Notify>, listen: Arc<Notify>) {
     let Some(pool) = hub.upgrade().map(|h| h.pool.clone()) else {
         return;
     };
     let mut refresh = tokio::time::interval(REFRESH);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut listener: Option<PgListener> = None;
+    // The queues whose channel `listener` LISTENs on.
+    let mut heard: HashSet<String> = HashSet::new();
     loop {
         if listener.is_none() {
+            heard.clear();
             match connect(&pool).await {
                 Ok(l) => listener = Some(l),
                 Err(e) => {
@@ -248,8 +259,30 @@ async fn run(hub: Weak<Hub>, stop: Arc<Notify>) {
                 }
             }
         }
+        if let Some(l) = listener.as_mut() {
+            let queues: Vec<String> = match hub.upgrade() {
+                Some(hub) => lock(&hub.lanes)
+                    .keys()
+                    .filter(|q| !heard.contains(*q))
+                    .cloned()
+                    .collect(),
+                None => return,
+            };
+            for queue in queues {
+                match l.listen(&tolk_storage::queue::wake_channel(&queue)).await {
+                    Ok(()) => {
+                        heard.insert(queue);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, queue, "LISTEN failed; relying on the interval poll");
+                        break;
+                    }
+                }
+            }
+        }
         let event = tokio::select! {
             () = stop.notified() => return,
+            () = listen.notified() => continue,
             _ = refresh.tick() => None,
             n = async {
                 match listener.as_mut() {
@@ -285,6 +318,8 @@ async fn run(hub: Weak<Hub>, stop: Arc<Notify>) {
     }
 }
 
+/// A LISTEN connection, on apalis' shared channel to begin with (the lanes'
+/// own channels follow).
 async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut l = PgListener::connect_with(pool).await?;
     l.listen(INSERT_CHANNEL).await?;
