@@ -10,18 +10,25 @@
 //! machines in a deployment) are served first, and record the wait of each document job,
 //! from the start of its enqueue to the start of its handler.
 //!
-//! Three runs of the same document and evaluation load, offered at a fixed
+//! Four runs of the same document and evaluation load, offered at a fixed
 //! rate (open loop) for `--kinds-secs`:
-//! - **documents only**: the documents pool (documents and evaluations) on
-//!   CPU 0, no voice jobs: the baseline;
+//! - **documents only, CPU 1 idle**: the documents pool (documents and
+//!   evaluations) on CPU 0, no voice jobs;
+//! - **documents only, CPU 1 busy**: the same, with CPU 1 kept busy by a
+//!   [`Spinner`] outside the queue, as busy as the voice pool keeps it: the
+//!   baseline of the verdict (on two CPUs the database and the producer run on
+//!   the voice pool's CPU, which a deployment gives them on their own);
 //! - **one worker, all queues**: one process on CPUs 0 and 1 running every
 //!   kind at the pools' concurrencies, while a backlog of voice jobs keeps its
 //!   voice lanes busy;
 //! - **two pools**: the documents pool on CPU 0 and a voice pool on CPU 1
 //!   (the same total concurrency and CPUs), the same voice backlog.
 //!
+//! Each document's wait is also split into its enqueue (as the producer saw
+//! it) and the pick-up after it.
+//!
 //! Target: with pools, the document wait (p50 and p99) stays within 1.2 × the
-//! documents-only run's.
+//! busy documents-only run's.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -521,7 +528,7 @@ fn snapshot<T: Clone>(samples: &std::sync::Mutex<Vec<T>>) -> Result<Vec<T>> {
         .clone())
 }
 
-/// Runs `rounds` rounds of the three runs, prints each run's figures and
+/// Runs `rounds` rounds of the four runs, prints each run's figures and
 /// the verdict on the median of the rounds' ratios (a slow moment of the
 /// machine does not decide it alone).
 pub(super) async fn run(b: &Bench, secs: u64, rounds: usize) -> Result<()> {

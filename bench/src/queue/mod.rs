@@ -165,7 +165,7 @@ pub struct QueueArgs {
     /// Seconds of offered load of each `--kinds` run.
     #[arg(long, default_value_t = 20)]
     kinds_secs: u64,
-    /// Rounds of the three `--kinds` runs (the verdict takes the median).
+    /// Rounds of the four `--kinds` runs (the verdict takes the median).
     #[arg(long, default_value_t = 3)]
     kinds_rounds: usize,
     /// Folder of the Node side (package.json, graphile.js).
