@@ -470,15 +470,13 @@ async fn run_once(
     };
     let seq_waits = snapshot(&probe.document_waits)?;
     let mut waits: Vec<u64> = seq_waits.iter().map(|&(_, w)| w).collect();
+    // Each document's enqueue (µs), by its place.
+    let mut enqueue_us: Vec<u64> = enqueues.iter().map(|ms| (ms * 1000.0) as u64).collect();
     // The part of each wait after its enqueue returned (the worker's pick-up).
     let mut pickups: Vec<u64> = seq_waits
         .iter()
-        .map(|&(seq, w)| {
-            let enqueue_us = enqueues.get(seq).map_or(0, |ms| (ms * 1000.0) as u64);
-            w.saturating_sub(enqueue_us)
-        })
+        .map(|&(seq, w)| w.saturating_sub(enqueue_us.get(seq).copied().unwrap_or(0)))
         .collect();
-    let mut enqueue_us: Vec<u64> = enqueues.iter().map(|ms| (ms * 1000.0) as u64).collect();
     let mut runs = snapshot(&probe.document_runs)?;
     Ok(Figures {
         name,
