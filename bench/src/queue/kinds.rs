@@ -24,6 +24,12 @@
 //! - **two pools**: the documents pool on CPU 0 and a voice pool on CPU 1
 //!   (the same total concurrency and CPUs), the same voice backlog.
 //!
+//! `--kinds-queue-only` adds a fifth run, **two pools, voice queue traffic
+//! only**: the two pools and the voice backlog, but voice jobs that wait
+//! instead of working, with CPU 1 kept busy by a [`Spinner`]: what the voice
+//! pool's fetches, acks and LISTEN connection cost the documents, apart from
+//! its CPU work.
+//!
 //! Each document's wait is also split into its enqueue (as the producer saw
 //! it) and the pick-up after it.
 //!
@@ -72,6 +78,9 @@ struct KindJob {
     enqueued_us: u64,
     /// Its place among the jobs of its kind offered in the run.
     seq: usize,
+    /// Milliseconds the job waits (without CPU work) instead of burning `work`.
+    #[serde(default)]
+    sleep_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +157,11 @@ async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynE
         if let Ok(mut w) = probe.document_waits.lock() {
             w.push((job.seq, waited));
         }
+    }
+    if job.sleep_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(job.sleep_ms)).await;
+        probe.voices.fetch_add(1, Ordering::Release);
+        return Ok(());
     }
     let work = job.work;
     let ran = tokio::task::spawn_blocking(move || {
@@ -326,13 +340,14 @@ struct Figures {
 }
 
 /// Enqueues one job of `kind` as the API does (its own transaction, then the
-/// workers' wake-up).
-async fn enqueue(pool: &PgPool, kind: Kind, work: u64, seq: usize) -> Result<f64> {
+/// workers' wake-up): `work` iterations of [`burn`], or a wait of `sleep_ms`.
+async fn enqueue(pool: &PgPool, kind: Kind, work: u64, seq: usize, sleep_ms: u64) -> Result<f64> {
     let job = KindJob {
         kind,
         work,
         enqueued_us: now_us(),
         seq,
+        sleep_ms,
     };
     let mut tx = pool.begin().await.context("BEGIN")?;
     let id = tq::new_job_id();
@@ -355,6 +370,8 @@ struct Run {
     voice: bool,
     /// A CPU kept busy outside the queue ([`Spinner`]) through the run.
     spin: Option<usize>,
+    /// The voice jobs wait instead of working.
+    voice_waits: bool,
 }
 
 /// CPU work outside the queue: a thread pinned to one CPU burning in the
@@ -413,6 +430,7 @@ async fn run_once(
         processes,
         voice,
         spin,
+        voice_waits,
     } = run;
     b.reset_tolk(platform).await?;
     let _spinner = spin.map(Spinner::start).transpose()?;
@@ -430,7 +448,11 @@ async fn run_once(
         // Enough voice jobs to keep the voice lanes busy through the run.
         let backlog = (secs as f64 * 1000.0 / VOICE_WORK_MS) as usize * VOICE_LANES * 2;
         for seq in 0..backlog {
-            enqueue(&api, Kind::Voice, work(VOICE_WORK_MS), seq).await?;
+            if voice_waits {
+                enqueue(&api, Kind::Voice, 0, seq, VOICE_WORK_MS as u64).await?;
+            } else {
+                enqueue(&api, Kind::Voice, work(VOICE_WORK_MS), seq, 0).await?;
+            }
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -439,11 +461,11 @@ async fn run_once(
     let (doc_work, quality_work) = (work(DOCUMENT_WORK_MS), work(QUALITY_WORK_MS));
     let offer_documents = open_loop(documents, DOCUMENT_RATE, |i| {
         let api = api.clone();
-        async move { enqueue(&api, Kind::Document, doc_work, i as usize).await }
+        async move { enqueue(&api, Kind::Document, doc_work, i as usize, 0).await }
     });
     let offer_qualities = open_loop(qualities, QUALITY_RATE, |i| {
         let api = api.clone();
-        async move { enqueue(&api, Kind::Quality, quality_work, i as usize).await }
+        async move { enqueue(&api, Kind::Quality, quality_work, i as usize, 0).await }
     });
     let (d, q) = tokio::join!(offer_documents, offer_qualities);
     let (enqueues, _) = d?;
@@ -497,26 +519,39 @@ const RUNS: [Run; 4] = [
         processes: &[&DOCUMENTS_POOL],
         voice: false,
         spin: None,
+        voice_waits: false,
     },
     Run {
         name: "documents only, CPU 1 busy outside the queue (busy baseline)",
         processes: &[&DOCUMENTS_POOL],
         voice: false,
         spin: Some(1),
+        voice_waits: false,
     },
     Run {
         name: "one worker, all queues (CPUs 0-1)",
         processes: &[&ALL_QUEUES],
         voice: true,
         spin: None,
+        voice_waits: false,
     },
     Run {
         name: "two pools (documents CPU 0, voice CPU 1)",
         processes: &[&DOCUMENTS_POOL, &VOICE_POOL],
         voice: true,
         spin: None,
+        voice_waits: false,
     },
 ];
+
+/// `--kinds-queue-only`'s run, after the four.
+const QUEUE_ONLY: Run = Run {
+    name: "two pools, voice queue traffic only (voice jobs wait, CPU 1 busy outside the queue)",
+    processes: &[&DOCUMENTS_POOL, &VOICE_POOL],
+    voice: true,
+    spin: Some(1),
+    voice_waits: true,
+};
 
 /// A copy of the samples a probe collected.
 fn snapshot<T: Clone>(samples: &std::sync::Mutex<Vec<T>>) -> Result<Vec<T>> {
@@ -529,7 +564,7 @@ fn snapshot<T: Clone>(samples: &std::sync::Mutex<Vec<T>>) -> Result<Vec<T>> {
 /// Runs `rounds` rounds of the four runs, prints each run's figures and
 /// the verdict on the median of the rounds' ratios (a slow moment of the
 /// machine does not decide it alone).
-pub(super) async fn run(b: &Bench, secs: u64, rounds: usize) -> Result<()> {
+pub(super) async fn run(b: &Bench, secs: u64, rounds: usize, queue_only: bool) -> Result<()> {
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     if cpus < 2 {
         bail!("--kinds needs two CPUs (one per pool); this machine has {cpus}");
@@ -554,7 +589,8 @@ pub(super) async fn run(b: &Bench, secs: u64, rounds: usize) -> Result<()> {
     let (mut shared, mut pools, mut pools_idle) = (Vec::new(), Vec::new(), Vec::new());
     for round in 1..=rounds.max(1) {
         let mut figures = Vec::new();
-        for run in RUNS {
+        let extra = queue_only.then_some(QUEUE_ONLY);
+        for run in RUNS.into_iter().chain(extra) {
             figures.push(run_once(b, &platform, run, secs, per_ms).await?);
         }
         let ratio = |f: &Figures, base: &Figures| {

@@ -168,6 +168,11 @@ pub struct QueueArgs {
     /// Rounds of the four `--kinds` runs (the verdict takes the median).
     #[arg(long, default_value_t = 3)]
     kinds_rounds: usize,
+    /// Adds a fifth `--kinds` run: the two pools with voice jobs that wait
+    /// instead of working, CPU 1 kept busy outside the queue, separating what
+    /// the voice pool's queue traffic costs the documents from its CPU work.
+    #[arg(long)]
+    kinds_queue_only: bool,
     /// Folder of the Node side (package.json, graphile.js).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/node"))]
     node_dir: PathBuf,
@@ -254,7 +259,13 @@ async fn run_on(plan: &Plan, admin: &PgConnectOptions, db: &ThrowawayDb) -> anyh
     }
     let b = Bench::open(plan, admin, db).await?;
     if plan.args.kinds {
-        return kinds::run(&b, plan.args.kinds_secs.max(1), plan.args.kinds_rounds).await;
+        return kinds::run(
+            &b,
+            plan.args.kinds_secs.max(1),
+            plan.args.kinds_rounds,
+            plan.args.kinds_queue_only,
+        )
+        .await;
     }
     report::print_header(&b, plan).await?;
     let rows = phases::throughput(&b, plan).await?;
