@@ -15,9 +15,10 @@
 //! - **documents only, CPU 1 idle**: the documents pool (documents and
 //!   evaluations) on CPU 0, no voice jobs;
 //! - **documents only, CPU 1 busy**: the same, with CPU 1 kept busy by a
-//!   [`Spinner`] outside the queue, as busy as the voice pool keeps it: the
-//!   baseline of the verdict (on two CPUs the database and the producer run on
-//!   the voice pool's CPU, which a deployment gives them on their own);
+//!   [`Spinner`] per voice lane outside the queue, as busy as the voice pool
+//!   keeps it: the baseline of the verdict (on two CPUs the database and the
+//!   producer run on the voice pool's CPU, which a deployment gives them on
+//!   their own);
 //! - **one worker, all queues**: one process on CPUs 0 and 1 running every
 //!   kind at the pools' concurrencies, while a backlog of voice jobs keeps its
 //!   voice lanes busy;
@@ -368,7 +369,8 @@ struct Run {
     processes: &'static [&'static Process],
     /// A backlog of voice jobs keeps the voice lanes busy.
     voice: bool,
-    /// A CPU kept busy outside the queue ([`Spinner`]) through the run.
+    /// A CPU kept busy outside the queue (a [`Spinner`] per voice lane)
+    /// through the run.
     spin: Option<usize>,
     /// The voice jobs wait instead of working.
     voice_waits: bool,
@@ -415,7 +417,7 @@ impl Drop for Spinner {
     }
 }
 
-/// One run: its processes started (and its spinner), the voice backlog
+/// One run: its processes started (and its spinners), the voice backlog
 /// (when `voice`), the documents and evaluations offered for `secs`, then
 /// every document waited for.
 async fn run_once(
@@ -433,7 +435,15 @@ async fn run_once(
         voice_waits,
     } = run;
     b.reset_tolk(platform).await?;
-    let _spinner = spin.map(Spinner::start).transpose()?;
+    // As many busy threads as the voice pool has lanes: one thread per lane
+    // keeps the CPU busy as the voice pool does (on this machine one thread
+    // fewer gave the documents a shorter p99 than the voice pool's own).
+    let _spinners = match spin {
+        Some(cpu) => (0..VOICE_LANES)
+            .map(|_| Spinner::start(cpu))
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     let options = b.connect_options(Transport::Url)?;
     let api = tolk_storage::db::connect(options.clone(), 10).await?;
     let probe = Arc::new(KindProbe::default());
