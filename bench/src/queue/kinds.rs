@@ -27,9 +27,9 @@
 //!
 //! `--kinds-queue-only` adds a fifth run, **two pools, voice queue traffic
 //! only**: the two pools and the voice backlog, but voice jobs that wait
-//! instead of working, with CPU 1 kept busy by a [`Spinner`]: what the voice
-//! pool's fetches, acks and LISTEN connection cost the documents, apart from
-//! its CPU work.
+//! instead of working, with CPU 1 kept busy as in the busy baseline: what the
+//! voice pool's fetches, acks and LISTEN connection cost the documents, apart
+//! from its CPU work.
 //!
 //! Each document's wait is also split into its enqueue (as the producer saw
 //! it) and the pick-up after it.
@@ -74,14 +74,21 @@ const VOICE_LANES: usize = 2;
 struct KindJob {
     kind: Kind,
     /// Iterations of [`burn`].
-    work: u64,
+    work: Work,
     /// [`now_us`] when its enqueue started.
     enqueued_us: u64,
     /// Its place among the jobs of its kind offered in the run.
     seq: usize,
-    /// Milliseconds the job waits (without CPU work) instead of burning `work`.
-    #[serde(default)]
-    sleep_ms: u64,
+}
+
+/// What a job of the bench does.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+enum Work {
+    /// Iterations of [`burn`] on a blocking thread.
+    Burn(u64),
+    /// A wait of this many milliseconds, without CPU work
+    /// (`--kinds-queue-only`'s voice jobs).
+    Wait(u64),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,23 +166,22 @@ async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynE
             w.push((job.seq, waited));
         }
     }
-    if job.sleep_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(job.sleep_ms)).await;
-        probe.voices.fetch_add(1, Ordering::Release);
-        return Ok(());
-    }
-    let work = job.work;
-    let ran = tokio::task::spawn_blocking(move || {
-        yield_to_the_platform();
-        let t = Instant::now();
-        burn(work);
-        t.elapsed()
-    })
-    .await?;
-    if job.kind == Kind::Document
-        && let Ok(mut r) = probe.document_runs.lock()
-    {
-        r.push(u64::try_from(ran.as_micros()).unwrap_or(u64::MAX));
+    match job.work {
+        Work::Wait(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+        Work::Burn(n) => {
+            let ran = tokio::task::spawn_blocking(move || {
+                yield_to_the_platform();
+                let t = Instant::now();
+                burn(n);
+                t.elapsed()
+            })
+            .await?;
+            if job.kind == Kind::Document
+                && let Ok(mut r) = probe.document_runs.lock()
+            {
+                r.push(u64::try_from(ran.as_micros()).unwrap_or(u64::MAX));
+            }
+        }
     }
     let finished = match job.kind {
         Kind::Document => &probe.documents,
@@ -341,14 +347,13 @@ struct Figures {
 }
 
 /// Enqueues one job of `kind` as the API does (its own transaction, then the
-/// workers' wake-up): `work` iterations of [`burn`], or a wait of `sleep_ms`.
-async fn enqueue(pool: &PgPool, kind: Kind, work: u64, seq: usize, sleep_ms: u64) -> Result<f64> {
+/// workers' wake-up).
+async fn enqueue(pool: &PgPool, kind: Kind, work: Work, seq: usize) -> Result<f64> {
     let job = KindJob {
         kind,
         work,
         enqueued_us: now_us(),
         seq,
-        sleep_ms,
     };
     let mut tx = pool.begin().await.context("BEGIN")?;
     let id = tq::new_job_id();
@@ -453,16 +458,17 @@ async fn run_once(
     }
     // Let the lanes register and listen.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let work = |ms: f64| (ms * per_ms) as u64;
+    let work = |ms: f64| Work::Burn((ms * per_ms) as u64);
     if voice {
         // Enough voice jobs to keep the voice lanes busy through the run.
         let backlog = (secs as f64 * 1000.0 / VOICE_WORK_MS) as usize * VOICE_LANES * 2;
+        let voice_work = if voice_waits {
+            Work::Wait(VOICE_WORK_MS as u64)
+        } else {
+            work(VOICE_WORK_MS)
+        };
         for seq in 0..backlog {
-            if voice_waits {
-                enqueue(&api, Kind::Voice, 0, seq, VOICE_WORK_MS as u64).await?;
-            } else {
-                enqueue(&api, Kind::Voice, work(VOICE_WORK_MS), seq, 0).await?;
-            }
+            enqueue(&api, Kind::Voice, voice_work, seq).await?;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -471,11 +477,11 @@ async fn run_once(
     let (doc_work, quality_work) = (work(DOCUMENT_WORK_MS), work(QUALITY_WORK_MS));
     let offer_documents = open_loop(documents, DOCUMENT_RATE, |i| {
         let api = api.clone();
-        async move { enqueue(&api, Kind::Document, doc_work, i as usize, 0).await }
+        async move { enqueue(&api, Kind::Document, doc_work, i as usize).await }
     });
     let offer_qualities = open_loop(qualities, QUALITY_RATE, |i| {
         let api = api.clone();
-        async move { enqueue(&api, Kind::Quality, quality_work, i as usize, 0).await }
+        async move { enqueue(&api, Kind::Quality, quality_work, i as usize).await }
     });
     let (d, q) = tokio::join!(offer_documents, offer_qualities);
     let (enqueues, _) = d?;
