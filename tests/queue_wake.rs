@@ -2,7 +2,8 @@
 //! a notification wakes exactly one worker, the workers of all processes in
 //! turn, and one meant for a worker that has no lane (another process, or a
 //! dead one) still reaches a local worker; each queue is woken on its own
-//! channel, so a process hears only of the queues it runs. Also which commits skip the WAL
+//! channel, so a process hears only of the queues it runs, and a process whose
+//! lanes are all busy hears nothing until one frees. Also which commits skip the WAL
 //! flush (`tolk_storage::enqueuer`, `db::relaxed_pool`) and which do not.
 
 use std::time::Duration;
@@ -45,20 +46,18 @@ fn ready(lanes: &mut [LaneWake]) -> Vec<usize> {
         .collect()
 }
 
-/// Sends notifications until one gets through (the hubs LISTEN on connections
-/// of their own, opened in the background), then clears every lane.
-async fn wait_listening(db: &sqlx::PgPool, lanes: &mut [LaneWake]) -> Result<()> {
-    for _ in 0..100 {
-        queue::notify_enqueued(db, QUEUE).await?;
-        if first_woken(lanes, Duration::from_millis(100))
-            .await
-            .is_some()
-        {
-            ready(lanes);
-            return Ok(());
-        }
-    }
-    bail!("no notification reached a lane")
+/// Waits until every hub LISTENs on the queue's channel (they do on
+/// connections of their own, opened in the background), then clears every
+/// lane (a hub that begins to listen wakes its lanes once).
+async fn wait_listening(hubs: &[&WakeHub], lanes: &mut [LaneWake]) -> Result<()> {
+    let ours = queue::wake_channel(QUEUE);
+    wait_for(
+        || hubs.iter().all(|h| h.listening().contains(&ours)),
+        "the hubs to listen",
+    )
+    .await?;
+    ready(lanes);
+    Ok(())
 }
 
 #[tokio::test]
@@ -79,7 +78,7 @@ async fn each_notification_wakes_one_worker_of_all_processes_in_turn() -> Result
     }
     p.refresh().await?;
     r.refresh().await?;
-    wait_listening(&db, &mut lanes).await?;
+    wait_listening(&[&p, &r], &mut lanes).await?;
 
     let mut woken = [0usize; 3];
     let mut order = Vec::new();
@@ -117,7 +116,7 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
     register(&db, "w-a").await?;
     register(&db, "w-z").await?;
     hub.refresh().await?;
-    wait_listening(&db, &mut lanes).await?;
+    wait_listening(&[&hub], &mut lanes).await?;
     for n in 0..6 {
         // Let the last extra look pass, so only this notification can wake the lane.
         tokio::time::sleep(look * 4).await;
@@ -129,6 +128,71 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
                 .is_some(),
             "notification {n} never woke the local worker"
         );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_process_whose_lanes_are_all_busy_stops_listening() -> Result<()> {
+    use tower::{Layer, Service, ServiceExt};
+    let world = World::new("wake_busy").await?;
+    let db = world.db().await?;
+    let never = Duration::from_secs(3600);
+    let hub = WakeHub::start_with(db.clone(), Duration::from_secs(60), never);
+    let mut lanes = vec![hub.lane(QUEUE, "w-a")];
+    // The lane's worker runs one job at a time: a job that ends when told.
+    let mut worker = hub.busy_layer("w-a", 1).layer(tower::service_fn(
+        |end: tokio::sync::oneshot::Receiver<()>| async {
+            end.await.ok();
+            Ok::<_, std::convert::Infallible>(())
+        },
+    ));
+    register(&db, "w-a").await?;
+    hub.refresh().await?;
+    wait_listening(&[&hub], &mut lanes).await?;
+    let ours = queue::wake_channel(QUEUE);
+
+    // Busy: the hub UNLISTENs everything, and a NOTIFY no longer reaches it.
+    let (end, job) = tokio::sync::oneshot::channel();
+    let running = worker.ready().await?.call(job);
+    wait_for(|| hub.listening().is_empty(), "the hub to stop listening").await?;
+    queue::notify_enqueued(&db, QUEUE).await?;
+    ensure!(
+        first_woken(&mut lanes, Duration::from_millis(500))
+            .await
+            .is_none(),
+        "a busy process was woken"
+    );
+
+    // Free again: it listens, and wakes its lane once for what it missed…
+    let _ = end.send(());
+    running.await?;
+    ensure!(
+        first_woken(&mut lanes, Duration::from_secs(10))
+            .await
+            .is_some(),
+        "the freed lane was not woken to look for what was enqueued meanwhile"
+    );
+    ensure!(hub.listening().contains(&ours), "{:?}", hub.listening());
+    // …and notifications reach it again.
+    queue::notify_enqueued(&db, QUEUE).await?;
+    ensure!(
+        first_woken(&mut lanes, Duration::from_secs(10))
+            .await
+            .is_some(),
+        "a notification did not reach the process that listens again"
+    );
+    Ok(())
+}
+
+/// Waits up to 10 s for `cond`.
+async fn wait_for(cond: impl Fn() -> bool, what: &str) -> Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !cond() {
+        if std::time::Instant::now() > deadline {
+            bail!("timed out waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
 }

@@ -239,6 +239,7 @@ macro_rules! workers {
                             .register(move |_restarts| {
                                 WorkerBuilder::new(name.clone())
                                     .backend(backend::<$job>(&queue_db, &config, &hub, $queue, &name))
+                                    .layer(hub.busy_layer(&name, config.concurrency()))
                                     .data(state.clone())
                                     .catch_panic()
                                     .concurrency(config.concurrency())

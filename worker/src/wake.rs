@@ -25,6 +25,19 @@
 //! parks) is picked up within that delay. The interval poll (1 s) stays the
 //! last resort. Payloads without `k` (apalis' own trigger) wake every local
 //! worker of the queue, as apalis does.
+//!
+//! A process whose every lane is busy stops listening (`UNLISTEN *`), and
+//! listens again once one of them has a free place: a busy worker has no use
+//! for a wake-up (a lane that frees fetches at once, by itself), and
+//! PostgreSQL (15 here) signals every listening backend of the database on
+//! every NOTIFY, whatever its channel, so the LISTEN connection of a saturated
+//! pool (voice under a backlog) cost every other kind's enqueues a little
+//! (`tolk-bench queue --kinds-queue-only`). Each lane's worker counts its
+//! running jobs through [`WakeHub::busy_layer`]; a lane without one counts as
+//! always free. The hub stops listening once its lanes have stayed busy for
+//! [`SETTLE`] (a short burst does not make it flap) and listens again as soon
+//! as one frees; a hub that begins to listen wakes its lanes once, for the
+//! jobs enqueued while it did not.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -50,6 +63,9 @@ pub const SECOND_LOOK: Duration = Duration::from_millis(20);
 /// How often a hub re-reads the live workers of its queues.
 pub const REFRESH: Duration = Duration::from_secs(1);
 
+/// How long all lanes must stay busy before a hub stops listening.
+pub const SETTLE: Duration = Duration::from_millis(20);
+
 /// One LISTEN connection for all the workers ("lanes") of a process; see the
 /// module documentation. Cheap to clone.
 #[derive(Clone)]
@@ -71,8 +87,13 @@ struct Hub {
     backup_turn: AtomicUsize,
     /// Ends the hub's task when the last handle and lane are gone.
     stop: Arc<Notify>,
-    /// A lane was added: the hub's task LISTENs on its queue's channel.
+    /// A lane was added or removed: the hub's task follows at once.
     listen: Arc<Notify>,
+    /// Every lane became busy (the hub's task follows after [`SETTLE`]), or
+    /// one became free (it follows at once).
+    busy: Arc<Notify>,
+    /// The channels the hub's connection LISTENs on now.
+    listening: Mutex<Vec<String>>,
 }
 
 impl Drop for Hub {
@@ -89,12 +110,33 @@ struct Lane {
     /// (Re)start the second-look timer without fetching now.
     look: AtomicBool,
     waker: AtomicWaker,
+    /// Jobs the lane's worker runs now ([`BusyLayer`]).
+    running: AtomicUsize,
+    /// Jobs it runs at most; 0 while nothing counts them.
+    capacity: AtomicUsize,
 }
 
 impl Lane {
+    fn new(name: &str) -> Arc<Self> {
+        Arc::new(Self {
+            name: name.to_owned(),
+            wake: AtomicBool::new(false),
+            look: AtomicBool::new(false),
+            waker: AtomicWaker::new(),
+            running: AtomicUsize::new(0),
+            capacity: AtomicUsize::new(0),
+        })
+    }
+
     fn signal(&self, flag: &AtomicBool) {
         flag.store(true, Ordering::Release);
         self.waker.wake();
+    }
+
+    /// Whether the lane's worker could start another job now.
+    fn free(&self) -> bool {
+        let capacity = self.capacity.load(Ordering::Acquire);
+        capacity == 0 || self.running.load(Ordering::Acquire) < capacity
     }
 }
 
@@ -149,6 +191,7 @@ impl WakeHub {
     pub fn start_with(pool: PgPool, live_within: Duration, second_look: Duration) -> Self {
         let stop = Arc::new(Notify::new());
         let listen = Arc::new(Notify::new());
+        let busy = Arc::new(Notify::new());
         let inner = Arc::new(Hub {
             pool,
             live_within,
@@ -158,9 +201,36 @@ impl WakeHub {
             backup_turn: AtomicUsize::new(0),
             stop: stop.clone(),
             listen: listen.clone(),
+            busy: busy.clone(),
+            listening: Mutex::new(Vec::new()),
         });
-        tokio::spawn(run(Arc::downgrade(&inner), stop, listen));
+        tokio::spawn(run(Arc::downgrade(&inner), Signals { stop, listen, busy }));
         Self { inner }
+    }
+
+    /// The channels this process LISTENs on now, sorted: none while every
+    /// lane is busy.
+    pub fn listening(&self) -> Vec<String> {
+        lock(&self.inner.listening).clone()
+    }
+
+    /// The layer that counts the running jobs of the worker named `name`
+    /// (whose [`WakeHub::lane`] exists), which runs `jobs_at_once` jobs at
+    /// most: add it to that worker (`WorkerBuilder::layer`), so the hub knows
+    /// when every lane is busy. Counts nothing for a name without a lane.
+    pub fn busy_layer(&self, name: &str, jobs_at_once: usize) -> BusyLayer {
+        let lane = lock(&self.inner.lanes)
+            .values()
+            .flatten()
+            .find(|l| l.name == name)
+            .cloned();
+        if let Some(lane) = &lane {
+            lane.capacity.store(jobs_at_once.max(1), Ordering::Release);
+        }
+        BusyLayer {
+            lane,
+            busy: self.inner.busy.clone(),
+        }
     }
 
     /// Reads the live workers now (the hub also does every [`REFRESH`]).
@@ -171,12 +241,7 @@ impl WakeHub {
     /// The wake-up stream of the worker named `name` on `queue`, for
     /// `.poll_with_stream(..)`. Never ends.
     pub fn lane(&self, queue: &str, name: &str) -> LaneWake {
-        let lane = Arc::new(Lane {
-            name: name.to_owned(),
-            wake: AtomicBool::new(false),
-            look: AtomicBool::new(false),
-            waker: AtomicWaker::new(),
-        });
+        let lane = Lane::new(name);
         lock(&self.inner.lanes)
             .entry(queue.to_owned())
             .or_default()
@@ -219,11 +284,23 @@ impl Hub {
         }
     }
 
-    /// Wakes every lane (the connection was lost: notifications may be too).
+    /// Wakes every lane (the connection was lost: notifications may be too;
+    /// or the process did not listen for a while).
     fn wake_all(&self) {
         for l in lock(&self.lanes).values().flatten() {
             l.signal(&l.wake);
         }
+    }
+
+    /// The channels the hub should LISTEN on now: those of its lanes' queues
+    /// and apalis' shared one while any lane is free, none while all are busy.
+    fn wanted(&self) -> HashSet<String> {
+        wanted(&lock(&self.lanes))
+    }
+
+    /// Whether every lane is busy.
+    fn all_busy(&self) -> bool {
+        all_busy(&lock(&self.lanes))
     }
 
     async fn refresh(&self) -> Result<(), tolk_storage::StorageError> {
@@ -238,79 +315,143 @@ impl Hub {
     }
 }
 
-/// The hub's task: LISTEN on the channels of its lanes' queues (reconnecting
-/// after a failure) and refresh the live workers, until the hub is dropped.
-async fn run(hub: Weak<Hub>, stop: Arc<Notify>, listen: Arc<Notify>) {
+/// Whether every one of these lanes is busy (none: all busy).
+fn all_busy(lanes: &HashMap<String, Vec<Arc<Lane>>>) -> bool {
+    !lanes.values().flatten().any(|l| l.free())
+}
+
+/// [`Hub::wanted`] of these lanes, by queue.
+fn wanted(lanes: &HashMap<String, Vec<Arc<Lane>>>) -> HashSet<String> {
+    if all_busy(lanes) {
+        return HashSet::new();
+    }
+    lanes
+        .keys()
+        .map(|q| tolk_storage::queue::wake_channel(q))
+        .chain(std::iter::once(INSERT_CHANNEL.to_owned()))
+        .collect()
+}
+
+/// What ends or stirs the hub's task.
+struct Signals {
+    stop: Arc<Notify>,
+    listen: Arc<Notify>,
+    busy: Arc<Notify>,
+}
+
+/// What woke the hub's task.
+enum Event {
+    /// Follow the lanes' state now.
+    Follow,
+    /// Every lane became busy (follow in [`SETTLE`], unless due sooner), or
+    /// one became free (follow now).
+    Settle,
+    Refresh,
+    Heard(Result<Option<sqlx::postgres::PgNotification>, sqlx::Error>),
+}
+
+/// The hub's task: LISTEN on the channels its lanes want ([`Hub::wanted`];
+/// reconnecting after a failure) and refresh the live workers, until the hub
+/// is dropped.
+async fn run(hub: Weak<Hub>, signals: Signals) {
     let Some(pool) = hub.upgrade().map(|h| h.pool.clone()) else {
         return;
     };
     let mut refresh = tokio::time::interval(REFRESH);
     refresh.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut listener: Option<PgListener> = None;
-    // The queues whose channel `listener` LISTENs on.
+    // The channels `listener` LISTENs on.
     let mut heard: HashSet<String> = HashSet::new();
+    // Follow the lanes now, or at this instant.
+    let mut follow_now = true;
+    let mut follow_at: Option<tokio::time::Instant> = None;
     loop {
         if listener.is_none() {
             heard.clear();
-            match connect(&pool).await {
+            follow_now = true;
+            match PgListener::connect_with(&pool).await {
                 Ok(l) => listener = Some(l),
                 Err(e) => {
                     tracing::warn!(error = %e, "LISTEN connection failed; relying on the interval poll");
                 }
             }
         }
-        if let Some(l) = listener.as_mut() {
-            let queues: Vec<String> = match hub.upgrade() {
-                Some(hub) => lock(&hub.lanes)
-                    .keys()
-                    .filter(|q| !heard.contains(*q))
-                    .cloned()
-                    .collect(),
-                None => return,
+        if follow_now && let Some(l) = listener.as_mut() {
+            follow_now = false;
+            follow_at = None;
+            let Some(wanted) = hub.upgrade().map(|h| h.wanted()) else {
+                return;
             };
-            for queue in queues {
-                match l.listen(&tolk_storage::queue::wake_channel(&queue)).await {
-                    Ok(()) => {
-                        heard.insert(queue);
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, queue, "LISTEN failed; relying on the interval poll");
-                        break;
-                    }
+            let followed = follow(l, &mut heard, &wanted).await;
+            let Some(h) = hub.upgrade() else { return };
+            match followed {
+                // What was enqueued while the process did not listen yet.
+                Ok(true) => h.wake_all(),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "LISTEN or UNLISTEN failed; relying on the interval poll");
+                    h.wake_all();
                 }
             }
+            let mut now: Vec<String> = heard.iter().cloned().collect();
+            now.sort();
+            *lock(&h.listening) = now;
         }
         let event = tokio::select! {
-            () = stop.notified() => return,
-            () = listen.notified() => continue,
-            _ = refresh.tick() => None,
+            () = signals.stop.notified() => return,
+            () = signals.listen.notified() => Event::Follow,
+            () = signals.busy.notified() => Event::Settle,
+            () = async {
+                match follow_at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            } => Event::Follow,
+            _ = refresh.tick() => Event::Refresh,
             n = async {
                 match listener.as_mut() {
                     Some(l) => l.try_recv().await,
                     None => std::future::pending().await,
                 }
-            } => Some(n),
+            } => Event::Heard(n),
         };
         let Some(hub) = hub.upgrade() else { return };
         match event {
-            None => {
+            Event::Follow => {
+                follow_now = true;
+                follow_at = None;
+            }
+            Event::Settle => {
+                if hub.all_busy() {
+                    follow_at.get_or_insert_with(|| tokio::time::Instant::now() + SETTLE);
+                } else {
+                    // A lane freed: listen again at once (it may find the
+                    // queue empty and park).
+                    follow_now = true;
+                    follow_at = None;
+                }
+            }
+            Event::Refresh => {
+                // Also retries a LISTEN that failed.
+                follow_now |= follow_at.is_none();
                 if let Err(e) = hub.refresh().await {
                     tracing::warn!(error = %e, "reading live workers failed");
                 }
             }
-            Some(Ok(Some(n))) => hub.dispatch(n.payload()),
-            Some(Ok(None)) => {
-                // sqlx reconnects on the next call; what was sent meanwhile is lost.
+            Event::Heard(Ok(Some(n))) => hub.dispatch(n.payload()),
+            Event::Heard(Ok(None)) => {
+                // sqlx reconnects on the next call and LISTENs again on what
+                // `heard` holds; what was sent meanwhile is lost.
                 tracing::warn!("LISTEN connection lost; reconnecting");
                 hub.wake_all();
             }
-            Some(Err(e)) => {
+            Event::Heard(Err(e)) => {
                 tracing::warn!(error = %e, "LISTEN failed; reconnecting");
                 listener = None;
                 hub.wake_all();
                 drop(hub);
                 tokio::select! {
-                    () = stop.notified() => return,
+                    () = signals.stop.notified() => return,
                     () = tokio::time::sleep(Duration::from_secs(1)) => {}
                 }
             }
@@ -318,12 +459,38 @@ async fn run(hub: Weak<Hub>, stop: Arc<Notify>, listen: Arc<Notify>) {
     }
 }
 
-/// A LISTEN connection, on apalis' shared channel to begin with (the lanes'
-/// own channels follow).
-async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
-    let mut l = PgListener::connect_with(pool).await?;
-    l.listen(INSERT_CHANNEL).await?;
-    Ok(l)
+/// Makes `l` LISTEN on exactly `wanted` (`heard` holds what it LISTENs on):
+/// new channels first, then `UNLISTEN` of the others (all at once when none
+/// is wanted, so PostgreSQL stops signalling the connection). True when it
+/// began to listen on a channel.
+async fn follow(
+    l: &mut PgListener,
+    heard: &mut HashSet<String>,
+    wanted: &HashSet<String>,
+) -> Result<bool, sqlx::Error> {
+    let mut new: Vec<&str> = wanted
+        .iter()
+        .filter(|c| !heard.contains(*c))
+        .map(String::as_str)
+        .collect();
+    new.sort_unstable();
+    if !new.is_empty() {
+        l.listen_all(new.iter().copied()).await?;
+        heard.extend(new.iter().map(|c| (*c).to_owned()));
+    }
+    if wanted.is_empty() {
+        if !heard.is_empty() {
+            l.unlisten_all().await?;
+            heard.clear();
+        }
+    } else {
+        let old: Vec<String> = heard.difference(wanted).cloned().collect();
+        for c in old {
+            l.unlisten(&c).await?;
+            heard.remove(&c);
+        }
+    }
+    Ok(!new.is_empty())
 }
 
 /// A worker's wake-up stream (from [`WakeHub::lane`]): yields when the hub
@@ -343,6 +510,7 @@ impl Drop for LaneWake {
             v.retain(|l| !Arc::ptr_eq(l, &self.lane));
         }
         lanes.retain(|_, v| !v.is_empty());
+        self.hub.listen.notify_one();
     }
 }
 
@@ -377,8 +545,97 @@ impl Stream for LaneWake {
     }
 }
 
+/// Counts the running jobs of one lane's worker for its hub (from
+/// [`WakeHub::busy_layer`]).
+#[derive(Clone)]
+pub struct BusyLayer {
+    lane: Option<Arc<Lane>>,
+    busy: Arc<Notify>,
+}
+
+impl<S> tower::Layer<S> for BusyLayer {
+    type Service = Busy<S>;
+
+    fn layer(&self, inner: S) -> Busy<S> {
+        Busy {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// A worker's service, counted by a [`BusyLayer`].
+#[derive(Clone)]
+pub struct Busy<S> {
+    inner: S,
+    layer: BusyLayer,
+}
+
+impl<S, R> tower::Service<R> for Busy<S>
+where
+    S: tower::Service<R>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Counted<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Counted<S::Future> {
+        let running = self.layer.lane.clone().map(|lane| {
+            let capacity = lane.capacity.load(Ordering::Acquire);
+            if lane.running.fetch_add(1, Ordering::AcqRel) + 1 == capacity {
+                self.layer.busy.notify_one();
+            }
+            Running {
+                lane,
+                busy: self.layer.busy.clone(),
+            }
+        });
+        Counted {
+            job: Box::pin(self.inner.call(request)),
+            _running: running,
+        }
+    }
+}
+
+/// One running job of a lane: counted from its start until it ends or is
+/// dropped.
+struct Running {
+    lane: Arc<Lane>,
+    busy: Arc<Notify>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let capacity = self.lane.capacity.load(Ordering::Acquire);
+        if self.lane.running.fetch_sub(1, Ordering::AcqRel) == capacity {
+            self.busy.notify_one();
+        }
+    }
+}
+
+/// A job's future while it counts as running.
+pub struct Counted<F> {
+    job: Pin<Box<F>>,
+    _running: Option<Running>,
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.job.as_mut().poll(cx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use futures::FutureExt;
+    use tokio::sync::oneshot;
+
     use super::*;
 
     fn live(names: &[&str]) -> Vec<String> {
@@ -414,6 +671,80 @@ mod tests {
         assert_eq!(target(Some(4), &local, &[], 0), Some(Target::Wake(1)));
         assert_eq!(target(None, &local, &live(&["x"]), 0), Some(Target::All));
         assert_eq!(target(Some(4), &[], &live(&["x"]), 0), None);
+    }
+
+    /// Lanes of `queue` whose workers run at most `capacity` jobs.
+    fn lanes(queue: &str, capacity: &[usize]) -> HashMap<String, Vec<Arc<Lane>>> {
+        let v = capacity
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let l = Lane::new(&format!("{queue}-{i}"));
+                l.capacity.store(c, Ordering::Release);
+                l
+            })
+            .collect();
+        HashMap::from([(queue.to_owned(), v)])
+    }
+
+    fn layer(lane: &Arc<Lane>, busy: &Arc<Notify>) -> BusyLayer {
+        BusyLayer {
+            lane: Some(lane.clone()),
+            busy: busy.clone(),
+        }
+    }
+
+    #[test]
+    fn a_process_listens_while_any_lane_is_free() {
+        let mut all = lanes("voice", &[1, 2]);
+        all.extend(lanes("documents", &[0]));
+        let channels = |all: &HashMap<String, Vec<Arc<Lane>>>| {
+            let mut v: Vec<String> = wanted(all).into_iter().collect();
+            v.sort();
+            v
+        };
+        let every = vec![
+            INSERT_CHANNEL.to_owned(),
+            tolk_storage::queue::wake_channel("documents"),
+            tolk_storage::queue::wake_channel("voice"),
+        ];
+        assert_eq!(channels(&all), every);
+        // A lane that nothing counts (capacity 0) is always free.
+        all["voice"][0].running.store(1, Ordering::Release);
+        all["voice"][1].running.store(2, Ordering::Release);
+        assert_eq!(channels(&all), every);
+        all.remove("documents");
+        assert_eq!(channels(&all), Vec::<String>::new());
+        all["voice"][1].running.store(1, Ordering::Release);
+        assert_eq!(channels(&all).len(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_busy_layer_counts_running_jobs_and_signals_the_edges() {
+        use tower::{Layer, Service, ServiceExt};
+        let all = lanes("voice", &[2]);
+        let lane = &all["voice"][0];
+        let busy = Arc::new(Notify::new());
+        let mut svc =
+            layer(lane, &busy).layer(tower::service_fn(|rx: oneshot::Receiver<()>| async {
+                rx.await.ok();
+                Ok::<_, std::convert::Infallible>(())
+            }));
+        let signalled = || busy.notified().now_or_never().is_some();
+        let (tx1, rx1) = oneshot::channel();
+        let first = svc.ready().await.unwrap().call(rx1);
+        assert_eq!(lane.running.load(Ordering::Acquire), 1);
+        assert!(lane.free() && !signalled());
+        let (_tx2, rx2) = oneshot::channel();
+        let second = svc.ready().await.unwrap().call(rx2);
+        assert!(!lane.free() && signalled(), "full: the hub is told");
+        tx1.send(()).unwrap();
+        first.await.unwrap();
+        assert!(lane.free() && signalled(), "a place freed: the hub is told");
+        // A job dropped before it ends (a worker stopped) counts no more.
+        drop(second);
+        assert_eq!(lane.running.load(Ordering::Acquire), 0);
+        assert!(!signalled());
     }
 
     #[test]

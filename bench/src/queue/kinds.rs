@@ -278,6 +278,7 @@ impl Process {
                         kind.queue(),
                         &name,
                     ))
+                    .layer(hub.busy_layer(&name, lanes))
                     .data(probe.clone())
                     .catch_panic()
                     .concurrency(lanes)

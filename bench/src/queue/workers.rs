@@ -25,13 +25,14 @@ pub(super) struct Workers {
 }
 
 macro_rules! register_worker {
-    ($monitor:expr, $name:expr, $probe:expr, $conc:expr, $backend:expr) => {{
+    ($monitor:expr, $name:expr, $probe:expr, $conc:expr, $backend:expr $(, $layer:expr)?) => {{
         let name = $name;
         let probe = $probe;
         let conc = $conc;
         $monitor.register(move |_restarts| {
             WorkerBuilder::new(name.clone())
                 .backend($backend)
+                $(.layer($layer))?
                 .data(probe.clone())
                 .catch_panic()
                 .concurrency(conc)
@@ -69,9 +70,14 @@ impl Workers {
                 Wake::ApalisPubsub => register_worker!(monitor, name, probe, conc, {
                     storage().with_pubsub().poll_with_interval(poll)
                 }),
-                Wake::Turn | Wake::Herd => register_worker!(monitor, name.clone(), probe, conc, {
-                    tolk_worker::run::backend::<BenchJob>(&pool, &wcfg, &hub, QUEUE, &name)
-                }),
+                Wake::Turn | Wake::Herd => register_worker!(
+                    monitor,
+                    name.clone(),
+                    probe,
+                    conc,
+                    tolk_worker::run::backend::<BenchJob>(&pool, &wcfg, &hub, QUEUE, &name),
+                    hub.busy_layer(&name, conc)
+                ),
                 Wake::Interval => register_worker!(monitor, name, probe, conc, {
                     storage().poll_with_interval(poll)
                 }),
