@@ -46,6 +46,7 @@
 mod bench;
 mod enqueue;
 mod graphile;
+mod irq;
 mod kinds;
 mod load;
 mod node;
@@ -169,10 +170,15 @@ pub struct QueueArgs {
     #[arg(long, default_value_t = 3)]
     kinds_rounds: usize,
     /// Adds a fifth `--kinds` run: the two pools with voice jobs that wait
-    /// instead of working, CPU 1 kept busy outside the queue, separating what
-    /// the voice pool's queue traffic costs the documents from its CPU work.
+    /// instead of working, the voice CPU kept busy outside the queue,
+    /// separating what the voice pool's queue traffic costs the documents
+    /// from its CPU work.
     #[arg(long)]
     kinds_queue_only: bool,
+    /// The voice pool's CPU in `--kinds` (0 or 1; the documents pool gets the
+    /// other). Default: the CPU that does not serve the storage's interrupts.
+    #[arg(long)]
+    kinds_voice_cpu: Option<usize>,
     /// Folder of the Node side (package.json, graphile.js).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/node"))]
     node_dir: PathBuf,
@@ -259,13 +265,13 @@ async fn run_on(plan: &Plan, admin: &PgConnectOptions, db: &ThrowawayDb) -> anyh
     }
     let b = Bench::open(plan, admin, db).await?;
     if plan.args.kinds {
-        return kinds::run(
-            &b,
-            plan.args.kinds_secs.max(1),
-            plan.args.kinds_rounds,
-            plan.args.kinds_queue_only,
-        )
-        .await;
+        let options = kinds::KindsOptions {
+            secs: plan.args.kinds_secs.max(1),
+            rounds: plan.args.kinds_rounds,
+            queue_only: plan.args.kinds_queue_only,
+            voice_cpu: plan.args.kinds_voice_cpu,
+        };
+        return kinds::run(&b, &options).await;
     }
     report::print_header(&b, plan).await?;
     let rows = phases::throughput(&b, plan).await?;
