@@ -3,18 +3,19 @@
 //! Each "process" is a thread pinned to its CPUs (`sched_setaffinity`, as a
 //! container's CPU set pins a pod) running its own runtime, connection pool,
 //! wake hub and apalis workers, built as `tolk worker` builds them
-//! (`tolk_worker::run::backend`, the platform's `WorkerConfig`). Handlers
-//! burn a fixed amount of CPU work per kind on a blocking thread (documents
-//! light and frequent, evaluations light, voice heavy) in the idle
-//! scheduling class, so that the bench's PostgreSQL and producer (other
-//! machines in a deployment) are served first, and record the wait of each document job,
-//! from the start of its enqueue to the start of its handler.
+//! (`tolk_worker::run::backend`, the platform's `WorkerConfig`), in an idle
+//! cgroup, so that the bench's PostgreSQL and producer (other machines in a
+//! deployment) are served first on the CPU they share with the documents
+//! pool. Handlers burn a fixed amount of CPU work per kind on a blocking
+//! thread (documents light and frequent, evaluations light, voice heavy),
+//! competing with their process's runtime as a real worker's engines do, and
+//! record the wait of each document job, from the start of its enqueue to the
+//! start of its handler, and its turnaround, to the end of its work.
 //!
-//! The documents pool runs on the CPU that serves the storage's interrupts
-//! and the voice pool on the other ([`irq`]; `--kinds-voice-cpu` to choose):
-//! on two CPUs the database shares the machine, and a busy CPU delays the
-//! disk completions it serves, which a deployment's database, on a machine of
-//! its own, never sees.
+//! The voice pool gets a CPU of its own; the documents pool shares the other
+//! with the platform (the bench database's PostgreSQL backends and the
+//! producer), in every run alike: [`placement`](super::placement) says why
+//! and how (`--kinds-voice-cpu`, `--kinds-platform-anywhere`).
 //!
 //! Four runs of the same document and evaluation load, offered at a fixed
 //! rate (open loop) for `--kinds-secs`:
@@ -54,8 +55,8 @@ use tokio::sync::oneshot;
 use tolk_storage::queue as tq;
 
 use super::bench::Bench;
-use super::irq;
 use super::load::open_loop;
+use super::placement::{IdleGroup, Layout, Place, Platform, pin, yield_to_the_platform};
 use super::probe::now_us;
 use super::settings::{TolkSetting, Transport, platform_worker};
 
@@ -121,6 +122,9 @@ struct KindProbe {
     document_waits: std::sync::Mutex<Vec<(usize, u64)>>,
     /// Time each document's work took (µs): longer when its CPU is shared.
     document_runs: std::sync::Mutex<Vec<u64>>,
+    /// Each document's turnaround (µs): from the start of its enqueue to
+    /// the end of its work, what the client waits for.
+    document_turnarounds: std::sync::Mutex<Vec<u64>>,
     documents: AtomicUsize,
     qualities: AtomicUsize,
     voices: AtomicUsize,
@@ -135,25 +139,6 @@ fn burn(n: u64) -> u64 {
         x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
     }
     std::hint::black_box(x)
-}
-
-/// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`),
-/// once: the bench's PostgreSQL and its API producer share these CPUs, where
-/// a deployment runs them on other machines; the jobs' work runs only when
-/// they do not want the CPU, in every run alike, so the runs differ only in
-/// how the workers share CPUs with each other.
-fn yield_to_the_platform() {
-    thread_local!(static LOWERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
-    LOWERED.with(|lowered| {
-        if !lowered.replace(true) {
-            let param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: sched_setscheduler on the calling thread (pid 0) only
-            // reads `param`; a failure leaves the thread as it was.
-            unsafe {
-                libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
-            }
-        }
-    });
 }
 
 /// Iterations of [`burn`] per millisecond of this (idle) core.
@@ -175,7 +160,6 @@ async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynE
         Work::Wait(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
         Work::Burn(n) => {
             let ran = tokio::task::spawn_blocking(move || {
-                yield_to_the_platform();
                 let t = Instant::now();
                 burn(n);
                 t.elapsed()
@@ -188,6 +172,11 @@ async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynE
             }
         }
     }
+    if job.kind == Kind::Document
+        && let Ok(mut t) = probe.document_turnarounds.lock()
+    {
+        t.push(now_us().saturating_sub(job.enqueued_us));
+    }
     let finished = match job.kind {
         Kind::Document => &probe.documents,
         Kind::Quality => &probe.qualities,
@@ -195,75 +184,6 @@ async fn handle(job: KindJob, probe: Data<Arc<KindProbe>>) -> Result<(), BoxDynE
     };
     finished.fetch_add(1, Ordering::Release);
     Ok(())
-}
-
-/// Where a process of the bench runs.
-#[derive(Clone, Copy)]
-enum Place {
-    /// The documents pool's CPU.
-    Documents,
-    /// The voice pool's CPU.
-    Voice,
-    /// Both.
-    Both,
-}
-
-/// The two CPUs of the bench: the documents pool's and the voice pool's.
-#[derive(Clone, Copy)]
-pub(super) struct Layout {
-    documents: usize,
-    voice: usize,
-}
-
-impl Layout {
-    fn cpus(self, place: Place) -> Vec<usize> {
-        match place {
-            Place::Documents => vec![self.documents],
-            Place::Voice => vec![self.voice],
-            Place::Both => vec![self.documents, self.voice],
-        }
-    }
-
-    /// The voice pool on `voice` (0 or 1), the documents pool on the other.
-    fn with_voice_on(voice: usize) -> Self {
-        Self {
-            documents: usize::from(voice == 0),
-            voice,
-        }
-    }
-
-    /// The voice pool on `voice` if given, else off the CPU that serves the
-    /// storage's interrupts ([`irq::storage_cpu`]), else on CPU 1; prints
-    /// the choice.
-    async fn choose(pool: &PgPool, voice: Option<usize>) -> Result<Self> {
-        if let Some(v) = voice {
-            if v > 1 {
-                bail!("--kinds-voice-cpu is 0 or 1");
-            }
-            println!("voice pool on CPU {v} (--kinds-voice-cpu), documents pool on the other");
-            return Ok(Self::with_voice_on(v));
-        }
-        const COMMITS: usize = 100;
-        let served = irq::during_commits(pool, COMMITS).await?;
-        Ok(match irq::busiest(&served, COMMITS as u64 / 4) {
-            Some(cpu) if cpu <= 1 => {
-                let layout = Self::with_voice_on(1 - cpu);
-                println!(
-                    "device interrupts per CPU during {COMMITS} commits: {served:?}: \
-                     the documents pool runs on CPU {cpu}, the voice pool on CPU {}",
-                    layout.voice
-                );
-                layout
-            }
-            _ => {
-                println!(
-                    "device interrupts per CPU during {COMMITS} commits: {served:?}: \
-                     documents pool on CPU 0, voice pool on CPU 1"
-                );
-                Self::with_voice_on(1)
-            }
-        })
-    }
 }
 
 /// One `tolk worker` process of a run: where it runs and the lanes of each kind.
@@ -276,26 +196,6 @@ struct Process {
 struct Running {
     stop: oneshot::Sender<()>,
     thread: std::thread::JoinHandle<Result<()>>,
-}
-
-/// Pins the calling thread (and the threads it starts) to `cpus`.
-fn pin(cpus: &[usize]) -> Result<()> {
-    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it
-    // for indices below CPU_SETSIZE, and sched_setaffinity reads that many
-    // bytes of it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            bail!(
-                "sched_setaffinity({cpus:?}): {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
-    Ok(())
 }
 
 impl Process {
@@ -312,6 +212,7 @@ impl Process {
             .name("bench-worker".into())
             .spawn(move || -> Result<()> {
                 pin(&cpus)?;
+                yield_to_the_platform();
                 let rt = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(cpus.len())
                     .enable_all()
@@ -414,14 +315,16 @@ static ALL_QUEUES: Process = Process {
 /// One run's figures.
 struct Figures {
     name: &'static str,
-    p50_ms: f64,
-    p99_ms: f64,
+    /// Median and p99 of the documents' waits.
+    wait_ms: (f64, f64),
     /// p99 of the documents' enqueues (the API's transaction and wake-up).
     enqueue_p99_ms: f64,
     /// p99 of the part of each wait after its enqueue returned.
     pickup_p99_ms: f64,
     /// Median time a document's work took.
     run_ms: f64,
+    /// Median and p99 of the documents' turnarounds.
+    turnaround_ms: (f64, f64),
     documents: usize,
     voices: usize,
 }
@@ -462,7 +365,8 @@ struct Run {
 }
 
 /// CPU work outside the queue: a thread pinned to one CPU burning in the
-/// idle scheduling class, as the voice pool's work does, until dropped.
+/// idle scheduling class and group, as the voice pool's work does, until
+/// dropped.
 /// It takes the CPU from nothing on the queue, so a run with it differs from
 /// one without only in how busy that CPU is.
 struct Spinner {
@@ -598,13 +502,14 @@ async fn run_once(
         .map(|&(seq, w)| w.saturating_sub(enqueue_us.get(seq).copied().unwrap_or(0)))
         .collect();
     let mut runs = snapshot(&probe.document_runs)?;
+    let mut turnarounds = snapshot(&probe.document_turnarounds)?;
     Ok(Figures {
         name,
-        p50_ms: at(&mut waits, 0.50),
-        p99_ms: at(&mut waits, 0.99),
+        wait_ms: (at(&mut waits, 0.50), at(&mut waits, 0.99)),
         enqueue_p99_ms: at(&mut enqueue_us, 0.99),
         pickup_p99_ms: at(&mut pickups, 0.99),
         run_ms: at(&mut runs, 0.50),
+        turnaround_ms: (at(&mut turnarounds, 0.50), at(&mut turnarounds, 0.99)),
         documents,
         voices,
     })
@@ -651,6 +556,11 @@ const QUEUE_ONLY: Run = Run {
     voice_waits: true,
 };
 
+/// `(p50, p99)` of a run over those of its baseline.
+fn ratios(run: (f64, f64), base: (f64, f64)) -> (f64, f64) {
+    (run.0 / base.0.max(1e-3), run.1 / base.1.max(1e-3))
+}
+
 /// A copy of the samples a probe collected.
 fn snapshot<T: Clone>(samples: &std::sync::Mutex<Vec<T>>) -> Result<Vec<T>> {
     Ok(samples
@@ -669,6 +579,8 @@ pub(super) struct KindsOptions {
     pub(super) queue_only: bool,
     /// The voice pool's CPU (0 or 1); `None`: off the storage's.
     pub(super) voice_cpu: Option<usize>,
+    /// Leaves the platform (backends, producer) unplaced, on both CPUs.
+    pub(super) platform_anywhere: bool,
 }
 
 /// Runs the rounds, prints each run's figures and the verdict on the median
@@ -699,39 +611,88 @@ pub(super) async fn run(b: &Bench, o: &KindsOptions) -> Result<()> {
         pool.close().await;
         layout?
     };
+    let idle = match IdleGroup::create() {
+        Ok(group) => {
+            println!(
+                "the worker processes in the idle class, in cgroup {} (cpu.idle = 1)",
+                group.path().display()
+            );
+            Some(group)
+        }
+        Err(why) => {
+            println!(
+                "warning: the worker processes in the idle class only ({why}): where the kernel groups \
+                 tasks by session, they compete with PostgreSQL as equals"
+            );
+            None
+        }
+    };
+    let platform_cpu = (!o.platform_anywhere).then_some(layout.documents);
+    let placed = match platform_cpu {
+        Some(cpu) => {
+            println!(
+                "the platform (this process, the bench database's PostgreSQL backends) on CPU {cpu}"
+            );
+            Some(Platform::confine(b.connect_options(Transport::Url)?, &b.db_name, cpu).await?)
+        }
+        None => {
+            println!("the platform on both CPUs (--kinds-platform-anywhere)");
+            None
+        }
+    };
+    let verdict = rounds_and_verdict(b, &platform, layout, o, per_ms).await;
+    if let Some(placed) = placed {
+        let n = placed.release().await?;
+        println!("({n} PostgreSQL backends placed on the documents CPU)");
+    }
+    drop(idle);
+    verdict
+}
+
+/// The rounds of runs, their figures and the verdict.
+async fn rounds_and_verdict(
+    b: &Bench,
+    platform: &TolkSetting,
+    layout: Layout,
+    o: &KindsOptions,
+    per_ms: f64,
+) -> Result<()> {
+    let (secs, rounds) = (o.secs, o.rounds.max(1));
     println!();
     println!(
-        "| round | run | documents | voice jobs done | document wait p50 | p99 | ÷ documents only (p50, p99) | ÷ documents only, voice CPU busy | enqueue p99 | pick-up p99 | document work p50 |"
+        "| round | run | documents | voice jobs done | document wait p50 | p99 | ÷ documents only (p50, p99) | ÷ documents only, voice CPU busy | enqueue p99 | pick-up p99 | document work p50 | turnaround p50, p99 (÷ documents only) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut shared, mut pools, mut pools_busy) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut shared_done, mut pools_done) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let mut figures = Vec::new();
         let extra = o.queue_only.then_some(QUEUE_ONLY);
         for run in RUNS.into_iter().chain(extra) {
-            figures.push(run_once(b, &platform, layout, run, secs, per_ms).await?);
+            figures.push(run_once(b, platform, layout, run, secs, per_ms).await?);
         }
-        let ratio = |f: &Figures, base: &Figures| {
-            (
-                f.p50_ms / base.p50_ms.max(1e-3),
-                f.p99_ms / base.p99_ms.max(1e-3),
-            )
-        };
+        let ratio = |f: &Figures, base: &Figures| ratios(f.wait_ms, base.wait_ms);
+        let done_ratio = |f: &Figures, base: &Figures| ratios(f.turnaround_ms, base.turnaround_ms);
         let (alone, busy) = (&figures[0], &figures[1]);
         for f in &figures {
             let ((a50, a99), (b50, b99)) = (ratio(f, alone), ratio(f, busy));
+            let (d50, d99) = done_ratio(f, alone);
             println!(
-                "| {round} | {} | {} | {} | {:.1} ms | {:.1} ms | {a50:.2} ×, {a99:.2} × | {b50:.2} ×, {b99:.2} × | {:.1} ms | {:.1} ms | {:.1} ms |",
+                "| {round} | {} | {} | {} | {:.1} ms | {:.1} ms | {a50:.2} ×, {a99:.2} × | {b50:.2} ×, {b99:.2} × | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms, {:.1} ms ({d50:.2} ×, {d99:.2} ×) |",
                 f.name,
                 f.documents,
                 f.voices,
-                f.p50_ms,
-                f.p99_ms,
+                f.wait_ms.0,
+                f.wait_ms.1,
                 f.enqueue_p99_ms,
                 f.pickup_p99_ms,
                 f.run_ms,
+                f.turnaround_ms.0,
+                f.turnaround_ms.1,
             );
         }
+        shared_done.push(done_ratio(&figures[2], alone));
+        pools_done.push(done_ratio(&figures[3], alone));
         shared.push(ratio(&figures[2], alone));
         pools.push(ratio(&figures[3], alone));
         pools_busy.push(ratio(&figures[3], busy));
@@ -749,11 +710,18 @@ pub(super) async fn run(b: &Bench, o: &KindsOptions) -> Result<()> {
     let (shared50, shared99) = medians(&shared);
     let (pools50, pools99) = medians(&pools);
     let (busy50, busy99) = medians(&pools_busy);
+    let (shared_done50, shared_done99) = medians(&shared_done);
+    let (pools_done50, pools_done99) = medians(&pools_done);
     println!();
     println!(
         "median of the rounds, of the documents-only wait: one worker, all queues \
          {shared50:.2} × (p50) / {shared99:.2} × (p99); two pools {pools50:.2} × / {pools99:.2} × \
          (of the documents-only wait with the voice CPU busy outside the queue: {busy50:.2} × / {busy99:.2} ×)"
+    );
+    println!(
+        "median of the rounds, of the documents-only turnaround (enqueue → work done): one worker, \
+         all queues {shared_done50:.2} × (p50) / {shared_done99:.2} × (p99); two pools \
+         {pools_done50:.2} × / {pools_done99:.2} ×"
     );
     let worst = pools50.max(pools99);
     println!(

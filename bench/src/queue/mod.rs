@@ -33,7 +33,8 @@
 //! Figures only: a target that is missed is printed as MISS; the command fails only on
 //! errors.
 //!
-//! `--kinds` runs only the comparison of worker pools by job kind ([`kinds`]).
+//! `--kinds` runs only the comparison of worker pools by job kind ([`kinds`]; where
+//! its parts run: [`placement`], [`irq`]).
 //!
 //! One concern per file: [`settings`] (Tolk's configurations), [`schema`] (their
 //! schema variants), [`bench`] (the throwaway database and its connections),
@@ -52,6 +53,7 @@ mod load;
 mod node;
 mod noise;
 mod phases;
+mod placement;
 mod probe;
 mod raw;
 mod report;
@@ -179,6 +181,11 @@ pub struct QueueArgs {
     /// other). Default: the CPU that does not serve the storage's interrupts.
     #[arg(long)]
     kinds_voice_cpu: Option<usize>,
+    /// Leaves the platform (this process, the bench database's PostgreSQL
+    /// backends) free to run on both CPUs in `--kinds`, instead of on the
+    /// documents pool's CPU (`placement.rs`).
+    #[arg(long)]
+    kinds_platform_anywhere: bool,
     /// Folder of the Node side (package.json, graphile.js).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/node"))]
     node_dir: PathBuf,
@@ -270,6 +277,7 @@ async fn run_on(plan: &Plan, admin: &PgConnectOptions, db: &ThrowawayDb) -> anyh
             rounds: plan.args.kinds_rounds,
             queue_only: plan.args.kinds_queue_only,
             voice_cpu: plan.args.kinds_voice_cpu,
+            platform_anywhere: plan.args.kinds_platform_anywhere,
         };
         return kinds::run(&b, &options).await;
     }
