@@ -365,8 +365,7 @@ struct Run {
 }
 
 /// CPU work outside the queue: a thread pinned to one CPU burning in the
-/// idle scheduling class and group, as the voice pool's work does, until
-/// dropped.
+/// idle group (or class), as the voice pool's work does, until dropped.
 /// It takes the CPU from nothing on the queue, so a run with it differs from
 /// one without only in how busy that CPU is.
 struct Spinner {
@@ -614,7 +613,7 @@ pub(super) async fn run(b: &Bench, o: &KindsOptions) -> Result<()> {
     let idle = match IdleGroup::create() {
         Ok(group) => {
             println!(
-                "the worker processes in the idle class, in cgroup {} (cpu.idle = 1)",
+                "the worker processes in cgroup {} (cpu.idle = 1)",
                 group.path().display()
             );
             Some(group)

@@ -14,10 +14,11 @@
 //! idle CPU, and 5.6–6.4 ms when it was busy too (5.7–6.0 ms pinned, whether
 //! the other CPU was busy or not).
 //!
-//! The worker processes yield to the platform: they run in the idle
-//! scheduling class ([`yield_to_the_platform`]), inside a cgroup whose
-//! `cpu.idle` is set ([`IdleGroup`]). The class alone is not enough where
-//! the kernel groups tasks by session (`kernel.sched_autogroup_enabled`):
+//! The worker processes yield to the platform: they run inside a cgroup
+//! whose `cpu.idle` is set ([`IdleGroup`], [`yield_to_the_platform`]), or in
+//! the idle scheduling class where no such group can be made. The class
+//! alone is not enough where the kernel groups tasks by session
+//! (`kernel.sched_autogroup_enabled`):
 //! the bench's session and PostgreSQL's are two groups of equal weight,
 //! whatever the class of the threads inside, and the same `pgbench`, pinned
 //! beside idle-class work of another session, had a commit p99 of 8.4–9.1 ms
@@ -113,19 +114,21 @@ impl Layout {
 static IDLE_TASKS: OnceLock<PathBuf> = OnceLock::new();
 
 /// Puts the calling thread, and the threads it starts from then on, in the
-/// idle scheduling class (`SCHED_IDLE`) and in the [`IdleGroup`] if there is
-/// one: a worker "process" of the bench (its runtime and its jobs' work
-/// alike, which compete with each other as in a real process) runs only when
-/// the bench's PostgreSQL and its API producer, other machines in a
-/// deployment, do not want the CPU, in every run alike, so the runs differ
-/// only in how the workers share CPUs with each other.
+/// [`IdleGroup`], or where there is none (or it cannot be joined) in the
+/// idle scheduling class (`SCHED_IDLE`): a worker "process" of the bench
+/// runs only when the bench's PostgreSQL and its API producer, other
+/// machines in a deployment, do not want the CPU, in every run alike, so the
+/// runs differ only in how the workers share CPUs with each other. Inside
+/// the group its threads keep the normal class, so its runtime and its
+/// jobs' work compete as in a real process (a woken idle-class thread does
+/// not preempt the one running, and would wait for its time slice to end).
 pub(super) fn yield_to_the_platform() {
     if let Some(tasks) = IDLE_TASKS.get() {
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        // A failure leaves the thread in its session's group, in the idle
-        // class still.
-        let _ = std::fs::write(tasks, tid.to_string());
+        if std::fs::write(tasks, tid.to_string()).is_ok() {
+            return;
+        }
     }
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_setscheduler on the calling thread (pid 0) only reads
