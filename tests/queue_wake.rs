@@ -122,12 +122,9 @@ async fn a_notification_for_a_worker_without_a_lane_reaches_a_local_one() -> Res
         tokio::time::sleep(look * 4).await;
         ready(&mut lanes);
         queue::notify_enqueued(&db, QUEUE).await?;
-        ensure!(
-            first_woken(&mut lanes, Duration::from_secs(10))
-                .await
-                .is_some(),
-            "notification {n} never woke the local worker"
-        );
+        woken_soon(&mut lanes)
+            .await
+            .with_context(|| format!("notification {n} never woke the local worker"))?;
     }
     Ok(())
 }
@@ -167,22 +164,24 @@ async fn a_process_whose_lanes_are_all_busy_stops_listening() -> Result<()> {
     // Free again: it listens, and wakes its lane once for what it missed…
     let _ = end.send(());
     running.await?;
-    ensure!(
-        first_woken(&mut lanes, Duration::from_secs(10))
-            .await
-            .is_some(),
-        "the freed lane was not woken to look for what was enqueued meanwhile"
-    );
+    woken_soon(&mut lanes)
+        .await
+        .context("the freed lane was not woken to look for what was enqueued meanwhile")?;
     ensure!(hub.listening().contains(&ours), "{:?}", hub.listening());
     // …and notifications reach it again.
     queue::notify_enqueued(&db, QUEUE).await?;
-    ensure!(
-        first_woken(&mut lanes, Duration::from_secs(10))
-            .await
-            .is_some(),
-        "a notification did not reach the process that listens again"
-    );
+    woken_soon(&mut lanes)
+        .await
+        .context("a notification did not reach the process that listens again")?;
     Ok(())
+}
+
+/// Fails unless one of `lanes` is woken within 10 s.
+async fn woken_soon(lanes: &mut [LaneWake]) -> Result<()> {
+    first_woken(lanes, Duration::from_secs(10))
+        .await
+        .map(|_| ())
+        .context("no lane woken within 10 s")
 }
 
 /// Waits up to 10 s for `cond`.
