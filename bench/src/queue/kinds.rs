@@ -626,18 +626,15 @@ pub(super) async fn run(b: &Bench, o: &KindsOptions) -> Result<()> {
             None
         }
     };
-    let platform_cpu = (!o.platform_anywhere).then_some(layout.documents);
-    let placed = match platform_cpu {
-        Some(cpu) => {
-            println!(
-                "the platform (this process, the bench database's PostgreSQL backends) on CPU {cpu}"
-            );
-            Some(Platform::confine(b.connect_options(Transport::Url)?, &b.db_name, cpu).await?)
-        }
-        None => {
-            println!("the platform on both CPUs (--kinds-platform-anywhere)");
-            None
-        }
+    let placed = if o.platform_anywhere {
+        println!("the platform on both CPUs (--kinds-platform-anywhere)");
+        None
+    } else {
+        let cpu = layout.documents;
+        println!(
+            "the platform (this process, the bench database's PostgreSQL backends) on CPU {cpu}"
+        );
+        Some(Platform::confine(b.connect_options(Transport::Url)?, &b.db_name, cpu).await?)
     };
     let verdict = rounds_and_verdict(b, &platform, layout, o, per_ms).await;
     if let Some(placed) = placed {

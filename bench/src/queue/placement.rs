@@ -110,7 +110,7 @@ impl Layout {
     }
 }
 
-/// The `tasks` file of the [`IdleGroup`] the jobs' work joins, once made.
+/// The `tasks` file of the [`IdleGroup`] the worker processes join, once made.
 static IDLE_TASKS: OnceLock<PathBuf> = OnceLock::new();
 
 /// Puts the calling thread, and the threads it starts from then on, in the
@@ -209,6 +209,16 @@ fn set_affinity(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Sets the CPUs of the thread or process `tid` unless it has ended (since
+/// it was listed): `Ok(false)` then.
+fn set_affinity_if_alive(tid: libc::pid_t, cpus: &[usize]) -> std::io::Result<bool> {
+    match set_affinity(tid, cpus) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Pins the calling thread (and the threads it starts) to `cpus`.
 pub(super) fn pin(cpus: &[usize]) -> Result<()> {
     set_affinity(0, cpus).with_context(|| format!("sched_setaffinity({cpus:?})"))
@@ -223,11 +233,8 @@ fn pin_own_threads(cpus: &[usize]) -> Result<()> {
         let Some(tid) = name.to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else {
             continue;
         };
-        match set_affinity(tid, cpus) {
-            // A thread that ended since the listing.
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-            other => other.with_context(|| format!("sched_setaffinity(thread {tid}, {cpus:?})"))?,
-        }
+        set_affinity_if_alive(tid, cpus)
+            .with_context(|| format!("sched_setaffinity(thread {tid}, {cpus:?})"))?;
     }
     Ok(())
 }
@@ -256,7 +263,7 @@ impl Platform {
             .await
             .context("connecting the platform's placer")?;
         let mut placed = HashSet::new();
-        place_new_backends(&mut conn, db, cpu, &mut placed)
+        place_backends(&mut conn, db, cpu, &mut placed)
             .await
             .context(
                 "placing PostgreSQL's backends on the documents CPU (run the bench as root or \
@@ -270,7 +277,7 @@ impl Platform {
                     _ = &mut stopped => break,
                     () = tokio::time::sleep(LOOK_EVERY) => {}
                 }
-                place_new_backends(&mut conn, &db, cpu, &mut placed).await?;
+                place_backends(&mut conn, &db, cpu, &mut placed).await?;
             }
             conn.close().await.context("closing the placer")?;
             Ok(placed.len())
@@ -292,7 +299,7 @@ impl Platform {
 
 /// Pins the backends of database `db` to `cpu` (all of them each time: a
 /// backend that ended may pass its pid on), adding their pids to `placed`.
-async fn place_new_backends(
+async fn place_backends(
     conn: &mut PgConnection,
     db: &str,
     cpu: usize,
@@ -306,15 +313,10 @@ async fn place_new_backends(
     .await
     .context("listing the bench database's backends")?;
     for pid in pids {
-        match set_affinity(pid, &[cpu]) {
-            Ok(()) => {
-                placed.insert(pid);
-            }
-            // A backend that ended since the listing.
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-            Err(e) => {
-                return Err(e).with_context(|| format!("sched_setaffinity(backend {pid})"));
-            }
+        if set_affinity_if_alive(pid, &[cpu])
+            .with_context(|| format!("sched_setaffinity(backend {pid})"))?
+        {
+            placed.insert(pid);
         }
     }
     Ok(())
